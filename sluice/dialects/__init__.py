@@ -1,0 +1,1 @@
+"""One module per SQL dialect: capabilities, literal spelling, function mapping."""

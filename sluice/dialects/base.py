@@ -1,0 +1,121 @@
+"""What every SQL dialect answers; the defaults are the conservative ones.
+
+A dialect module subclasses :class:`Dialect`, sets a few attributes and overrides only
+what differs. Nothing outside ``dialects/`` asks "which database is this?": the
+translator asks the dialect.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+from typing import Callable, ClassVar
+
+from sqlglot import exp
+
+from sluice.dialects import functions
+from sluice.pushdown.constants import Constant
+from sluice.pushdown.levels import Level
+from sluice.pushdown.like import LikePattern
+from sluice.pushdown.translator import TextRules, Translation, Translator, Unsupported, Value, paren
+from sluice.types import Column, Kind, SparkType
+
+FunctionHandler = Callable[[Translator, exp.Expression], Value]
+
+
+class Dialect:
+    """Base dialect. Subclasses set ``name``, ``sqlglot`` and ``type_names``."""
+
+    name: ClassVar[str] = "base"
+    sqlglot: ClassVar[str] = ""
+    #: remote spelling of each Spark type, for casts and typed literals
+    type_names: ClassVar[dict[str, str]] = {}
+    functions: ClassVar[dict[type[exp.Expression], FunctionHandler]] = functions.COMMON
+    #: whether ORDER BY on timestamps orders like Spark (top-N pushdown)
+    orders_timestamps: ClassVar[bool] = True
+
+    # ------------------------------------------------------------- rendering
+    def render(self, node: exp.Expression) -> str:
+        """Target SQL text, every identifier quoted by the dialect's rules."""
+        return node.sql(dialect=self.sqlglot, identify=True)
+
+    def render_identifier(self, name: str) -> str:
+        return self.render(exp.to_identifier(name, quoted=True))
+
+    def quote_table(self, schema: str | None, table: str) -> str:
+        return self.render(exp.table_(table, db=schema, quoted=True))
+
+    def cast(self, sql: exp.Expression, target: SparkType, source: SparkType) -> exp.Expression:
+        name = self.type_names.get(target.name)
+        if name is None:
+            raise Unsupported(f"{self.name} cannot cast {source} to {target} the way Spark does")
+        return exp.Cast(this=paren(sql), to=exp.DataType.build(name, dialect=self.sqlglot))
+
+    def literal(self, constant: Constant, context: Value | None) -> exp.Expression:
+        """The constant spelled in this dialect, typed exactly; raise if it has no spelling."""
+        value, kind = constant.value, constant.type.kind
+        if value is None:
+            return exp.Null()
+        if kind is Kind.BOOLEAN:
+            return exp.Boolean(this=bool(value))
+        if kind is Kind.INTEGRAL:
+            return exp.Literal.number(int(value))  # type: ignore[arg-type]
+        if kind is Kind.DECIMAL:
+            return exp.Literal.number(format(Decimal(value), "f"))  # type: ignore[arg-type]
+        if kind is Kind.FLOAT:
+            return self.float_literal(float(value), constant.type)  # type: ignore[arg-type]
+        if kind is Kind.STRING:
+            return exp.Literal.string(str(value))
+        if kind is Kind.DATE:
+            return self.date_literal(value)  # type: ignore[arg-type]
+        if kind is Kind.TIMESTAMP:
+            return self.timestamp_literal(value)  # type: ignore[arg-type]
+        if kind is Kind.TIMESTAMP_NTZ:
+            return self.timestamp_ntz_literal(value)  # type: ignore[arg-type]
+        raise Unsupported(f"{self.name} has no literal for {constant.type}")
+
+    def float_literal(self, value: float, spark_type: SparkType) -> exp.Expression:
+        if math.isnan(value) or math.isinf(value):
+            raise Unsupported(f"{self.name} cannot store or spell {value}")
+        return self.cast(exp.Literal.number(repr(value)), spark_type, spark_type)
+
+    def date_literal(self, value: dt.date) -> exp.Expression:
+        raise Unsupported(f"{self.name} has no date literal")
+
+    def timestamp_literal(self, value: dt.datetime) -> exp.Expression:
+        raise Unsupported(f"{self.name} has no timestamp literal")
+
+    def timestamp_ntz_literal(self, value: dt.datetime) -> exp.Expression:
+        raise Unsupported(f"{self.name} has no timestamp_ntz literal")
+
+    # ------------------------------------------------------------- semantics
+    def text_rules(self, column: Column) -> TextRules:
+        raise NotImplementedError
+
+    def derived_text(self, rules: TextRules | None) -> TextRules | None:
+        """Text rules of a function result computed from a value with ``rules``."""
+        return rules
+
+    def binary_collation(self, sql: exp.Expression) -> exp.Expression:
+        raise Unsupported(f"{self.name} has no binary collation to force")
+
+    def boolean_test(self, sql: exp.Expression) -> exp.Expression:
+        return sql
+
+    def like(self, value: Value, pattern: LikePattern) -> Translation:
+        """Default: SQL LIKE with backslash escape, exact when text equality is exact."""
+        text = value.text
+        if text is not None and text.equality is not Level.EXACT:
+            raise Unsupported(f"LIKE follows the collation: {text.why}")
+        spelled = pattern.render("%", "_", lambda c: "\\" + c if c in "%_\\" else c)
+        like = exp.Like(this=paren(value.sql), expression=exp.Literal.string(spelled))
+        return Translation(Level.EXACT, "LIKE with an explicit escape character", exp.Escape(this=like, expression=exp.Literal.string("\\")))
+
+    def arithmetic(self, op: type[exp.Expression], left: Value, right: Value) -> Value:
+        raise Unsupported(f"{self.name}: arithmetic is not pushed")
+
+    def upper_lower(self, value: Value, function: str) -> Value:
+        raise Unsupported(
+            f"{function}(): Spark uses Java's full Unicode case mapping (ß -> SS); {self.name}'s differs"
+        )

@@ -1,0 +1,113 @@
+"""Shared translations of Spark functions, each faithful only under stated conditions.
+
+A handler either returns an exact :class:`Value` or raises :class:`Unsupported` with the
+reason. Dialects reuse :data:`COMMON` and override entries where they differ.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from sluice.pushdown import constants
+from sluice.pushdown.levels import Level
+from sluice.pushdown.translator import TextRules, Unsupported, Value, paren
+from sluice.types import INT, Kind
+
+if TYPE_CHECKING:
+    from sluice.pushdown.translator import Translator
+
+
+def _string_arg(translator: "Translator", node: exp.Expression, function: str) -> Value:
+    value = translator.value(node)
+    if value.type.kind is not Kind.STRING:
+        raise Unsupported(f"{function}() over {value.type}: Spark casts it to string first")
+    if value.text is not None and not value.text.functions_ok:
+        raise Unsupported(f"{function}(): {value.text.why}")
+    return value
+
+
+def length(translator: "Translator", node: exp.Expression) -> Value:
+    value = _string_arg(translator, node.this, "length")
+    return Value(exp.Length(this=value.sql), INT)
+
+
+def absolute(translator: "Translator", node: exp.Expression) -> Value:
+    value = translator.value(node.this)
+    if not value.type.is_numeric:
+        raise Unsupported(f"abs() over {value.type}")
+    return Value(exp.Abs(this=value.sql), value.type)
+
+
+def substring(translator: "Translator", node: exp.Expression) -> Value:
+    value = _string_arg(translator, node.this, "substr")
+    bounds = []
+    for key in ("start", "length"):
+        arg = node.args.get(key)
+        if arg is None:
+            bounds.append(None)
+            continue
+        constant = constants.evaluate(arg, translator.zone)
+        if constant is None or constant.type.kind is not Kind.INTEGRAL or constant.value is None:
+            raise Unsupported("substr() with a non-constant position or length")
+        bounds.append(int(constant.value))  # type: ignore[arg-type]
+    start, size = bounds
+    if start is None or start < 1 or (size is not None and size < 0):
+        raise Unsupported("substr() with a position below 1 or a negative length: Spark counts these differently")
+    args = {"this": paren(value.sql), "start": exp.Literal.number(start)}
+    if size is not None:
+        args["length"] = exp.Literal.number(size)
+    return Value(exp.Substring(**args), value.type, translator.dialect.derived_text(value.text))
+
+
+def coalesce(translator: "Translator", node: exp.Expression) -> Value:
+    nodes = [node.this, *node.expressions]
+    typed = [translator.value(n) for n in nodes if constants.evaluate(n, translator.zone) is None]
+    if not typed:
+        raise Unsupported("coalesce() of constants only")
+    result_type = typed[0].type
+    parts = []
+    for part in nodes:
+        constant = constants.evaluate(part, translator.zone)
+        if constant is not None:
+            parts.append(translator.dialect.literal(constants.coerce(constant, result_type, translator.zone), typed[0]))
+            continue
+        value = translator.value(part)
+        if value.type != result_type:
+            raise Unsupported(f"coalesce() over {value.type} and {result_type}: Spark's common type is not mirrored")
+        parts.append(value.sql)
+    rules = [v.text for v in typed if v.text is not None]
+    text = None
+    if rules:
+        text = TextRules(
+            equality=Level.INEXACT if any(r.equality is Level.INEXACT for r in rules) else Level.EXACT,
+            ordering=None if any(r.ordering is None for r in rules) else ("collate_c" if any(r.ordering == "collate_c" for r in rules) else "native"),
+            why="; ".join(dict.fromkeys(r.why for r in rules)),
+            functions_ok=all(r.functions_ok for r in rules),
+        )
+    return Value(exp.Coalesce(this=parts[0], expressions=parts[1:]), result_type, text)
+
+
+def upper(translator: "Translator", node: exp.Expression) -> Value:
+    return translator.dialect.upper_lower(_string_arg(translator, node.this, "upper"), "upper")
+
+
+def lower(translator: "Translator", node: exp.Expression) -> Value:
+    return translator.dialect.upper_lower(_string_arg(translator, node.this, "lower"), "lower")
+
+
+def arithmetic(translator: "Translator", node: exp.Expression) -> Value:
+    left, right = translator.value(node.this), translator.value(node.expression)
+    return translator.dialect.arithmetic(type(node), left, right)
+
+
+COMMON = {
+    exp.Length: length,
+    exp.Abs: absolute,
+    exp.Substring: substring,
+    exp.Coalesce: coalesce,
+    exp.Upper: upper,
+    exp.Lower: lower,
+    **{op: arithmetic for op in (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.BitwiseXor, exp.BitwiseAnd, exp.BitwiseOr)},
+}

@@ -1,0 +1,36 @@
+"""One hierarchy for every error Sluice raises.
+
+Users catch :class:`SluiceError`; the subclasses say which stage failed, so a message
+never has to guess. Every message is built from masked text (see :mod:`sluice.masking`):
+no constructor here ever receives a password.
+"""
+
+from __future__ import annotations
+
+
+class SluiceError(Exception):
+    """Base class: something Sluice could not do, with a message that names what."""
+
+
+class ConfigError(SluiceError):
+    """A connection string, catalog file or option is malformed or incomplete."""
+
+
+class BindError(SluiceError):
+    """The query names a source, table or column that does not exist."""
+
+
+class QuerySyntaxError(SluiceError):
+    """The SQL text does not parse."""
+
+
+class PushdownError(SluiceError):
+    """A pushdown invariant was violated (a bug in Sluice, never a user mistake)."""
+
+
+class SourceError(SluiceError):
+    """A remote source failed: unreachable, refused credentials, died mid-read, ..."""
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(f"source {source!r}: {message}")
+        self.source = source

@@ -1,0 +1,31 @@
+"""EXPLAIN text: per scan, what the source does and what Spark still does, and why."""
+
+from __future__ import annotations
+
+from sluice.planner.plan import QueryPlan
+
+
+def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, dict[str, int]] | None = None) -> str:
+    lines = ["== Sluice plan =="]
+    for scan in plan.scans:
+        lines.append(f"Scan {scan.alias}: {scan.table} on {scan.source} ({scan.source_url})")
+        lines.append(f"  remote query: {scan.remote_query}")
+        partitions = 1 if scan.spec.limit is not None else scan.spec.partitions
+        lines.append(f"  columns: {', '.join(scan.spec.columns)}")
+        lines.append(f"  partitions: up to {partitions}")
+        if scan.spec.limit is not None:
+            lines.append(f"  limit: {scan.spec.limit}" + (f" ({scan.spec.order})" if scan.spec.order else ""))
+        for verdict in scan.verdicts:
+            lines.append(f"  [{verdict.level.value}] {verdict.sql}")
+            lines.append(f"      reason: {verdict.reason}")
+        if metrics is not None:
+            measured = metrics.get(scan.scan_id, {"rows": 0, "bytes": 0})
+            lines.append(f"  transferred: {measured['rows']:,} rows, {measured['bytes']:,} bytes")
+    lines.append("== Spark SQL over the scans ==")
+    lines.append(plan.spark_sql)
+    if verbose:
+        lines.append("== Optimizer rules ==")
+        for step in plan.trace:
+            lines.append(f"-- after {step.rule}:")
+            lines.append(step.text)
+    return "\n".join(lines)

@@ -1,0 +1,176 @@
+"""The user's entry point: attach sources, then query them together with Spark SQL.
+
+>>> fed = Federation()                                        # doctest: +SKIP
+>>> fed.attach("lite", "sqlite:///demo-data/crm.db")          # doctest: +SKIP
+>>> fed.sql("SELECT count(*) FROM lite.customers WHERE region = 'EU'").show()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import replace
+
+from pyspark.sql import DataFrame, SparkSession
+
+from sluice.errors import ConfigError
+from sluice.explain import render_explain
+from sluice.masking import mask_url
+from sluice.planner.binder import BoundQuery, bind
+from sluice.planner.optimizer import optimize
+from sluice.planner.plan import QueryPlan, ScanPlan
+from sluice.planner.remote import order_by
+from sluice.planner.state import PlanState
+from sluice.pushdown.levels import Level
+from sluice.scan import ScanSpec
+from sluice.sources import open_source
+from sluice.sources.base import Source
+from sluice.spark import execute
+from sluice.spark.session import build_session, prepare
+from sluice.types import TableSchema
+
+
+class Federation:
+    """Attached sources plus the Spark session that queries them."""
+
+    def __init__(self, spark: SparkSession | None = None, partitions: int | None = None) -> None:
+        self.spark = prepare(spark or build_session())
+        self.partitions = partitions
+        self._sources: dict[str, Source] = {}
+        self._tables: dict[tuple[str, str | None, str], TableSchema] = {}
+
+    # ------------------------------------------------------------ sources
+    def attach(self, name: str, url: str, password: str | None = None, partitions: int | None = None,
+               statement_timeout_s: float = 600.0) -> None:
+        """Attach a source under ``name``; connects once so a bad URL fails here, clearly."""
+        key = name.lower()
+        if not key.isidentifier():
+            raise ConfigError(f"source name {name!r} must be a SQL identifier")
+        source = open_source(key, url, password=password, partitions=partitions or self.partitions,
+                             statement_timeout_s=statement_timeout_s)
+        source.check()
+        self._sources[key] = source
+        self._tables = {k: v for k, v in self._tables.items() if k[0] != key}
+
+    def detach(self, name: str) -> None:
+        self._sources.pop(name.lower(), None)
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """Attached source names and their (masked) URLs."""
+        return {name: mask_url(source.url) for name, source in self._sources.items()}
+
+    def table(self, source: str, schema: str | None, name: str) -> TableSchema:
+        """The described table (cached: the catalog is read once per attach)."""
+        key = (source, schema, name.lower())
+        if key not in self._tables:
+            self._tables[key] = self._sources[source].describe(schema, name)
+        return self._tables[key]
+
+    # ------------------------------------------------------------ planning
+    def _bind(self, query: str, prefix: str) -> BoundQuery:
+        return bind(query, self.table, sorted(self._sources), prefix)
+
+    def plan(self, query: str) -> QueryPlan:
+        """Plan ``query``: every scan's pushdown decisions, without running anything."""
+        return self._plan(query, execute.next_prefix())[0]
+
+    def _plan(self, query: str, prefix: str) -> tuple[QueryPlan, BoundQuery]:
+        bound = self._bind(query, prefix)
+        zone = self.spark.conf.get("spark.sql.session.timeZone") or "UTC"
+        dialects = {name: source.dialect for name, source in self._sources.items()}
+        state, trace = optimize(PlanState(bound.qualified, bound.scans, zone, dialects))
+        scans = tuple(self._scan_plan(scan) for scan in state.scans)
+        spark_sql = state.tree.sql(dialect="spark")
+        return QueryPlan(query, spark_sql, bound.reference.sql(dialect="spark"), scans, trace), bound
+
+    def _scan_plan(self, scan) -> ScanPlan:  # type: ignore[no-untyped-def]
+        source = self._sources[scan.source]
+        pushed = tuple(v.remote_sql for v in scan.verdicts if v.level is not Level.UNSUPPORTED)
+        spec = ScanSpec.for_source(
+            source, scan.table, scan.columns, where=pushed, limit=scan.limit,
+            order=order_by(source.dialect, scan.table, scan.order),
+            partitions=source.default_partitions(scan.table),
+        )
+        remote = source.masked(spec.query(source))
+        return ScanPlan(scan.scan_id, scan.alias, scan.source, mask_url(source.url), scan.table.qualified_name,
+                        spec, scan.verdicts, remote)
+
+    # ------------------------------------------------------------ running
+    def _whole_table(self, scan) -> ScanSpec:  # type: ignore[no-untyped-def]
+        source = self._sources[scan.source]
+        columns = tuple(c.name for c in scan.table.columns)
+        return ScanSpec.for_source(source, scan.table, columns, partitions=source.default_partitions(scan.table),
+                                   accept_spark_filters=False)
+
+    def sql(self, query: str, pushdown: bool = True) -> DataFrame:
+        """Run ``query`` (Spark SQL over ``source.[schema.]table`` names) as a DataFrame.
+
+        ``pushdown=False`` is the reference path: every table is read whole and Spark
+        evaluates everything; with pushdown on the answer must be the same rows.
+        """
+        return self._dataframe(query, pushdown, metrics_dir=None)[0]
+
+    def _dataframe(self, query: str, pushdown: bool, metrics_dir: str | None) -> tuple[DataFrame, QueryPlan]:
+        plan, bound = self._plan(query, execute.next_prefix())
+        whole = {s.scan_id: (s.source, self._whole_table(s)) for s in bound.scans}
+        reference = execute.run(self.spark, plan.reference_sql, self._frames(whole, None if pushdown else metrics_dir))
+        if not pushdown:
+            return reference, plan
+        pushed = {s.scan_id: (s.source, s.spec) for s in plan.scans}
+        return execute.run(self.spark, plan.spark_sql, self._frames(pushed, metrics_dir), reference.columns), plan
+
+    def _frames(self, specs: dict[str, tuple[str, ScanSpec]], metrics_dir: str | None) -> dict[str, DataFrame]:
+        frames = {}
+        for scan_id, (source_name, spec) in specs.items():
+            if metrics_dir:
+                spec = replace(spec, metrics_dir=os.path.join(metrics_dir, scan_id))
+                os.makedirs(spec.metrics_dir, exist_ok=True)  # type: ignore[arg-type]
+            source = self._sources[source_name]
+            frames[scan_id] = execute.scan_frame(self.spark, spec, source.password or _url_password(source.url))
+        return frames
+
+    def _measure(self, query: str, pushdown: bool) -> tuple[QueryPlan, dict[str, dict[str, int]]]:
+        """Run ``query`` to completion; rows and bytes each scan transferred, by scan id."""
+        directory = tempfile.mkdtemp(prefix="sluice-metrics-")
+        try:
+            frame, plan = self._dataframe(query, pushdown, directory)
+            frame.write.format("noop").mode("overwrite").save()
+            return plan, {scan.scan_id: _read_metrics(os.path.join(directory, scan.scan_id)) for scan in plan.scans}
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def explain(self, query: str, verbose: bool = False, analyze: bool = False) -> str:
+        """Per scan: remote query, each conjunct's level and reason, columns, limit.
+
+        ``verbose`` adds the plan after every optimizer rule; ``analyze`` runs the query
+        and adds rows and bytes transferred per scan.
+        """
+        if not analyze:
+            return render_explain(self.plan(query), verbose=verbose)
+        plan, metrics = self._measure(query, pushdown=True)
+        return render_explain(plan, verbose=verbose, metrics=metrics)
+
+    def transferred(self, query: str, pushdown: bool = True) -> dict[str, dict[str, int]]:
+        """Run ``query``; rows and bytes each scan transferred, by scan alias."""
+        plan, metrics = self._measure(query, pushdown)
+        return {scan.alias: metrics[scan.scan_id] for scan in plan.scans}
+
+
+def _url_password(url: str) -> str | None:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).password
+
+
+def _read_metrics(directory: str) -> dict[str, int]:
+    rows = nbytes = 0
+    if os.path.isdir(directory):
+        for name in os.listdir(directory):
+            with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                record = json.load(handle)
+            rows += record["rows"]
+            nbytes += record["bytes"]
+    return {"rows": rows, "bytes": nbytes}

@@ -1,0 +1,61 @@
+"""The optimizer: a tuple of named rules run in order, each observed for EXPLAIN VERBOSE.
+
+The order is visible here and nowhere else. Each rule is a module in ``rules/`` with one
+function ``apply(state) -> state``; its docstring says what it rewrites and why it is safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+
+from sluice.planner.rules import (
+    classify_filters,
+    drop_exact_filters,
+    fold_constants,
+    normalize_between,
+    place_filters,
+    push_into_subqueries,
+    push_limit,
+    push_not,
+    push_projection,
+    split_conjuncts,
+)
+from sluice.planner.state import PlanState
+
+RULES: tuple[ModuleType, ...] = (
+    normalize_between,
+    fold_constants,
+    push_not,
+    split_conjuncts,
+    push_into_subqueries,
+    place_filters,
+    classify_filters,
+    drop_exact_filters,
+    push_projection,
+    push_limit,
+)
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    rule: str
+    text: str  # the state's rendering after the rule, or "same as above"
+    changed: bool
+
+
+def rule_name(rule: ModuleType) -> str:
+    return rule.__name__.rsplit(".", 1)[-1]
+
+
+def optimize(state: PlanState) -> tuple[PlanState, tuple[TraceStep, ...]]:
+    """Run every rule in order; return the final state and the trace of each step."""
+    trace = [TraceStep("bind", state.render(), True)]
+    previous = trace[0].text
+    for rule in RULES:
+        state = rule.apply(state)
+        text = state.render()
+        changed = text != previous
+        trace.append(TraceStep(rule_name(rule), text if changed else "same as above", changed))
+        previous = text
+    return state, tuple(trace)

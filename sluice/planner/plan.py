@@ -1,0 +1,61 @@
+"""The result of planning: what each scan reads and pushes, and what Spark runs on top."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sluice.planner.optimizer import TraceStep
+from sluice.pushdown.levels import Level, Verdict
+from sluice.scan import ScanSpec
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    scan_id: str
+    alias: str
+    source: str
+    source_url: str  # masked
+    table: str
+    spec: ScanSpec
+    verdicts: tuple[Verdict, ...]
+    remote_query: str
+
+    @property
+    def pushed(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if v.level.pushed)
+
+    @property
+    def residual(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if v.level is not Level.EXACT)
+
+    def to_dict(self) -> dict:  # type: ignore[type-arg]
+        return {
+            "scan": self.scan_id,
+            "alias": self.alias,
+            "source": self.source,
+            "source_url": self.source_url,
+            "table": self.table,
+            "remote_query": self.remote_query,
+            "columns": list(self.spec.columns),
+            "filters": [v.to_dict() for v in self.verdicts],
+            "limit": self.spec.limit,
+            "order": self.spec.order,
+            "partitions": 1 if self.spec.limit is not None else self.spec.partitions,
+        }
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    query: str
+    spark_sql: str  # what Spark runs over the scans (residual filters, joins, aggregates)
+    reference_sql: str  # what Spark runs with pushdown off
+    scans: tuple[ScanPlan, ...]
+    trace: tuple[TraceStep, ...]
+
+    def to_dict(self) -> dict:  # type: ignore[type-arg]
+        return {
+            "query": self.query,
+            "spark_sql": self.spark_sql,
+            "scans": [scan.to_dict() for scan in self.scans],
+            "rules": [{"rule": step.rule, "changed": step.changed} for step in self.trace],
+        }

@@ -1,0 +1,1 @@
+"""Optimizer rules, one per module; the order lives in :mod:`sluice.planner.optimizer`."""

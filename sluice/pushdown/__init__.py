@@ -1,0 +1,1 @@
+"""The pushdown core: levels, literal typing, and translation of predicates to a source."""

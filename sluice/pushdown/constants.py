@@ -1,0 +1,290 @@
+"""Typing of Spark SQL constants, exactly as Spark types them.
+
+Classification decides by types: ``int_col = 1.5`` compares as decimals in Spark,
+``float_col = 0.1`` as doubles. So every constant in a predicate is evaluated here to a
+Python value plus the Spark type Spark would give it, and then converted to the type
+Spark's coercion picks for the comparison (:func:`coerce`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import struct
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from zoneinfo import ZoneInfo
+
+from sqlglot import exp
+
+from sluice.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INT,
+    NULL,
+    STRING,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    Kind,
+    SparkType,
+)
+
+
+class NotRepresentable(Exception):
+    """Spark's coercion of a constant cannot be mirrored exactly; the reason says why."""
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A typed constant. Timestamps (LTZ) are aware UTC datetimes; NTZ ones are naive."""
+
+    value: object
+    type: SparkType
+
+
+_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?")
+_TS_ZONE = re.compile(r"(?P<ts>.*?)\s*(?P<zone>Z|UTC|[+-]\d{2}:?\d{2})$")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_FLOAT_WORDS = {"nan": math.nan, "inf": math.inf, "+inf": math.inf, "infinity": math.inf,
+                "+infinity": math.inf, "-inf": -math.inf, "-infinity": -math.inf}
+
+
+def float32(value: float) -> float:
+    """Round a double to the nearest float, as Java's (float) cast does."""
+    if math.isnan(value) or math.isinf(value):
+        return value
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def decimal_type(value: Decimal) -> SparkType | None:
+    """Spark's type for a decimal literal such as ``1.50`` (decimal(3,2))."""
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    scale = max(0, -exponent)
+    precision = max(len(digits) + max(exponent, 0), scale, 1)
+    return SparkType(f"decimal({precision},{scale})") if precision <= 38 else None
+
+
+def integer_type(value: int) -> SparkType | None:
+    if -(1 << 31) <= value < (1 << 31):
+        return INT
+    if -(1 << 63) <= value < (1 << 63):
+        return BIGINT
+    digits = len(str(abs(value)))
+    return SparkType(f"decimal({digits},0)") if digits <= 38 else None
+
+
+def parse_timestamp(text: str, zone: str | None) -> dt.datetime | None:
+    """Parse Spark's timestamp literal text; aware UTC when ``zone`` is given (LTZ)."""
+    text = text.strip()
+    explicit_zone = None
+    match = _TS_ZONE.fullmatch(text)
+    if match and zone is not None:
+        text, explicit_zone = match["ts"], match["zone"]
+    parts = _TS.fullmatch(text)
+    if not parts:
+        return None
+    year, month, day, hour, minute, second, fraction = parts.groups()
+    try:
+        value = dt.datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0),
+                            int(second or 0), int((fraction or "0").ljust(6, "0")))
+    except ValueError:
+        return None
+    if zone is None:
+        return value
+    if explicit_zone in ("Z", "UTC"):
+        tz: dt.tzinfo = dt.timezone.utc
+    elif explicit_zone:
+        sign = -1 if explicit_zone[0] == "-" else 1
+        digits = explicit_zone[1:].replace(":", "")
+        tz = dt.timezone(sign * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
+    else:
+        tz = session_zone(zone)
+    # fold=0: the earlier offset in an overlap and a forward shift in a gap, as java.time does.
+    return value.replace(tzinfo=tz).astimezone(dt.timezone.utc)
+
+
+def session_zone(zone: str) -> dt.tzinfo:
+    if zone.upper() in ("UTC", "Z", "GMT"):
+        return dt.timezone.utc
+    match = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?", zone)
+    if match:
+        sign = -1 if match[1] == "-" else 1
+        return dt.timezone(sign * dt.timedelta(hours=int(match[2]), minutes=int(match[3] or 0)))
+    return ZoneInfo(zone)
+
+
+def is_fixed_offset(zone: str) -> bool:
+    """True when the zone never changes offset, so wall clock and instant order agree."""
+    tz = session_zone(zone)
+    if isinstance(tz, dt.timezone):
+        return True
+    return zone.startswith("Etc/") or zone in ("UCT", "Universal", "Zulu")
+
+
+def evaluate(node: exp.Expression, zone: str) -> Constant | None:
+    """The typed value of a constant expression, or None if ``node`` is not one we type."""
+    if isinstance(node, exp.Paren):
+        return evaluate(node.this, zone)
+    if isinstance(node, exp.Null):
+        return Constant(None, NULL)
+    if isinstance(node, exp.Boolean):
+        return Constant(bool(node.this), BOOLEAN)
+    if isinstance(node, exp.Neg):
+        inner = evaluate(node.this, zone)
+        if inner is None or not inner.type.is_numeric or inner.value is None:
+            return None
+        value = -inner.value  # type: ignore[operator]
+        if inner.type.kind is Kind.INTEGRAL:
+            kind = integer_type(value)
+            return Constant(value, kind) if kind else None
+        return Constant(value, inner.type)
+    if isinstance(node, exp.Literal):
+        return _literal(node)
+    if isinstance(node, (exp.Cast, exp.TryCast)) and isinstance(node.this, (exp.Literal, exp.Neg, exp.Null)):
+        return _cast_literal(node, zone)
+    return None
+
+
+def _literal(node: exp.Literal) -> Constant | None:
+    text = node.this
+    if node.is_string:
+        return Constant(text, STRING)
+    if re.search(r"[eE]", text):
+        return Constant(float(text), DOUBLE)
+    if "." in text:
+        value = Decimal(text)
+        kind = decimal_type(value)
+        return Constant(value, kind) if kind else Constant(float(text), DOUBLE)
+    value_int = int(text)
+    kind = integer_type(value_int)
+    return Constant(value_int, kind) if kind else None
+
+
+def _cast_literal(node: exp.Cast, zone: str) -> Constant | None:
+    inner = evaluate(node.this, zone)
+    if inner is None:
+        return None
+    target = node.to
+    if inner.value is None:
+        spark = spark_type_of(target)
+        return Constant(None, spark) if spark else None
+    text = str(inner.value)
+    dtype = target.this
+    DT = exp.DataType.Type
+    try:
+        if dtype in (DT.DOUBLE, DT.FLOAT):
+            value = _FLOAT_WORDS.get(text.strip().lower())
+            number = float(text) if value is None else value
+            return Constant(number, DOUBLE) if dtype is DT.DOUBLE else Constant(float32(number), SparkType("float"))
+        if dtype in (DT.BIGINT, DT.INT, DT.SMALLINT, DT.TINYINT) and inner.type.kind is Kind.INTEGRAL:
+            spark = spark_type_of(target)
+            assert spark is not None
+            low, high = spark.integral_range()
+            return Constant(int(text), spark) if low <= int(text) <= high else None
+        if dtype is DT.DECIMAL and inner.type.is_numeric:
+            spark = spark_type_of(target)
+            return Constant(Decimal(text), spark) if spark else None
+        if dtype is DT.DATE and inner.type.kind is Kind.STRING and _DATE.fullmatch(text.strip()):
+            return Constant(dt.date.fromisoformat(text.strip()), DATE)
+        if dtype in (DT.TIMESTAMPTZ, DT.TIMESTAMPLTZ) and inner.type.kind is Kind.STRING:
+            stamp = parse_timestamp(text, zone)
+            return Constant(stamp, TIMESTAMP) if stamp else None
+        if dtype in (DT.TIMESTAMPNTZ, DT.TIMESTAMP) and inner.type.kind is Kind.STRING:
+            stamp = parse_timestamp(text, None)
+            return Constant(stamp, TIMESTAMP_NTZ) if stamp else None
+        if dtype is DT.BOOLEAN and inner.type.kind is Kind.BOOLEAN:
+            return inner
+    except (ValueError, InvalidOperation):
+        return None
+    return None
+
+
+def spark_type_of(target: exp.DataType) -> SparkType | None:
+    """Map a sqlglot data type (parsed as Spark SQL) to a Spark type."""
+    DT = exp.DataType.Type
+    simple = {
+        DT.BOOLEAN: "boolean", DT.TINYINT: "tinyint", DT.SMALLINT: "smallint", DT.INT: "int",
+        DT.BIGINT: "bigint", DT.FLOAT: "float", DT.DOUBLE: "double", DT.TEXT: "string",
+        DT.VARCHAR: "string", DT.DATE: "date", DT.TIMESTAMPTZ: "timestamp",
+        DT.TIMESTAMPLTZ: "timestamp", DT.TIMESTAMPNTZ: "timestamp_ntz", DT.TIMESTAMP: "timestamp_ntz",
+        DT.BINARY: "binary",
+    }
+    if target.this in simple:
+        return SparkType(simple[target.this])
+    if target.this is DT.DECIMAL:
+        params = [int(p.this.this) if isinstance(p.this, exp.Literal) else int(p.name) for p in target.expressions]
+        precision, scale = (params + [10, 0][len(params):])[:2]
+        return SparkType(f"decimal({precision},{scale})")
+    return None
+
+
+def common_type(column: SparkType, constant: SparkType) -> SparkType | None:
+    """The type Spark compares ``column`` and ``constant`` in, or None if we don't mirror it.
+
+    Only the coercions that Sluice reproduces exactly are listed; anything else (a string
+    constant against a number, which ANSI Spark casts and may reject) is not pushed.
+    """
+    a, b = column.kind, constant.kind
+    if b is Kind.NULL or column == constant:
+        return column
+    if a is Kind.INTEGRAL and b is Kind.INTEGRAL:
+        return column if column.bits >= constant.bits else constant
+    if {a, b} <= {Kind.INTEGRAL, Kind.DECIMAL}:
+        return constant if b is Kind.DECIMAL else column  # exact decimal comparison
+    if a is Kind.FLOAT and b in (Kind.INTEGRAL, Kind.DECIMAL):
+        return column
+    if b is Kind.FLOAT and a in (Kind.INTEGRAL, Kind.DECIMAL, Kind.FLOAT):
+        return DOUBLE if DOUBLE in (column, constant) or a is Kind.DECIMAL else constant
+    if a is Kind.STRING and b is Kind.STRING:
+        return STRING
+    if a is Kind.DATE and b is Kind.STRING:
+        return DATE
+    if a in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and b in (Kind.STRING, Kind.DATE):
+        return column
+    if {a, b} == {Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ} or (a is Kind.DATE and b in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ)):
+        return TIMESTAMP if Kind.TIMESTAMP in (a, b) else TIMESTAMP_NTZ
+    return None
+
+
+def coerce(constant: Constant, target: SparkType, zone: str) -> Constant:
+    """Convert ``constant`` to ``target`` as Spark's implicit cast would, or raise."""
+    value, source = constant.value, constant.type
+    if value is None or source == target:
+        return Constant(value, target)
+    kind = target.kind
+    if kind is Kind.INTEGRAL and source.kind is Kind.INTEGRAL:
+        return Constant(value, target)
+    if kind is Kind.DECIMAL and source.kind in (Kind.INTEGRAL, Kind.DECIMAL):
+        return Constant(Decimal(value), target)  # type: ignore[arg-type]
+    if kind is Kind.FLOAT and source.is_numeric:
+        number = float(value)  # type: ignore[arg-type]
+        return Constant(number if target.bits == 64 else float32(number), target)
+    if kind is Kind.DATE and source.kind is Kind.STRING and _DATE.fullmatch(str(value).strip()):
+        return Constant(dt.date.fromisoformat(str(value).strip()), target)
+    if kind is Kind.TIMESTAMP:
+        if source.kind is Kind.STRING:
+            stamp = parse_timestamp(str(value), zone)
+            if stamp is None:
+                raise NotRepresentable(f"{value!r} is not a timestamp Sluice parses like Spark")
+            return Constant(stamp, target)
+        if source.kind is Kind.TIMESTAMP_NTZ:
+            return Constant(value.replace(tzinfo=session_zone(zone)).astimezone(dt.timezone.utc), target)  # type: ignore[union-attr]
+        if source.kind is Kind.DATE:
+            midnight = dt.datetime.combine(value, dt.time())  # type: ignore[arg-type]
+            return Constant(midnight.replace(tzinfo=session_zone(zone)).astimezone(dt.timezone.utc), target)
+    if kind is Kind.TIMESTAMP_NTZ:
+        if source.kind is Kind.STRING:
+            stamp = parse_timestamp(str(value), None)
+            if stamp is None:
+                raise NotRepresentable(f"{value!r} is not a timestamp Sluice parses like Spark")
+            return Constant(stamp, target)
+        if source.kind is Kind.DATE:
+            return Constant(dt.datetime.combine(value, dt.time()), target)  # type: ignore[arg-type]
+    raise NotRepresentable(f"Spark's cast of {source} {value!r} to {target} is not mirrored")

@@ -1,0 +1,39 @@
+"""The pushdown contract: EXACT / INEXACT / UNSUPPORTED, and how they compose.
+
+EXACT means more than "the same rows": the pushed predicate has the same truth value as
+Spark's in three-valued logic (TRUE, FALSE *and* NULL) on every row. That is what makes
+``NOT`` over an EXACT predicate EXACT again. INEXACT means the source keeps every row for
+which Spark's predicate is TRUE (a superset); Spark reapplies it. UNSUPPORTED predicates
+never reach the source.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Level(enum.Enum):
+    EXACT = "EXACT"
+    INEXACT = "INEXACT"
+    UNSUPPORTED = "UNSUPPORTED"
+
+    @property
+    def pushed(self) -> bool:
+        return self is not Level.UNSUPPORTED
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The classification of one conjunct for one scan, with the reason a user reads."""
+
+    sql: str  # the conjunct in Spark SQL, as the user would recognise it
+    level: Level
+    reason: str
+    remote_sql: str | None = None  # what the source evaluates (None when UNSUPPORTED)
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"sql": self.sql, "level": self.level.value, "reason": self.reason, "remote_sql": self.remote_sql}

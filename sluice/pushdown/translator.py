@@ -1,0 +1,298 @@
+"""Translate a Spark predicate into a source's SQL, classifying every node.
+
+The AND/OR/NOT plumbing and Spark's typing rules live here, written once; every
+difference between engines is a question this module asks the dialect (see
+:class:`sluice.dialects.base.Dialect`). A value expression (column, function, arithmetic)
+is either translated exactly or not at all; only predicates can be INEXACT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from sluice.errors import PushdownError
+from sluice.pushdown import constants
+from sluice.pushdown.constants import Constant, NotRepresentable
+from sluice.pushdown.levels import Level
+from sluice.pushdown.like import LikePattern
+from sluice.types import Column, Kind, SparkType, TableSchema
+
+if TYPE_CHECKING:
+    from sluice.dialects.base import Dialect
+
+
+class Unsupported(Exception):
+    """Raised inside translation; the message is the reason shown to the user."""
+
+
+@dataclass(frozen=True)
+class TextRules:
+    """How a source compares a text value, and why (naming the column property).
+
+    ``equality`` is EXACT or INEXACT (case-folding or padding remote comparisons keep a
+    superset). ``ordering`` is ``"native"`` (binary code point order), ``"collate_c"``
+    (exact once wrapped in the dialect's binary collation) or ``None`` (ranges unsupported).
+    """
+
+    equality: Level
+    ordering: str | None
+    why: str
+    functions_ok: bool = True  # False when remote functions see a different string (bpchar)
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value expression translated exactly: remote SQL, Spark type, text rules."""
+
+    sql: exp.Expression
+    type: SparkType
+    text: TextRules | None = None
+    column: Column | None = None
+
+
+@dataclass(frozen=True)
+class Translation:
+    level: Level
+    reason: str
+    sql: exp.Expression | None = None
+
+    @classmethod
+    def unsupported(cls, reason: str) -> "Translation":
+        return cls(Level.UNSUPPORTED, reason)
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
+_EQUALITIES = (exp.EQ, exp.NullSafeEQ)
+_MIRROR = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
+
+
+def paren(node: exp.Expression) -> exp.Expression:
+    """Explicit parentheses around anything that is not atomic: we never trust precedence."""
+    composite = (exp.Connector, exp.Binary, exp.Unary, exp.Predicate)
+    atomic = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Paren, exp.Cast, exp.Func)
+    return node if isinstance(node, atomic) and not isinstance(node, composite) else exp.Paren(this=node)
+
+
+class Translator:
+    """Translates predicates over one table of one source (``dialect``) for one session."""
+
+    def __init__(self, dialect: "Dialect", table: TableSchema, session_zone: str) -> None:
+        self.dialect = dialect
+        self.table = table
+        self.zone = session_zone
+
+    # ----------------------------------------------------------------- predicates
+    def predicate(self, node: exp.Expression) -> Translation:
+        try:
+            return self._predicate(node)
+        except Unsupported as unsupported:
+            return Translation.unsupported(str(unsupported))
+        except NotRepresentable as unsupported:
+            return Translation.unsupported(str(unsupported))
+
+    def _predicate(self, node: exp.Expression) -> Translation:
+        if isinstance(node, exp.Paren):
+            return self._predicate(node.this)
+        if isinstance(node, exp.And):
+            return self._and(node)
+        if isinstance(node, exp.Or):
+            return self._or(node)
+        if isinstance(node, exp.Not):
+            return self._not(node)
+        if isinstance(node, exp.Between):
+            raise PushdownError("BETWEEN reached the translator; the normalize_between rule must run first")
+        if isinstance(node, _COMPARISONS):
+            return self._comparison(node)
+        if isinstance(node, exp.In):
+            return self._in(node)
+        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+            value = self.value(node.this)
+            return Translation(Level.EXACT, "IS NULL has the same meaning everywhere", exp.Is(this=paren(value.sql), expression=exp.Null()))
+        if isinstance(node, (exp.Like, exp.Escape)):
+            return self._like(node)
+        if isinstance(node, (exp.StartsWith, exp.EndsWith)) or type(node).__name__ == "Contains":
+            return self._string_match(node)
+        if isinstance(node, exp.ILike):
+            raise Unsupported("ILIKE: Spark folds case with Java's Unicode rules; not mirrored by any source")
+        if isinstance(node, exp.Column):
+            value = self.value(node)
+            if value.type.kind is not Kind.BOOLEAN:
+                raise Unsupported(f"{node.sql('spark')} is not a boolean")
+            return Translation(Level.EXACT, "boolean column", self.dialect.boolean_test(value.sql))
+        raise Unsupported(f"{self.dialect.name} translation of {type(node).__name__} is not implemented")
+
+    def _and(self, node: exp.And) -> Translation:
+        left, right = self.predicate(node.this), self.predicate(node.expression)
+        if left.level.pushed and right.level.pushed:
+            level = Level.EXACT if left.level is right.level is Level.EXACT else Level.INEXACT
+            reasons = "; ".join(dict.fromkeys(t.reason for t in (left, right)))
+            return Translation(level, reasons, exp.And(this=paren(left.sql), expression=paren(right.sql)))  # type: ignore[arg-type]
+        kept = left if left.level.pushed else right if right.level.pushed else None
+        if kept is None:
+            return Translation.unsupported(left.reason)
+        dropped = right if kept is left else left
+        return Translation(Level.INEXACT, f"{kept.reason}; AND pushed without the part that cannot be ({dropped.reason})", kept.sql)
+
+    def _or(self, node: exp.Or) -> Translation:
+        left, right = self.predicate(node.this), self.predicate(node.expression)
+        for branch in (left, right):
+            if not branch.level.pushed:
+                return Translation.unsupported(f"OR branch not pushable: {branch.reason}")
+        level = Level.EXACT if left.level is right.level is Level.EXACT else Level.INEXACT
+        reasons = "; ".join(dict.fromkeys(t.reason for t in (left, right)))
+        return Translation(level, reasons, exp.Or(this=paren(left.sql), expression=paren(right.sql)))  # type: ignore[arg-type]
+
+    def _not(self, node: exp.Not) -> Translation:
+        inner = self.predicate(node.this)
+        if inner.level is Level.EXACT:
+            return Translation(Level.EXACT, inner.reason, exp.Not(this=paren(inner.sql)))  # type: ignore[arg-type]
+        if inner.level is Level.INEXACT:
+            return Translation.unsupported(f"NOT over a superset is not a superset ({inner.reason})")
+        return inner
+
+    def _comparison(self, node: exp.Expression) -> Translation:
+        op = type(node)
+        left_const = constants.evaluate(node.this, self.zone)
+        right_const = constants.evaluate(node.expression, self.zone)
+        if left_const is not None and right_const is not None:
+            raise Unsupported("comparison of two constants (left to Spark)")
+        if left_const is not None:  # normalise to `value op constant`
+            op = _MIRROR.get(op, op)
+            node = op(this=node.expression, expression=node.this)
+            left_const, right_const = None, left_const
+        left = self.value(node.this)
+        if right_const is not None:
+            left, right = self._coerce(left, right_const)
+        else:
+            right = self.value(node.expression)
+            if left.type != right.type and not (left.type.is_numeric and right.type.is_numeric and left.type.kind is right.type.kind is Kind.INTEGRAL):
+                raise Unsupported(f"comparison of {left.type} with {right.type}: Spark's coercion is not mirrored")
+        reason = f"{left.type} comparison has the same semantics in {self.dialect.name}"
+        text = left.text or right.text
+        left_sql, right_sql = left.sql, right.sql
+        if left.type.kind is Kind.STRING and text is not None:
+            rules = [t for t in (left.text, right.text) if t is not None]
+            if any(r.equality is Level.UNSUPPORTED for r in rules):
+                raise Unsupported("; ".join(r.why for r in rules))
+            if op in _EQUALITIES or op in (exp.NEQ, exp.NullSafeNEQ):
+                worst = Level.INEXACT if any(r.equality is Level.INEXACT for r in rules) else Level.EXACT
+                reason = "; ".join(dict.fromkeys(r.why for r in rules))
+                if worst is Level.INEXACT:
+                    if op not in _EQUALITIES:
+                        raise Unsupported(f"<> is not a superset where equality is inexact: {reason}")
+                    sql = op(this=paren(left_sql), expression=paren(right_sql))
+                    return Translation(Level.INEXACT, reason, sql)
+            else:
+                orderings = {r.ordering for r in rules}
+                reason = "; ".join(dict.fromkeys(r.why for r in rules))
+                if None in orderings:
+                    raise Unsupported(f"text ordering differs from Spark's: {reason}")
+                if "collate_c" in orderings:
+                    left_sql = self.dialect.binary_collation(left_sql)
+                    right_sql = self.dialect.binary_collation(right_sql)
+        return Translation(Level.EXACT, reason, op(this=paren(left_sql), expression=paren(right_sql)))
+
+    def _coerce(self, value: Value, constant: Constant) -> tuple[Value, Value]:
+        """Apply Spark's implicit cast for ``value op constant`` on both sides."""
+        target = constants.common_type(value.type, constant.type)
+        if target is None:
+            raise Unsupported(f"{value.type} compared with a {constant.type} constant: Spark's coercion is not mirrored")
+        if value.type.kind is Kind.TIMESTAMP_NTZ and target.kind is Kind.TIMESTAMP:
+            if not constants.is_fixed_offset(self.zone):
+                raise Unsupported(
+                    f"Spark converts the timestamp_ntz column to the session time zone {self.zone}, "
+                    "whose offset changes (DST); use a TIMESTAMP_NTZ literal to push this"
+                )
+            instant = constants.coerce(constant, target, self.zone)
+            wall = None if instant.value is None else instant.value.astimezone(constants.session_zone(self.zone)).replace(tzinfo=None)  # type: ignore[union-attr]
+            constant, target = Constant(wall, value.type), value.type
+        coerced = constants.coerce(constant, target, self.zone)
+        if target != value.type:
+            if value.type.kind is Kind.DATE or (value.type.kind is Kind.DECIMAL and target.kind is Kind.DECIMAL):
+                value = Value(value.sql, target, value.text, value.column)
+                if value.type.kind is Kind.DATE:
+                    raise Unsupported(f"date column compared with a {constant.type}: Spark compares as {target}")
+            elif value.type.kind is Kind.INTEGRAL and target.kind is Kind.INTEGRAL:
+                value = Value(value.sql, target, value.text, value.column)
+            elif value.type.kind is Kind.INTEGRAL and target.kind is Kind.DECIMAL:
+                value = Value(value.sql, target, value.text, value.column)
+            else:
+                value = Value(self.dialect.cast(value.sql, target, value.type), target, value.text, value.column)
+        literal = self.dialect.literal(coerced, value)
+        return value, Value(literal, target)
+
+    def _in(self, node: exp.In) -> Translation:
+        if node.args.get("query") or node.args.get("unnest") or node.args.get("field"):
+            raise Unsupported("IN over a subquery is evaluated by Spark")
+        value = self.value(node.this)
+        compared: Value | None = None
+        items = []
+        for item in node.expressions:
+            constant = constants.evaluate(item, self.zone)
+            if constant is None:
+                raise Unsupported(f"IN list item {item.sql('spark')} is not a constant")
+            coerced, literal = self._coerce(value, constant)
+            if constant.value is not None:
+                if compared is not None and compared.type != coerced.type:
+                    raise Unsupported("IN list mixes constant types; Spark's common type is not mirrored")
+                compared = coerced
+            items.append(literal.sql)
+        compared = compared or value
+        level, reason = Level.EXACT, "IN list of constants"
+        if value.text is not None and value.type.kind is Kind.STRING:
+            level, reason = value.text.equality, value.text.why
+            if level is Level.UNSUPPORTED:
+                raise Unsupported(reason)
+        return Translation(level, reason, exp.In(this=paren(compared.sql), expressions=items))
+
+    def _like(self, node: exp.Expression) -> Translation:
+        escape = "\\"
+        if isinstance(node, exp.Escape):
+            escape_const = constants.evaluate(node.expression, self.zone)
+            if escape_const is None or not isinstance(escape_const.value, str) or len(escape_const.value) != 1:
+                raise Unsupported("LIKE ... ESCAPE needs a one-character constant")
+            escape, node = escape_const.value, node.this
+        pattern_const = constants.evaluate(node.expression, self.zone)
+        if pattern_const is None or not isinstance(pattern_const.value, str):
+            raise Unsupported("LIKE pattern is not a string constant")
+        pattern = LikePattern.parse(pattern_const.value, escape)
+        if pattern is None:
+            raise Unsupported(f"LIKE pattern {pattern_const.value!r}: Spark rejects its escape sequence")
+        return self._match(self.value(node.this), pattern)
+
+    def _string_match(self, node: exp.Expression) -> Translation:
+        const = constants.evaluate(node.expression, self.zone)
+        if const is None or not isinstance(const.value, str):
+            raise Unsupported(f"{node.key} needs a string constant")
+        build = {"startswith": LikePattern.starts_with, "endswith": LikePattern.ends_with}.get(node.key, LikePattern.contains)
+        return self._match(self.value(node.this), build(const.value))
+
+    def _match(self, value: Value, pattern: LikePattern) -> Translation:
+        if value.type.kind is not Kind.STRING:
+            raise Unsupported(f"LIKE over {value.type}: Spark casts it to string first")
+        if value.text is not None and not value.text.functions_ok:
+            raise Unsupported(f"pattern matching: {value.text.why}")
+        return self.dialect.like(value, pattern)
+
+    # ----------------------------------------------------------------- values
+    def value(self, node: exp.Expression) -> Value:
+        """Translate a value exactly, or raise :class:`Unsupported`."""
+        if isinstance(node, exp.Paren):
+            return self.value(node.this)
+        if isinstance(node, exp.Column):
+            column = self.table.column(node.name)
+            if column.unpushable:
+                raise Unsupported(f"{column.describe()}: {column.unpushable}")
+            return Value(exp.column(column.name, quoted=True), column.type, self.dialect.text_rules(column) if column.type.kind is Kind.STRING else None, column)
+        constant = constants.evaluate(node, self.zone)
+        if constant is not None:
+            if constant.value is None:
+                raise Unsupported("an untyped NULL as a value")
+            return Value(self.dialect.literal(constant, None), constant.type)
+        handler = self.dialect.functions.get(type(node))
+        if handler is not None:
+            return handler(self, node)
+        raise Unsupported(f"{self.dialect.name} has no faithful translation of {node.sql('spark')}")

@@ -1,0 +1,83 @@
+"""A scan as Spark executes it: what to read from where, serialisable to a Spark option.
+
+The spec carries no secret: the source URL is stored without its password, which
+travels separately in an option Spark redacts (see :mod:`sluice.spark.datasource`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from urllib.parse import urlsplit, urlunsplit
+
+import pyarrow as pa
+
+from sluice.planner.remote import build_query
+from sluice.sources import open_source
+from sluice.sources.base import ReadTask, Source
+from sluice.types import TableSchema, table_from_dict, table_to_dict
+
+
+def strip_password(url: str) -> tuple[str, str | None]:
+    """Split ``url`` into (url without password, password)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url, None
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), parts.password
+
+
+@dataclass(frozen=True)
+class ScanSpec:
+    source_name: str
+    source_url: str  # never holds a password
+    table: TableSchema
+    columns: tuple[str, ...]
+    where: tuple[str, ...] = ()
+    order: str | None = None
+    limit: int | None = None
+    partitions: int = 1
+    statement_timeout_s: float = 600.0
+    metrics_dir: str | None = None
+    #: answer Spark's pushFilters (off for the reference path, which must read whole tables)
+    accept_spark_filters: bool = True
+
+    @classmethod
+    def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: object) -> "ScanSpec":
+        url, _ = strip_password(source.url)
+        return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s, **kwargs)  # type: ignore[arg-type]
+
+    def open(self, password: str | None) -> Source:
+        return open_source(self.source_name, self.source_url, password=password, statement_timeout_s=self.statement_timeout_s)
+
+    def arrow_schema(self) -> pa.Schema:
+        return pa.schema([pa.field(c.name, c.type.arrow()) for c in (self.table.column(n) for n in self.columns)])
+
+    def spark_ddl(self) -> str:
+        return self.table.spark_ddl(self.columns)
+
+    def query(self, source: Source, partition_predicate: str | None = None) -> str:
+        select = [source.select_expression(name, self.table) for name in self.columns]
+        where = list(self.where) + ([partition_predicate] if partition_predicate else [])
+        return build_query(select, source.dialect.quote_table(self.table.schema, self.table.name), where, self.order, self.limit)
+
+    def tasks(self, source: Source) -> list[ReadTask]:
+        """One read task per partition; a pushed LIMIT is answered by a single stream."""
+        count = 1 if self.limit is not None else self.partitions
+        schema = self.arrow_schema()
+        return [ReadTask(self.query(source, predicate), schema, index) for index, predicate in enumerate(source.split(self.table, count))]
+
+    def with_filters(self, where: tuple[str, ...]) -> "ScanSpec":
+        return replace(self, where=where)
+
+    def to_json(self) -> str:
+        data = {**self.__dict__, "table": table_to_dict(self.table), "columns": list(self.columns), "where": list(self.where)}
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, text: str) -> "ScanSpec":
+        data = json.loads(text)
+        return cls(**{**data, "table": table_from_dict(data["table"]), "columns": tuple(data["columns"]), "where": tuple(data["where"])})

@@ -1,0 +1,27 @@
+"""Sources: one module per kind of system, registered by URL scheme."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from sluice.errors import ConfigError
+from sluice.masking import mask_url
+from sluice.sources.base import Source
+from sluice.sources.postgres import PostgresSource
+from sluice.sources.sqlite import SqliteSource
+
+#: URL scheme -> Source class. A new kind of source is a new module and one line here.
+SCHEMES: dict[str, type[Source]] = {
+    "postgresql": PostgresSource,
+    "postgres": PostgresSource,
+    "sqlite": SqliteSource,
+}
+
+
+def open_source(name: str, url: str, password: str | None = None, **options: object) -> Source:
+    """Build the source for ``url`` (nothing is contacted yet: see :meth:`Source.check`)."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in SCHEMES:
+        known = ", ".join(sorted(SCHEMES))
+        raise ConfigError(f"source {name!r}: unknown URL scheme {scheme!r} in {mask_url(url)} (known: {known})")
+    return SCHEMES[scheme](name, url, password=password, **options)

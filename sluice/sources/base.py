@@ -1,0 +1,90 @@
+"""What a source is: a catalog to describe tables, a dialect, and an Arrow reader.
+
+A :class:`Source` is created on the driver at attach time and pickled to Spark's Python
+workers, where :meth:`read` runs. It holds connection parameters only, never an open
+connection, so pickling is cheap and safe.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import ClassVar, Iterator
+
+import pyarrow as pa
+
+from sluice.dialects.base import Dialect
+from sluice.masking import mask_text, mask_url
+from sluice.types import TableSchema
+
+
+@dataclass(frozen=True)
+class ReadTask:
+    """One partition's remote query and the Arrow schema its batches must have."""
+
+    sql: str
+    schema: pa.Schema
+    partition: int = 0
+
+
+class Source(abc.ABC):
+    """A remote system Sluice reads from. Subclasses implement the abstract methods."""
+
+    dialect: ClassVar[Dialect]
+    default_schema: ClassVar[str | None] = None
+    batch_rows: ClassVar[int] = 65_536
+
+    def __init__(self, name: str, url: str, password: str | None = None, partitions: int | None = None,
+                 statement_timeout_s: float = 600.0) -> None:
+        self.name = name
+        self.url = url
+        self.password = password
+        self.partitions = partitions
+        self.statement_timeout_s = statement_timeout_s
+
+    @property
+    def display_url(self) -> str:
+        """The URL as shown to people: password masked."""
+        return mask_url(self.url)
+
+    def secrets(self) -> tuple[str, ...]:
+        from urllib.parse import urlsplit
+
+        url_password = urlsplit(self.url).password
+        return tuple(s for s in (self.password, url_password) if s)
+
+    def masked(self, text: str) -> str:
+        """Driver messages may echo the DSN: strip every secret before showing them."""
+        return mask_text(text, self.secrets())
+
+    @abc.abstractmethod
+    def check(self) -> None:
+        """Connect once and fail with a clear :class:`SourceError` if that is impossible."""
+
+    @abc.abstractmethod
+    def describe(self, schema: str | None, table: str) -> TableSchema:
+        """The table's columns as Spark will see them, from the live catalog."""
+
+    @abc.abstractmethod
+    def split(self, table: TableSchema, count: int) -> list[str | None]:
+        """Remote predicates (SQL text) that partition ``table`` into about ``count`` parts.
+
+        Every row falls in exactly one part. ``[None]`` means a single unsplit read.
+        """
+
+    @abc.abstractmethod
+    def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
+        """Run ``task.sql`` read-only and yield batches of exactly ``task.schema``."""
+
+    def select_expression(self, column_name: str, table: TableSchema) -> str:
+        """How the reader selects a column (a cast for types Arrow cannot carry as-is)."""
+        return self.dialect.render_identifier(column_name)
+
+    def default_partitions(self, table: TableSchema) -> int:
+        if self.partitions:
+            return self.partitions
+        rows = table.row_estimate or 0
+        return max(1, min(8, rows // 250_000))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {self.display_url!r})"

@@ -1,0 +1,175 @@
+"""SQLite files: declared types and collations from the schema, read-only reads by rowid.
+
+SQLite columns have affinity, not types: a non-STRICT INTEGER column may hold text. The
+reader converts every value to the declared type's Spark type and fails, naming the
+column, when a value does not fit, so a row is never silently dropped or re-typed.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import quote
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import sqlglot
+from sqlglot import exp
+
+from sluice.dialects.sqlite import SqliteDialect
+from sluice.errors import BindError, ConfigError, SourceError
+from sluice.sources.base import ReadTask, Source
+from sluice.types import Column, SparkType, TableSchema
+
+
+def spark_type_for(declared: str) -> SparkType:
+    """Spark type for a SQLite declared type, following SQLite's affinity rules."""
+    upper = declared.upper()
+    if upper.startswith(("BOOL",)):
+        return SparkType("boolean")
+    if upper.startswith("DATETIME") or upper.startswith("TIMESTAMP"):
+        return SparkType("timestamp_ntz")
+    if upper.startswith("DATE"):
+        return SparkType("date")
+    if "INT" in upper:
+        return SparkType("bigint")
+    if any(word in upper for word in ("CHAR", "CLOB", "TEXT")):
+        return SparkType("string")
+    if "BLOB" in upper:
+        return SparkType("binary")
+    if any(word in upper for word in ("REAL", "FLOA", "DOUB")) or upper.startswith(("NUMERIC", "DECIMAL")):
+        return SparkType("double")
+    return SparkType("string")
+
+
+class SqliteSource(Source):
+    dialect = SqliteDialect()
+    default_schema = "main"
+
+    def __init__(self, name: str, url: str, **options: object) -> None:
+        super().__init__(name, url, **options)  # type: ignore[arg-type]
+        rest = url.split("://", 1)[1].split("?", 1)[0]  # sqlite:///relative.db or sqlite:////abs.db
+        if not rest.startswith("/") or len(rest) < 2:
+            raise ConfigError(f"source {name!r}: SQLite URLs look like sqlite:///relative.db or sqlite:////abs/path.db, not {url!r}")
+        self.path = str(Path(rest[1:]).resolve())
+
+    def _connect(self) -> sqlite3.Connection:
+        if not os.path.exists(self.path):
+            raise SourceError(self.name, f"SQLite file {self.path} does not exist")
+        try:
+            connection = sqlite3.connect(f"file:{quote(self.path)}?mode=ro", uri=True, check_same_thread=False)
+        except sqlite3.Error as error:
+            raise SourceError(self.name, f"cannot open {self.path}: {error}") from None
+        connection.execute(f"PRAGMA busy_timeout = {int(self.statement_timeout_s * 1000)}")
+        return connection
+
+    def check(self) -> None:
+        with self._connect() as connection:
+            try:
+                connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.DatabaseError as error:
+                raise SourceError(self.name, f"{self.path} is not a readable SQLite database: {error}") from None
+
+    def describe(self, schema: str | None, table: str) -> TableSchema:
+        schema = schema or self.default_schema
+        connection = self._connect()
+        try:
+            listing = connection.execute(
+                "SELECT type, strict, wr FROM pragma_table_list WHERE schema = ? AND name = ? COLLATE NOCASE", (schema, table)
+            ).fetchone()
+            if listing is None:
+                names = [r[0] for r in connection.execute("SELECT name FROM pragma_table_list WHERE schema = ? AND name NOT LIKE 'sqlite_%' ORDER BY 1", (schema,))]
+                raise BindError(f"source {self.name!r} has no table {table!r} (tables: {', '.join(names) or 'none'})")
+            info = connection.execute("SELECT name, type, \"notnull\" FROM pragma_table_info(?, ?)", (table, schema)).fetchall()
+            ddl_row = connection.execute(f"SELECT sql FROM {self.dialect.render_identifier(schema)}.sqlite_master WHERE name = ? COLLATE NOCASE", (table,)).fetchone()
+            rows = None
+            if listing[0] == "table" and not listing[2]:
+                rows = connection.execute(f"SELECT max(rowid) FROM {self.dialect.quote_table(schema, table)}").fetchone()[0]
+        finally:
+            connection.close()
+        collations = _collations(ddl_row[0] if ddl_row else None)
+        strict = bool(listing[1])
+        columns = []
+        for name, declared, not_null in info:
+            spark = spark_type_for(declared or "")
+            unpushable = None if declared else "column has no declared type (any value allowed); compared by Spark"
+            columns.append(Column(name=name, type=spark, remote_type=(declared or "ANY") + (" STRICT" if strict else ""),
+                                  nullable=not not_null, collation=collations.get(name.lower()), unpushable=unpushable))
+        return TableSchema(self.name, schema, table, tuple(columns), row_estimate=rows,
+                           split_column="rowid" if listing[0] == "table" and not listing[2] else None)
+
+    def split(self, table: TableSchema, count: int) -> list[str | None]:
+        if count <= 1 or table.split_column != "rowid":
+            return [None]
+        connection = self._connect()
+        try:
+            low, high = connection.execute(f"SELECT min(rowid), max(rowid) FROM {self.dialect.quote_table(table.schema, table.name)}").fetchone()
+        finally:
+            connection.close()
+        if low is None or high - low < count:
+            return [None]
+        step = -(-(high - low + 1) // count)
+        cuts = [low + i * step for i in range(1, count)]
+        parts: list[str | None] = [f"rowid < {cuts[0]}"]
+        parts += [f"rowid >= {a} AND rowid < {b}" for a, b in zip(cuts, cuts[1:])]
+        parts.append(f"rowid >= {cuts[-1]}")
+        return parts
+
+    def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
+        connection = self._connect()
+        try:
+            try:
+                cursor = connection.execute(task.sql)
+            except sqlite3.Error as error:
+                raise SourceError(self.name, f"query failed: {error}") from None
+            while True:
+                try:
+                    rows = cursor.fetchmany(self.batch_rows)
+                except sqlite3.Error as error:
+                    raise SourceError(self.name, f"read failed: {error}") from None
+                if not rows:
+                    break
+                yield _batch(rows, task.schema, self.name)
+        finally:
+            connection.close()
+
+
+def _collations(ddl: str | None) -> dict[str, str]:
+    """Column collations declared in a CREATE TABLE statement (lower-cased names)."""
+    if not ddl:
+        return {}
+    try:
+        tree = sqlglot.parse_one(ddl, read="sqlite")
+    except sqlglot.errors.ParseError:
+        return {}
+    found = {}
+    for definition in tree.find_all(exp.ColumnDef):
+        for constraint in definition.args.get("constraints") or []:
+            if isinstance(constraint.args.get("kind"), exp.CollateColumnConstraint):
+                found[definition.name.lower()] = constraint.args["kind"].this.name.upper()
+    return found
+
+
+def _batch(rows: list[tuple], schema: pa.Schema, source: str) -> pa.RecordBatch:  # type: ignore[type-arg]
+    columns = list(zip(*rows))
+    arrays = []
+    for field, values in zip(schema, columns):
+        try:
+            arrays.append(_array(values, field.type))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as error:
+            raise SourceError(source, f"column {field.name!r} holds a value that is not {field.type} "
+                                      f"(SQLite affinity lets a column hold any type): {error}") from None
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _array(values: tuple, arrow_type: pa.DataType) -> pa.Array:  # type: ignore[type-arg]
+    if pa.types.is_boolean(arrow_type):
+        ints = pa.array(values, pa.int64())
+        if pc.any(pc.invert(pc.is_in(ints.drop_null(), pa.array([0, 1])))).as_py():
+            raise ValueError("booleans must be stored as 0 or 1")
+        return pc.cast(ints, pa.bool_())
+    if pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type):
+        return pc.cast(pa.array(values, pa.string()), arrow_type)
+    return pa.array(values, arrow_type)

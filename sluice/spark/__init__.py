@@ -1,0 +1,1 @@
+"""Everything that talks to Spark: the session, the Python Data Source, execution."""

@@ -1,0 +1,105 @@
+"""The ``sluice`` Spark Python Data Source: Arrow batches from a source, in parallel.
+
+Two ways in, one reader:
+
+* ``Federation.sql`` registers each planned scan with option ``scan`` (a
+  :class:`~sluice.scan.ScanSpec` as JSON: projection, pushed filters, order, limit).
+* ``spark.read.format("sluice").option("url", ...).option("table", ...)`` describes the
+  table on the driver; Spark's ``pushFilters`` is answered by the same classifier. A
+  filter is returned to Spark (re-checked) unless it is EXACT; INEXACT ones are also
+  sent to the source.
+
+A password travels in option ``password`` only: Spark redacts options whose key matches
+``spark.redaction.regex`` in plans and logs, and the scan spec never holds one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from typing import Iterator, Sequence
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
+from pyspark.sql.types import StructType
+
+from sluice.errors import ConfigError
+from sluice.pushdown.levels import Level
+from sluice.pushdown.translator import Translator, Unsupported
+from sluice.scan import ScanSpec, strip_password
+from sluice.sources import open_source
+from sluice.spark.filters import to_expression
+
+
+class SluiceDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "sluice"
+
+    def _spec(self) -> ScanSpec:
+        if "scan" in self.options:
+            return ScanSpec.from_json(self.options["scan"])
+        if "url" not in self.options or "table" not in self.options:
+            raise ConfigError("format('sluice') needs options 'url' and 'table' (or a planned 'scan')")
+        url, url_password = strip_password(self.options["url"])
+        source = open_source("sluice", url, password=self.options.get("password") or url_password)
+        table_name = self.options["table"]
+        schema, _, table = table_name.rpartition(".")
+        described = source.describe(schema or None, table)
+        partitions = int(self.options.get("partitions", source.default_partitions(described)))
+        return ScanSpec.for_source(source, described, tuple(c.name for c in described.columns), partitions=partitions)
+
+    def schema(self) -> str:
+        return self._spec().spark_ddl()
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        spec = self._spec()
+        url_password = strip_password(self.options.get("url", ""))[1]
+        return SluiceReader(spec, self.options.get("password") or url_password, self.options.get("session_zone", "UTC"))
+
+
+class SluiceReader(DataSourceReader):
+    def __init__(self, spec: ScanSpec, password: str | None, session_zone: str) -> None:
+        self.spec = spec
+        self.password = password
+        self.session_zone = session_zone
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
+        if not self.spec.accept_spark_filters:
+            yield from filters
+            return
+        source = self.spec.open(self.password)
+        translator = Translator(source.dialect, self.spec.table, self.session_zone)
+        pushed = list(self.spec.where)
+        for spark_filter in filters:
+            try:
+                translation = translator.predicate(to_expression(spark_filter))
+            except Unsupported:
+                yield spark_filter
+                continue
+            if translation.level.pushed:
+                pushed.append(source.dialect.render(translation.sql))
+            if translation.level is not Level.EXACT:
+                yield spark_filter
+        self.spec = self.spec.with_filters(tuple(pushed))
+
+    def partitions(self) -> Sequence[InputPartition]:
+        source = self.spec.open(self.password)
+        return [InputPartition(task) for task in self.spec.tasks(source)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        source = self.spec.open(self.password)
+        task = partition.value
+        rows = nbytes = 0
+        started = time.perf_counter()
+        for batch in source.read(task):
+            rows += batch.num_rows
+            nbytes += batch.nbytes
+            yield batch
+        if self.spec.metrics_dir:
+            record = {"partition": task.partition, "rows": rows, "bytes": nbytes, "seconds": time.perf_counter() - started, "sql": source.masked(task.sql)}
+            path = os.path.join(self.spec.metrics_dir, f"{task.partition}-{uuid.uuid4().hex}.json")
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(record, handle)

@@ -1,0 +1,46 @@
+"""The Spark session Sluice runs on: the caller's, or a local one built with what we need."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+#: settings Sluice needs in every session it uses
+REQUIRED_CONF = {
+    "spark.sql.python.filterPushdown.enabled": "true",
+    # Spark's own Parquet reader is not NaN-safe with filter pushdown (DESIGN.md §2).
+    "spark.sql.parquet.filterPushdown": "false",
+}
+
+
+def build_session(master: str | None = None, app_name: str = "sluice", conf: dict[str, str] | None = None) -> SparkSession:
+    """A local session (``local[*]`` unless ``SLUICE_SPARK_MASTER`` or ``master`` says otherwise)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = (
+        SparkSession.builder.master(master or os.environ.get("SLUICE_SPARK_MASTER", "local[*]"))
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", os.environ.get("SLUICE_SHUFFLE_PARTITIONS", "8"))
+        .config("spark.driver.memory", os.environ.get("SLUICE_DRIVER_MEMORY", "4g"))
+        .config("spark.python.worker.reuse", "true")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
+    for key, value in {**REQUIRED_CONF, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def prepare(session: SparkSession) -> SparkSession:
+    """Apply Sluice's required settings to a caller's session and register the source."""
+    for key, value in REQUIRED_CONF.items():
+        session.conf.set(key, value)
+    from sluice.spark.datasource import SluiceDataSource
+
+    session.dataSource.register(SluiceDataSource)
+    return session
