@@ -115,12 +115,15 @@ class Federation:
 
     def _dataframe(self, query: str, pushdown: bool, metrics_dir: str | None) -> tuple[DataFrame, QueryPlan]:
         plan, bound = self._plan(query, execute.next_prefix())
-        whole = {s.scan_id: (s.source, self._whole_table(s)) for s in bound.scans}
-        reference = execute.run(self.spark, plan.reference_sql, self._frames(whole, None if pushdown else metrics_dir))
         if not pushdown:
-            return reference, plan
+            whole = {s.scan_id: (s.source, self._whole_table(s)) for s in bound.scans}
+            return execute.run(self.spark, plan.reference_sql, self._frames(whole, metrics_dir)), plan
+        # Result names come from the reference query, analysed over empty stand-ins
+        # (same schemas, no reads), so no rewrite can rename a column.
+        stand_ins = {s.scan_id: self.spark.createDataFrame([], s.table.spark_ddl()) for s in bound.scans}
+        names = execute.run(self.spark, plan.reference_sql, stand_ins).columns
         pushed = {s.scan_id: (s.source, s.spec) for s in plan.scans}
-        return execute.run(self.spark, plan.spark_sql, self._frames(pushed, metrics_dir), reference.columns), plan
+        return execute.run(self.spark, plan.spark_sql, self._frames(pushed, metrics_dir), names), plan
 
     def _frames(self, specs: dict[str, tuple[str, ScanSpec]], metrics_dir: str | None) -> dict[str, DataFrame]:
         frames = {}

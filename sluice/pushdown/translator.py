@@ -18,6 +18,7 @@ from sluice.pushdown import constants
 from sluice.pushdown.constants import Constant, NotRepresentable
 from sluice.pushdown.levels import Level
 from sluice.pushdown.like import LikePattern
+from sluice.pushdown.negation import unfold_negate
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
@@ -94,6 +95,9 @@ class Translator:
             return Translation.unsupported(str(unsupported))
 
     def _predicate(self, node: exp.Expression) -> Translation:
+        unfolded = unfold_negate(node)
+        if unfolded is not node:
+            return self._predicate(unfolded)
         if isinstance(node, exp.Paren):
             return self._predicate(node.this)
         if isinstance(node, exp.And):
@@ -170,30 +174,27 @@ class Translator:
             right = self.value(node.expression)
             if left.type != right.type and not (left.type.is_numeric and right.type.is_numeric and left.type.kind is right.type.kind is Kind.INTEGRAL):
                 raise Unsupported(f"comparison of {left.type} with {right.type}: Spark's coercion is not mirrored")
-        reason = f"{left.type} comparison has the same semantics in {self.dialect.name}"
-        text = left.text or right.text
+        level, reason = Level.EXACT, f"{left.type} comparison has the same semantics in {self.dialect.name}"
         left_sql, right_sql = left.sql, right.sql
-        if left.type.kind is Kind.STRING and text is not None:
-            rules = [t for t in (left.text, right.text) if t is not None]
+        rules = [t for t in (left.text, right.text) if t is not None]
+        if left.type.kind is Kind.STRING and rules:
+            reason = "; ".join(dict.fromkeys(r.why for r in rules))
             if any(r.equality is Level.UNSUPPORTED for r in rules):
-                raise Unsupported("; ".join(r.why for r in rules))
-            if op in _EQUALITIES or op in (exp.NEQ, exp.NullSafeNEQ):
-                worst = Level.INEXACT if any(r.equality is Level.INEXACT for r in rules) else Level.EXACT
-                reason = "; ".join(dict.fromkeys(r.why for r in rules))
-                if worst is Level.INEXACT:
-                    if op not in _EQUALITIES:
-                        raise Unsupported(f"<> is not a superset where equality is inexact: {reason}")
-                    sql = op(this=paren(left_sql), expression=paren(right_sql))
-                    return Translation(Level.INEXACT, reason, sql)
-            else:
-                orderings = {r.ordering for r in rules}
-                reason = "; ".join(dict.fromkeys(r.why for r in rules))
-                if None in orderings:
-                    raise Unsupported(f"text ordering differs from Spark's: {reason}")
-                if "collate_c" in orderings:
-                    left_sql = self.dialect.binary_collation(left_sql)
-                    right_sql = self.dialect.binary_collation(right_sql)
-        return Translation(Level.EXACT, reason, op(this=paren(left_sql), expression=paren(right_sql)))
+                raise Unsupported(reason)
+            orderings = {r.ordering for r in rules}
+            equality = op in (*_EQUALITIES, exp.NEQ, exp.NullSafeNEQ)
+            if equality and any(r.equality is Level.INEXACT for r in rules):
+                if op not in _EQUALITIES:
+                    raise Unsupported(f"<> is not a superset where equality is inexact: {reason}")
+                level = Level.INEXACT
+            if not equality and None in orderings:
+                raise Unsupported(f"text ordering differs from Spark's: {reason}")
+            # Ranges need code point order; two text columns may carry different
+            # collations, so compare bytes (what a deterministic collation's = means).
+            if "collate_c" in orderings and (not equality or right_const is None):
+                left_sql = self.dialect.binary_collation(left_sql)
+                right_sql = self.dialect.binary_collation(right_sql)
+        return Translation(level, reason, op(this=paren(left_sql), expression=paren(right_sql)))
 
     def _coerce(self, value: Value, constant: Constant) -> tuple[Value, Value]:
         """Apply Spark's implicit cast for ``value op constant`` on both sides."""

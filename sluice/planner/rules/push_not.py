@@ -3,7 +3,9 @@
 ``NOT (a < b)`` -> ``a >= b`` (NULL stays NULL; Spark orders NaN above every number, so
 the comparisons stay complementary), ``NOT (x IS NULL)`` -> ``x IS NOT NULL``,
 ``NOT NOT p`` -> ``p``, De Morgan for AND/OR. A NOT over an AND with one unpushable part
-then splits into pushable pieces. ``NOT (x IN ...)`` and ``NOT LIKE`` stay as they are.
+then splits into pushable pieces. ``NOT (x IN ...)`` and ``NOT LIKE`` stay as they are
+(``x NOT LIKE p`` is first unfolded to ``NOT (x LIKE p)``, see
+:mod:`sluice.pushdown.negation`).
 
 >>> import sqlglot
 >>> from sluice.planner.predicates import rewrite_predicates
@@ -20,6 +22,7 @@ from sqlglot import exp
 
 from sluice.planner.predicates import rewrite_predicates
 from sluice.planner.state import PlanState
+from sluice.pushdown.negation import unfold_negate
 
 _COMPLEMENT = {exp.EQ: exp.NEQ, exp.NEQ: exp.EQ, exp.LT: exp.GTE, exp.GTE: exp.LT, exp.GT: exp.LTE, exp.LTE: exp.GT}
 
@@ -42,6 +45,7 @@ def negate(node: exp.Expression) -> exp.Expression:
 
 
 def rewrite(node: exp.Expression) -> exp.Expression:
+    node = unfold_negate(node)
     if isinstance(node, exp.Not):
         return negate(node.this)
     return node

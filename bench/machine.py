@@ -1,0 +1,86 @@
+"""Facts about the machine and software a result was measured on, recorded with it.
+
+Numbers from a 2-core box and a 32-core one are not comparable; neither are two
+connectorx versions. The report carries these facts so nobody has to guess.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import sqlite3
+import subprocess
+import sys
+from importlib import metadata
+
+import psycopg
+
+PACKAGES = ("pyarrow", "pyspark", "adbc-driver-manager", "adbc-driver-postgresql", "adbc-driver-sqlite", "connectorx",
+            "psycopg", "psycopg-binary", "sqlglot", "numpy")
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _memory_gib() -> float | None:
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def _command(*argv: str) -> str | None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (done.stdout or done.stderr).strip()
+    return text.splitlines()[0] if text else None
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def facts(pg_url: str, jars: dict[str, str]) -> dict[str, object]:
+    """Machine, interpreter, library, server and repository facts, as JSON-ready values."""
+    try:
+        with psycopg.connect(pg_url) as connection:
+            server = connection.execute("SHOW server_version").fetchone()[0]
+            shared_buffers = connection.execute("SHOW shared_buffers").fetchone()[0]
+    except psycopg.Error as error:
+        server, shared_buffers = f"unreachable: {error}", None
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    commit = _command("git", "-C", repo, "rev-parse", "--short", "HEAD")
+    dirty = bool(_command("git", "-C", repo, "status", "--porcelain"))
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_gib": _memory_gib(),
+        "os": platform.platform(),
+        "python": sys.version.split()[0],
+        "packages": {name: _version(name) for name in PACKAGES},
+        "sqlite_library": sqlite3.sqlite_version,
+        "postgresql_server": server,
+        "postgresql_shared_buffers": shared_buffers,
+        "java": _command("java", "-version"),
+        "jdbc_jars": {kind: os.path.basename(os.path.realpath(path)) for kind, path in jars.items()},
+        "git_commit": f"{commit}{' (uncommitted changes)' if dirty else ''}" if commit else None,
+    }

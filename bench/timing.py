@@ -1,0 +1,86 @@
+"""Running cases fairly: one warm-up, then interleaved rounds in a shuffled order.
+
+Every round runs every case once, in an order shuffled per round (seeded), so machine
+noise, cache state and JIT warm-up hit all paths alike instead of whichever ran last.
+A case that fails in the warm-up is recorded with its error and left out afterwards;
+a benchmark reports, it does not stop.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import statistics
+import time
+from typing import Callable
+
+from bench.cases import Case, same_rows
+
+Log = Callable[[str], None]
+
+
+def _timed(case: Case) -> tuple[float, object]:
+    gc.collect()
+    started = time.perf_counter()
+    result = case.run()
+    return time.perf_counter() - started, result
+
+
+def warm_up(cases: list[Case], log: Log) -> None:
+    """Run each case once, untimed; check raw paths' rows against their group's baseline."""
+    references: dict[tuple[str, str], object] = {}
+    for case in sorted(cases, key=lambda c: not c.baseline):  # baselines first: they are the reference
+        try:
+            seconds, result = _timed(case)
+        except Exception as error:  # noqa: BLE001 - any driver failure is a result to report
+            case.error = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:300]}"
+            log(f"  warm-up {case.scenario} {case.shape} {case.path}: FAILED {case.error}")
+            continue
+        if result is not None:
+            case.rows = result.num_rows  # type: ignore[attr-defined]
+            key = (case.scenario, case.shape)
+            if case.baseline:
+                references[key] = result
+                case.check = "reference"
+            elif key in references:
+                case.check = same_rows(result, references[key])  # type: ignore[arg-type]
+        log(f"  warm-up {case.scenario:16} {case.shape:8} {seconds:8.3f}s  {case.path}"
+            + (f"  [{case.check}]" if case.check and case.check != "reference" else ""))
+        del result
+    references.clear()
+
+
+def measure(cases: list[Case], runs: int, seed: int, log: Log) -> None:
+    """``runs`` interleaved rounds over the cases that survived the warm-up."""
+    live = [c for c in cases if c.error is None]
+    shuffle = random.Random(seed)
+    for round_number in range(1, runs + 1):
+        started = time.perf_counter()
+        order = live[:]
+        shuffle.shuffle(order)
+        for case in order:
+            if case.error is not None:
+                continue
+            try:
+                seconds, _ = _timed(case)
+            except Exception as error:  # noqa: BLE001
+                case.error = f"round {round_number}: {type(error).__name__}: {str(error).strip().splitlines()[0][:300]}"
+                log(f"  {case.scenario} {case.shape} {case.path}: FAILED {case.error}")
+                continue
+            case.seconds.append(seconds)
+        log(f"  round {round_number}/{runs}: {time.perf_counter() - started:.1f}s")
+
+
+def summary(case: Case, baseline: Case | None) -> dict[str, object]:
+    """One case as a JSON record: timings, median/min/max and the ratio to the baseline."""
+    record: dict[str, object] = {
+        "scenario": case.scenario, "shape": case.shape, "path": case.path, "baseline": case.baseline,
+        "note": case.note, "streams": case.streams, "rows": case.rows, "check": case.check, "error": case.error,
+        "runs_s": [round(s, 4) for s in case.seconds],
+    }
+    if case.seconds:
+        median = statistics.median(case.seconds)
+        record.update(median_s=round(median, 4), min_s=round(min(case.seconds), 4), max_s=round(max(case.seconds), 4))
+        if baseline is not None and baseline.seconds:
+            record["ratio"] = round(median / statistics.median(baseline.seconds), 3)
+    return record
