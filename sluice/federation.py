@@ -24,7 +24,7 @@ from sluice.planner.plan import QueryPlan, ScanPlan
 from sluice.planner.remote import order_by
 from sluice.planner.state import PlanState
 from sluice.pushdown.levels import Level
-from sluice.scan import ScanSpec
+from sluice.scan import ScanSpec, strip_password
 from sluice.sources import open_source
 from sluice.sources.base import Source
 from sluice.spark import execute
@@ -132,7 +132,7 @@ class Federation:
                 spec = replace(spec, metrics_dir=os.path.join(metrics_dir, scan_id))
                 os.makedirs(spec.metrics_dir, exist_ok=True)  # type: ignore[arg-type]
             source = self._sources[source_name]
-            frames[scan_id] = execute.scan_frame(self.spark, spec, source.password or _url_password(source.url))
+            frames[scan_id] = execute.scan_frame(self.spark, spec, source.password or strip_password(source.url)[1])
         return frames
 
     def _measure(self, query: str, pushdown: bool) -> tuple[QueryPlan, dict[str, dict[str, int]]]:
@@ -160,12 +160,6 @@ class Federation:
         """Run ``query``; rows and bytes each scan transferred, by scan alias."""
         plan, metrics = self._measure(query, pushdown)
         return {scan.alias: metrics[scan.scan_id] for scan in plan.scans}
-
-
-def _url_password(url: str) -> str | None:
-    from urllib.parse import urlsplit
-
-    return urlsplit(url).password
 
 
 def _read_metrics(directory: str) -> dict[str, int]:

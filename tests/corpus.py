@@ -87,3 +87,8 @@ def generated(seed: int, count: int) -> list[str]:
 
 def corpus(seed: int = 20261122, extra: int = 150) -> list[str]:
     return leaves() + generated(seed, extra)
+
+
+def differential(seed: int = 20261122) -> list[str]:
+    """The end-to-end subset (each predicate is a Spark scan): shapes plus random trees."""
+    return FUNCTIONS + generated(seed, 150)

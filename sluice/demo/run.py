@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from sluice.demo.world import DEFAULT_ORDERS, build_world
@@ -203,10 +203,11 @@ def _transfer_table(pushed: Transfer, whole: Transfer, pushed_s: float, whole_s:
 
 
 def _summary(outcomes: list[Outcome]) -> Table:
-    table = Table("query", "answer rows", "rows pushed", "rows whole", "ratio", "time pushed", "time whole",
+    numbers = [Column(name, justify="right", no_wrap=True)
+               for name in ("answer\nrows", "rows\npushed", "rows\nwhole", "ratio", "time\npushed", "time\nwhole")]
+    table = Table(Column("query", no_wrap=True), *numbers,
                   caption="rows transferred from the sources, summed over scans; ratio = pushed / whole; "
-                          "times: best of 2 runs",
-                  caption_justify="left")
+                          "times: best of 2 runs", caption_justify="left")
     for outcome in outcomes:
         pushed_rows, whole_rows = _rows(outcome.pushed), _rows(outcome.whole)
         table.add_row(outcome.query.label, f"{outcome.rows:,}", f"{pushed_rows:,}", f"{whole_rows:,}",

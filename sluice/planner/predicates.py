@@ -35,13 +35,19 @@ def set_condition(slot: exp.Expression, condition: exp.Expression | None) -> Non
 
 
 def rewrite_predicates(tree: exp.Expression, rewrite: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
-    """Copy ``tree`` and apply ``rewrite`` bottom-up inside predicate slots only.
+    """Copy ``tree`` and apply ``rewrite`` inside predicate slots only, to a fixed point.
 
     Projections are never touched, so the names Spark gives result columns cannot change.
     """
     tree = tree.copy()
     for slot in list(predicate_slots(tree)):
-        set_condition(slot, condition_of(slot).transform(rewrite))
+        condition = condition_of(slot)
+        for _ in range(100):  # transform() is top-down: repeat until nothing changes
+            rewritten = condition.transform(rewrite)
+            if rewritten == condition:
+                break
+            condition = rewritten
+        set_condition(slot, condition)
     return tree
 
 

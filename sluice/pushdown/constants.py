@@ -188,9 +188,14 @@ def _cast_literal(node: exp.Cast, zone: str) -> Constant | None:
             assert spark is not None
             low, high = spark.integral_range()
             return Constant(int(text), spark) if low <= int(text) <= high else None
-        if dtype is DT.DECIMAL and inner.type.is_numeric:
+        if dtype is DT.DECIMAL and (inner.type.is_numeric or inner.type.kind is Kind.STRING):
             spark = spark_type_of(target)
-            return Constant(Decimal(text), spark) if spark else None
+            value = Decimal(text.strip())
+            if spark is None or not value.is_finite():
+                return None
+            precision, scale = spark.precision_scale
+            fits = value == value.quantize(Decimal(1).scaleb(-scale)) and abs(value) < Decimal(10) ** (precision - scale)
+            return Constant(value, spark) if fits else None  # rounding casts are left to Spark
         if dtype is DT.DATE and inner.type.kind is Kind.STRING and _DATE.fullmatch(text.strip()):
             return Constant(dt.date.fromisoformat(text.strip()), DATE)
         if dtype in (DT.TIMESTAMPTZ, DT.TIMESTAMPLTZ) and inner.type.kind is Kind.STRING:

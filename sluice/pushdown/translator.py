@@ -72,6 +72,8 @@ _MIRROR = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
 
 def paren(node: exp.Expression) -> exp.Expression:
     """Explicit parentheses around anything that is not atomic: we never trust precedence."""
+    if isinstance(node, exp.Paren):
+        return node
     composite = (exp.Connector, exp.Binary, exp.Unary, exp.Predicate)
     atomic = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Paren, exp.Cast, exp.Func)
     return node if isinstance(node, atomic) and not isinstance(node, composite) else exp.Paren(this=node)

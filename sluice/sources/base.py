@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 from typing import ClassVar, Iterator
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 
@@ -48,8 +49,6 @@ class Source(abc.ABC):
         return mask_url(self.url)
 
     def secrets(self) -> tuple[str, ...]:
-        from urllib.parse import urlsplit
-
         url_password = urlsplit(self.url).password
         return tuple(s for s in (self.password, url_password) if s)
 

@@ -1,0 +1,40 @@
+"""Hand-built table schemas for unit tests: the properties catalogs would report."""
+
+from __future__ import annotations
+
+from sluice.types import Column, SparkType, TableSchema
+
+
+def column(name: str, spark: str, remote: str, **properties: object) -> Column:
+    return Column(name, SparkType(spark), remote, **properties)  # type: ignore[arg-type]
+
+
+PG_TABLE = TableSchema("pg", "public", "t", (
+    column("id", "bigint", "bigint"),
+    column("i", "int", "integer"),
+    column("f", "double", "double precision"),
+    column("r", "float", "real"),
+    column("d", "decimal(10,2)", "numeric(10,2)"),
+    column("name", "string", "text", collation="en-US-x-icu"),
+    column("code", "string", "text", collation="C"),
+    column("ch", "string", "character(5)", collation="en-US-x-icu", padded=True),
+    column("ci", "string", "text", collation="und-ci", case_insensitive=True),
+    column("dt", "date", "date"),
+    column("ts", "timestamp", "timestamp with time zone"),
+    column("tn", "timestamp_ntz", "timestamp without time zone"),
+    column("flag", "boolean", "boolean"),
+    column("n", "decimal(38,10)", "numeric", unpushable="unconstrained numeric is read rounded"),
+))
+
+SQLITE_TABLE = TableSchema("lite", "main", "t", (
+    column("id", "bigint", "INTEGER"),
+    column("i", "bigint", "INTEGER"),
+    column("f", "double", "REAL"),
+    column("name", "string", "TEXT"),
+    column("code", "string", "TEXT"),
+    column("ci", "string", "TEXT", collation="NOCASE"),
+    column("ch", "string", "TEXT", collation="RTRIM"),
+    column("dt", "date", "DATE"),
+    column("ts", "timestamp_ntz", "DATETIME"),
+    column("flag", "boolean", "BOOLEAN"),
+))

@@ -1,0 +1,31 @@
+"""Credentials never appear in what Sluice shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from sluice.errors import ConfigError
+from sluice.masking import mask_text, mask_url
+from sluice.scan import strip_password
+from sluice.sources import open_source
+
+
+def test_mask_url_keeps_user_and_host() -> None:
+    assert mask_url("postgresql://alice:s3cr3t!@db:5432/x") == "postgresql://alice:***@db:5432/x"
+    assert mask_url("sqlite:///a.db") == "sqlite:///a.db"
+
+
+def test_mask_text_removes_urls_pairs_and_known_secrets() -> None:
+    text = "failed: postgresql://bob:hunter2@h/db password=hunter2 token='abc' and again hunter2"
+    masked = mask_text(text, ("hunter2",))
+    assert "hunter2" not in masked and "abc" not in masked
+
+
+def test_strip_password_splits_it_off() -> None:
+    assert strip_password("postgresql://u:p%40ss@h:1/d") == ("postgresql://u@h:1/d", "p%40ss")
+
+
+def test_unknown_scheme_error_is_masked() -> None:
+    with pytest.raises(ConfigError) as error:
+        open_source("x", "oracle://scott:tiger@h/db")
+    assert "tiger" not in str(error.value) and "oracle" in str(error.value)
