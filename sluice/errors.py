@@ -24,6 +24,10 @@ class QuerySyntaxError(SluiceError):
     """The SQL text does not parse."""
 
 
+class QueryError(SluiceError):
+    """Spark rejected the query (an unknown function, a type error, ...)."""
+
+
 class PushdownError(SluiceError):
     """A pushdown invariant was violated (a bug in Sluice, never a user mistake)."""
 

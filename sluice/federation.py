@@ -102,8 +102,7 @@ class Federation:
     def _whole_table(self, scan) -> ScanSpec:  # type: ignore[no-untyped-def]
         source = self._sources[scan.source]
         columns = tuple(c.name for c in scan.table.columns)
-        return ScanSpec.for_source(source, scan.table, columns, partitions=source.default_partitions(scan.table),
-                                   accept_spark_filters=False)
+        return ScanSpec.for_source(source, scan.table, columns, partitions=source.default_partitions(scan.table))
 
     def sql(self, query: str, pushdown: bool = True) -> DataFrame:
         """Run ``query`` (Spark SQL over ``source.[schema.]table`` names) as a DataFrame.
@@ -115,15 +114,16 @@ class Federation:
 
     def _dataframe(self, query: str, pushdown: bool, metrics_dir: str | None) -> tuple[DataFrame, QueryPlan]:
         plan, bound = self._plan(query, execute.next_prefix())
+        labels = {s.scan_id: s.table.qualified_name for s in bound.scans}
         if not pushdown:
             whole = {s.scan_id: (s.source, self._whole_table(s)) for s in bound.scans}
-            return execute.run(self.spark, plan.reference_sql, self._frames(whole, metrics_dir)), plan
+            return execute.run(self.spark, plan.reference_sql, self._frames(whole, metrics_dir), labels=labels), plan
         # Result names come from the reference query, analysed over empty stand-ins
         # (same schemas, no reads), so no rewrite can rename a column.
         stand_ins = {s.scan_id: self.spark.createDataFrame([], s.table.spark_ddl()) for s in bound.scans}
-        names = execute.run(self.spark, plan.reference_sql, stand_ins).columns
+        names = execute.run(self.spark, plan.reference_sql, stand_ins, labels=labels).columns
         pushed = {s.scan_id: (s.source, s.spec) for s in plan.scans}
-        return execute.run(self.spark, plan.spark_sql, self._frames(pushed, metrics_dir), names), plan
+        return execute.run(self.spark, plan.spark_sql, self._frames(pushed, metrics_dir), names, labels), plan
 
     def _frames(self, specs: dict[str, tuple[str, ScanSpec]], metrics_dir: str | None) -> dict[str, DataFrame]:
         frames = {}
@@ -163,11 +163,16 @@ class Federation:
 
 
 def _read_metrics(directory: str) -> dict[str, int]:
-    rows = nbytes = 0
+    """Rows and bytes per scan. Spark may read a partition twice (a global sort samples it
+    first), so each partition counts once; ``reads`` says how many reads there were."""
+    per_partition: dict[int, dict[str, int]] = {}
+    reads = 0
     if os.path.isdir(directory):
         for name in os.listdir(directory):
             with open(os.path.join(directory, name), encoding="utf-8") as handle:
                 record = json.load(handle)
-            rows += record["rows"]
-            nbytes += record["bytes"]
-    return {"rows": rows, "bytes": nbytes}
+            per_partition[record["partition"]] = record
+            reads += 1
+    rows = sum(r["rows"] for r in per_partition.values())
+    nbytes = sum(r["bytes"] for r in per_partition.values())
+    return {"rows": rows, "bytes": nbytes, "reads": reads}

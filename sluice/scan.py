@@ -42,8 +42,10 @@ class ScanSpec:
     partitions: int = 1
     statement_timeout_s: float = 600.0
     metrics_dir: str | None = None
-    #: answer Spark's pushFilters (off for the reference path, which must read whole tables)
-    accept_spark_filters: bool = True
+    #: answer Spark's pushFilters. Off unless asked for: Spark 4.3 caches a Python data
+    #: source's filtered reader on the relation and reuses it for a later query on the same
+    #: DataFrame that has no pushable filter (see sluice/spark/datasource.py).
+    accept_spark_filters: bool = False
 
     @classmethod
     def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: object) -> "ScanSpec":

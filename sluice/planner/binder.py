@@ -9,6 +9,7 @@ optimizer works on, where every column names its table by a query-unique alias.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -22,6 +23,7 @@ from sluice.errors import BindError, QuerySyntaxError
 from sluice.planner.state import ScanState
 from sluice.types import TableSchema
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 Resolver = Callable[[str, str | None, str], TableSchema]
 
 
@@ -36,7 +38,8 @@ def parse(sql: str) -> exp.Expression:
     try:
         statements = [s for s in sqlglot.parse(sql, read="spark") if s is not None]
     except ParseError as error:
-        raise QuerySyntaxError(f"cannot parse the query: {error}") from None
+        message = _ANSI.sub("", str(error))  # sqlglot underlines the culprit with terminal codes
+        raise QuerySyntaxError(f"cannot parse the query: {message}") from None
     if len(statements) != 1:
         raise QuerySyntaxError(f"expected one SQL query, found {len(statements)} statements")
     if not isinstance(statements[0], exp.Query):

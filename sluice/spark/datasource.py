@@ -5,9 +5,17 @@ Two ways in, one reader:
 * ``Federation.sql`` registers each planned scan with option ``scan`` (a
   :class:`~sluice.scan.ScanSpec` as JSON: projection, pushed filters, order, limit).
 * ``spark.read.format("sluice").option("url", ...).option("table", ...)`` describes the
-  table on the driver; Spark's ``pushFilters`` is answered by the same classifier. A
-  filter is returned to Spark (re-checked) unless it is EXACT; INEXACT ones are also
-  sent to the source.
+  table on the driver. With ``.option("pushFilters", "true")`` Spark's ``pushFilters`` is
+  answered by the same classifier: a filter is returned to Spark (re-checked) unless it
+  is EXACT; INEXACT ones are also sent to the source.
+
+Why ``pushFilters`` is opt-in: Spark 4.3 keeps the reader planned by the last
+``pushFilters`` call on the loaded relation (``PythonDataSourceV2.readInfo``) and, for a
+later query on the same DataFrame that has no filter Spark can hand over (none at all, or
+only ``upper(x) = ...``), reuses it without asking Python again. That query then reads
+the earlier query's filtered rows: silent data loss. Planned scans (``Federation.sql``)
+therefore never accept Spark's filters (Sluice's planner has pushed what it can already),
+and the DataFrame API pushes only when asked, for a DataFrame used by one query.
 
 A password travels in option ``password`` only: Spark redacts options whose key matches
 ``spark.redaction.regex`` in plans and logs, and the scan spec never holds one.
@@ -49,7 +57,9 @@ class SluiceDataSource(DataSource):
         schema, _, table = table_name.rpartition(".")
         described = source.describe(schema or None, table)
         partitions = int(self.options.get("partitions", source.default_partitions(described)))
-        return ScanSpec.for_source(source, described, tuple(c.name for c in described.columns), partitions=partitions)
+        accept = self.options.get("pushFilters", "false").lower() == "true"
+        return ScanSpec.for_source(source, described, tuple(c.name for c in described.columns), partitions=partitions,
+                                   accept_spark_filters=accept)
 
     def schema(self) -> str:
         return self._spec().spark_ddl()

@@ -11,7 +11,10 @@ import itertools
 from contextlib import contextmanager
 from typing import Iterator
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
+
+from sluice.errors import QueryError
 
 from sluice.scan import ScanSpec
 
@@ -36,10 +39,21 @@ def views(spark: SparkSession, frames: dict[str, DataFrame]) -> Iterator[None]:
             spark.catalog.dropTempView(name)
 
 
-def run(spark: SparkSession, sql: str, frames: dict[str, DataFrame], names: list[str] | None = None) -> DataFrame:
-    """Spark SQL ``sql`` over ``frames`` registered as views; columns renamed to ``names``."""
+def run(spark: SparkSession, sql: str, frames: dict[str, DataFrame], names: list[str] | None = None,
+        labels: dict[str, str] | None = None) -> DataFrame:
+    """Spark SQL ``sql`` over ``frames`` registered as views; columns renamed to ``names``.
+
+    Spark's analysis errors become :class:`QueryError`, with the views' internal names
+    replaced by the tables the user wrote (``labels``).
+    """
     with views(spark, frames):
-        frame = spark.sql(sql)
+        try:
+            frame = spark.sql(sql)
+        except AnalysisException as error:
+            message = str(error).split("\n== SQL", 1)[0]
+            for view, table in (labels or {}).items():
+                message = message.replace(view, table)
+            raise QueryError(f"Spark rejected the query: {message}") from None
     return frame.toDF(*names) if names is not None else frame
 
 

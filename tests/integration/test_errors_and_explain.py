@@ -79,3 +79,11 @@ def test_password_never_reaches_explain_or_sparks_plan(spark, pg_url) -> None:  
              frame._jdf.queryExecution().toString(), repr(federation.sources)]
     assert all("Sup3rS3cret" not in text for text in texts)
     assert frame.count() == federation.sql(query, pushdown=False).count()
+
+
+def test_spark_analysis_errors_name_the_users_tables(fed) -> None:  # type: ignore[no-untyped-def]
+    from sluice import QueryError
+
+    with pytest.raises(QueryError) as error:
+        fed.sql("SELECT no_such_function(t) FROM lite.edge")
+    assert "no_such_function" in str(error.value).lower() and "sluice_q" not in str(error.value)
