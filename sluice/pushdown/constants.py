@@ -275,23 +275,16 @@ def coerce(constant: Constant, target: SparkType, zone: str) -> Constant:
         return Constant(number if target.bits == 64 else float32(number), target)
     if kind is Kind.DATE and source.kind is Kind.STRING and _DATE.fullmatch(str(value).strip()):
         return Constant(dt.date.fromisoformat(str(value).strip()), target)
-    if kind is Kind.TIMESTAMP:
+    if kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
+        instant = kind is Kind.TIMESTAMP
         if source.kind is Kind.STRING:
-            stamp = parse_timestamp(str(value), zone)
+            stamp = parse_timestamp(str(value), zone if instant else None)
             if stamp is None:
                 raise NotRepresentable(f"{value!r} is not a timestamp Sluice parses like Spark")
             return Constant(stamp, target)
-        if source.kind is Kind.TIMESTAMP_NTZ:
-            return Constant(value.replace(tzinfo=session_zone(zone)).astimezone(dt.timezone.utc), target)  # type: ignore[union-attr]
-        if source.kind is Kind.DATE:
-            midnight = dt.datetime.combine(value, dt.time())  # type: ignore[arg-type]
-            return Constant(midnight.replace(tzinfo=session_zone(zone)).astimezone(dt.timezone.utc), target)
-    if kind is Kind.TIMESTAMP_NTZ:
-        if source.kind is Kind.STRING:
-            stamp = parse_timestamp(str(value), None)
-            if stamp is None:
-                raise NotRepresentable(f"{value!r} is not a timestamp Sluice parses like Spark")
-            return Constant(stamp, target)
-        if source.kind is Kind.DATE:
-            return Constant(dt.datetime.combine(value, dt.time()), target)  # type: ignore[arg-type]
+        wall = dt.datetime.combine(value, dt.time()) if source.kind is Kind.DATE else value  # type: ignore[arg-type]
+        if source.kind is Kind.DATE and not instant:
+            return Constant(wall, target)
+        if instant and source.kind in (Kind.DATE, Kind.TIMESTAMP_NTZ):
+            return Constant(wall.replace(tzinfo=session_zone(zone)).astimezone(dt.timezone.utc), target)  # type: ignore[union-attr]
     raise NotRepresentable(f"Spark's cast of {source} {value!r} to {target} is not mirrored")
