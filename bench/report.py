@@ -69,6 +69,25 @@ def _moved(scale: dict[str, Any], scenario: str, shape: str, baseline: bool) -> 
     return {"rows": sum(s["rows"] for s in scans), "bytes": sum(s["bytes"] for s in scans)}
 
 
+def in_short(result: dict[str, Any]) -> str:
+    """One paragraph: the fastest path per engine for a full scan at the largest scale."""
+    scale = max(result["scales"], key=lambda s: s["rows"])
+    parts = []
+    for scenario, engine in (("postgresql-raw", "PostgreSQL"), ("sqlite-raw", "SQLite")):
+        group = _group(scale, scenario, "full")
+        base, best = next((r for r in group if r["baseline"]), None), _fastest(group)
+        if base and best and base.get("median_s") is not None:
+            parts.append(f"for {engine} the fastest path is **{best['path']}** ({_ratio(best.get('ratio'))} the time of "
+                         f"Sluice's {base['path'].removeprefix('sluice ')})")
+    for scenario, engine in (("postgresql-spark", "PostgreSQL"), ("sqlite-spark", "SQLite")):
+        jdbc = next((r for r in _group(scale, scenario, "full") if r["path"].startswith("Spark JDBC")), None)
+        if jdbc and jdbc.get("ratio"):
+            parts.append(f"through Spark, Spark's JDBC source reads {engine} in {_ratio(jdbc['ratio'])} the time of Sluice")
+    if not parts:
+        return ""
+    return f"Full scan of {_n(scale['rows'])} rows: " + "; ".join(parts) + "."
+
+
 def findings(result: dict[str, Any]) -> list[str]:
     """Plain sentences drawn from the numbers of the largest scale (regenerated every run)."""
     scale = max(result["scales"], key=lambda s: s["rows"])
@@ -192,7 +211,7 @@ def render(result: dict[str, Any], json_path: str) -> str:
     ]
     if result["jdbc"]["skipped"]:
         out += [f"Spark JDBC paths were skipped: {result['jdbc']['skipped']}", ""]
-    out += ["## What this shows", "", *[f"- {line}" for line in findings(result)], ""]
+    out += ["## What this shows", "", in_short(result), "", *[f"- {line}" for line in findings(result)], ""]
     for scenario, title in SCENARIOS.items():
         if not any(r["scenario"] == scenario for s in result["scales"] for r in s["results"]):
             continue

@@ -87,3 +87,11 @@ def test_spark_analysis_errors_name_the_users_tables(fed) -> None:  # type: igno
     with pytest.raises(QueryError) as error:
         fed.sql("SELECT no_such_function(t) FROM lite.edge")
     assert "no_such_function" in str(error.value).lower() and "sluice_q" not in str(error.value)
+
+
+def test_result_names_do_not_change_with_pushdown(fed) -> None:  # type: ignore[no-untyped-def]
+    query = ("SELECT i BETWEEN 1 AND 2, count(*), sum(d), NOT (i = 1), T.t FROM pg.sluice_test.edge T "
+             "WHERE i BETWEEN -5 AND 5 AND NOT (t = 'a') GROUP BY 1, 4, T.t")
+    pushed, reference = fed.sql(query), fed.sql(query, pushdown=False)
+    assert pushed.columns == reference.columns
+    assert sorted(map(repr, pushed.collect())) == sorted(map(repr, reference.collect()))
