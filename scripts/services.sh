@@ -74,6 +74,26 @@ ensure_postgres() {
     log "postgresql ready"
 }
 
+# A role that must log in with a password, so the tests can check what a wrong password
+# does (everything else on loopback is trust). The password is a test fixture, not a secret.
+PG_AUTH_ROLE=sluice_auth
+PG_AUTH_PASSWORD=sluice-auth-test
+ensure_pg_password_role() {
+    local hba
+    hba=$(as_pg psql -XAtc 'show hba_file')
+    if ! grep -q "^host all $PG_AUTH_ROLE 127.0.0.1/32 scram-sha-256" "$hba"; then
+        log "requiring a password for role $PG_AUTH_ROLE in $hba"
+        sed -i "1i host all $PG_AUTH_ROLE 127.0.0.1/32 scram-sha-256" "$hba"  # first match wins
+        as_pg psql -XAtqc 'select pg_reload_conf()' >/dev/null
+    fi
+    as_pg psql -v ON_ERROR_STOP=1 -XAtq -c "
+        DO \$\$BEGIN
+          IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$PG_AUTH_ROLE') THEN
+            CREATE ROLE $PG_AUTH_ROLE LOGIN PASSWORD '$PG_AUTH_PASSWORD';
+          END IF;
+        END\$\$;"
+}
+
 # ------------------------------------------------------------------- MariaDB
 my_ok() { mariadb --protocol=tcp -h 127.0.0.1 -P 3306 -u root -e 'select 1' test >/dev/null 2>&1; }
 
@@ -108,4 +128,5 @@ ensure_mariadb() {
 }
 
 ensure_postgres
+ensure_pg_password_role
 ensure_mariadb

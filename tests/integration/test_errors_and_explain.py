@@ -95,3 +95,25 @@ def test_result_names_do_not_change_with_pushdown(fed) -> None:  # type: ignore[
     pushed, reference = fed.sql(query), fed.sql(query, pushdown=False)
     assert pushed.columns == reference.columns
     assert sorted(map(repr, pushed.collect())) == sorted(map(repr, reference.collect()))
+
+
+def test_wrong_password_is_named_and_the_right_one_reaches_the_readers(spark, pg_url) -> None:  # type: ignore[no-untyped-def]
+    """Role sluice_auth needs a password (scripts/services.sh sets it up)."""
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as connection:
+        connection.execute("CREATE TABLE IF NOT EXISTS sluice_test.auth_t AS SELECT 1 AS x")
+        connection.execute("GRANT USAGE ON SCHEMA sluice_test TO sluice_auth")
+        connection.execute("GRANT SELECT ON sluice_test.auth_t TO sluice_auth")
+    url = "postgresql://sluice_auth@127.0.0.1:5432/test"
+    federation = Federation(spark=spark)
+    for attempt in ({"url": url, "password": "not-the-password-42"},
+                    {"url": url.replace("sluice_auth@", "sluice_auth:wrong-in-url-77@")}):
+        with pytest.raises(SourceError) as error:
+            federation.attach("auth", **attempt)
+        assert "password authentication failed" in str(error.value)
+        assert "not-the-password-42" not in str(error.value) and "wrong-in-url-77" not in str(error.value)
+    federation.attach("auth", url, password="sluice-auth-test")
+    frame = federation.sql("SELECT x FROM auth.sluice_test.auth_t WHERE x = 1")
+    assert frame.collect()[0].x == 1
+    assert "sluice-auth-test" not in frame._jdf.queryExecution().toString() + federation.explain("SELECT x FROM auth.sluice_test.auth_t")
