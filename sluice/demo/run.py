@@ -186,7 +186,10 @@ def _rows(transfer: Transfer) -> int:
 
 
 def _ratio(pushed: int, whole: int) -> str:
-    return f"{pushed / whole * 100:.2g}%" if whole else "-"
+    if not whole:
+        return "-"
+    percent = pushed / whole * 100
+    return f"{percent:.3g}%" if percent >= 0.01 else f"{percent:.2g}%"
 
 
 def _transfer_table(pushed: Transfer, whole: Transfer, pushed_s: float, whole_s: float) -> Table:

@@ -22,6 +22,7 @@ def build_session(master: str | None = None, app_name: str = "sluice", conf: dic
     """A local session (``local[*]`` unless ``SLUICE_SPARK_MASTER`` or ``master`` says otherwise)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # local mode stays on loopback
     builder = (
         SparkSession.builder.master(master or os.environ.get("SLUICE_SPARK_MASTER", "local[*]"))
         .appName(app_name)
