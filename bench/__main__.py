@@ -70,7 +70,7 @@ def _scale(rows: int, args: argparse.Namespace, fed: Any, jdbc: dict[str, str], 
     log(f"== {rows:,} rows: warm-up of {len(cases)} cases")
     warm_up(cases, log)
     log(f"== {rows:,} rows: {runs} interleaved rounds")
-    measure(cases, runs, args.seed + rows, log)
+    rounds = measure(cases, runs, args.seed + rows, log)
     log(f"== {rows:,} rows: rows transferred with pushdown on and off")
     transferred = {kind: {shape.key: spark_paths.transferred(fed, kind, shape) for shape in SHAPES}
                    for kind in ("postgresql", "sqlite")}
@@ -82,6 +82,7 @@ def _scale(rows: int, args: argparse.Namespace, fed: Any, jdbc: dict[str, str], 
                for kind, p in prepared.items()},
             "same_data": prepared["postgresql"].fingerprint == prepared["sqlite"].fingerprint,
         },
+        "rounds": rounds,
         "results": [summary(c, baselines.get((c.scenario, c.shape))) for c in cases],
         "transferred": transferred,
     }

@@ -138,6 +138,10 @@ def _machine(result: dict[str, Any]) -> list[str]:
         f"- Python {m['python']}; {packages}",
         f"- PostgreSQL {m['postgresql_server']} (shared_buffers {m['postgresql_shared_buffers']}) on loopback; "
         f"SQLite library {m['sqlite_library']}; {m['java']}; JDBC jars: {jars}",
+        *(f"- Load average (1 min) after each timed round at {_n(s['rows'])} rows: "
+          + ", ".join(f"{r['load_1min']:.1f}" for r in s["rounds"])
+          + f" on {m['cores']} cores (above the core count, other work competed with the benchmark)"
+          for s in result["scales"] if s.get("rounds")),
     ]
 
 
@@ -204,6 +208,9 @@ def render(result: dict[str, Any], json_path: str) -> str:
         "- Spark paths write to the `noop` sink: `fed.sql(q)` (pushdown on, the baseline), `fed.sql(q, pushdown=False)` "
         "(whole table read, Spark filters), and Spark's JDBC source split on `id` into as many partitions as Sluice uses "
         "(Spark pushes the same filter and projection to the database).",
+        "- Raw paths are one read in one process. Inside Spark every Sluice partition is one such read in a Python "
+        "worker, so the single-stream (*streams* = 1) numbers are the ones a driver swap would carry into Spark; "
+        "connectorx's own partitioning competes with Spark's for the same cores.",
         f"- Method: one warm-up run, then {runs} rounds; each round runs every case once in a freshly shuffled order, "
         "so noise hits all paths alike. Median, min and max of the rounds; `× Sluice` is median / median of the "
         "bold baseline (< 1 is faster than what Sluice does today).",

@@ -9,6 +9,7 @@ a benchmark reports, it does not stop.
 from __future__ import annotations
 
 import gc
+import os
 import random
 import statistics
 import time
@@ -50,8 +51,13 @@ def warm_up(cases: list[Case], log: Log) -> None:
     references.clear()
 
 
-def measure(cases: list[Case], runs: int, seed: int, log: Log) -> None:
-    """``runs`` interleaved rounds over the cases that survived the warm-up."""
+def measure(cases: list[Case], runs: int, seed: int, log: Log) -> list[dict[str, float]]:
+    """``runs`` interleaved rounds over the cases that survived the warm-up.
+
+    Returns each round's duration and the 1-minute load average after it: on a shared
+    machine, a load above the core count means other work competed with the paths.
+    """
+    rounds = []
     live = [c for c in cases if c.error is None]
     shuffle = random.Random(seed)
     for round_number in range(1, runs + 1):
@@ -68,7 +74,10 @@ def measure(cases: list[Case], runs: int, seed: int, log: Log) -> None:
                 log(f"  {case.scenario} {case.shape} {case.path}: FAILED {case.error}")
                 continue
             case.seconds.append(seconds)
-        log(f"  round {round_number}/{runs}: {time.perf_counter() - started:.1f}s")
+        seconds, load = time.perf_counter() - started, os.getloadavg()[0]
+        rounds.append({"seconds": round(seconds, 1), "load_1min": round(load, 2)})
+        log(f"  round {round_number}/{runs}: {seconds:.1f}s, load average {load:.2f}")
+    return rounds
 
 
 def summary(case: Case, baseline: Case | None) -> dict[str, object]:

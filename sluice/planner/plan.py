@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sluice.planner.optimizer import TraceStep
-from sluice.pushdown.levels import Level, Verdict
+from sluice.pushdown.levels import Verdict
 from sluice.scan import ScanSpec
 
 
@@ -19,14 +19,6 @@ class ScanPlan:
     spec: ScanSpec
     verdicts: tuple[Verdict, ...]
     remote_query: str
-
-    @property
-    def pushed(self) -> tuple[Verdict, ...]:
-        return tuple(v for v in self.verdicts if v.level.pushed)
-
-    @property
-    def residual(self) -> tuple[Verdict, ...]:
-        return tuple(v for v in self.verdicts if v.level is not Level.EXACT)
 
     def to_dict(self) -> dict:  # type: ignore[type-arg]
         return {

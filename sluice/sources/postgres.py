@@ -26,7 +26,7 @@ _SIMPLE_TYPES = {
 }
 _DESCRIBE = """
 SELECT a.attname, t.typname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
-       co.collname, co.collisdeterministic, a.atttypmod, c.reltuples::bigint
+       co.collname, co.collisdeterministic, c.reltuples::bigint
 FROM pg_attribute a
 JOIN pg_class c ON c.oid = a.attrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -87,10 +87,10 @@ class PostgresSource(Source):
                 "SELECT coalesce(nullif(daticulocale, ''), datcollate) FROM pg_database WHERE datname = current_database()"
             ).fetchone()[0]
         columns = tuple(self._column(row, default_collation) for row in rows)
-        return TableSchema(self.name, schema, table, columns, row_estimate=max(0, int(rows[0][7])))
+        return TableSchema(self.name, schema, table, columns, row_estimate=max(0, int(rows[0][6])))
 
     def _column(self, row: tuple, default_collation: str) -> Column:  # type: ignore[type-arg]
-        name, typname, formatted, not_null, collation, deterministic, typmod, _ = row
+        name, typname, formatted, not_null, collation, deterministic, _ = row
         collation = default_collation if collation == "default" else collation
         common = {"name": name, "remote_type": formatted, "nullable": not not_null}
         if typname == "numeric":
