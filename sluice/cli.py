@@ -2,8 +2,9 @@
 
 Arguments, the catalog and every password variable are checked before Spark starts
 (about 8 s), so a typo fails at once. A :class:`~sluice.errors.SluiceError` is the
-user's to fix: it prints ``error: <message>`` (URLs masked) and exits 2. Any other
-exception is a bug in Sluice and keeps its traceback.
+user's to fix: it prints ``error: <message>`` (URLs masked) and exits 2, and so does an
+error Spark raises while running the query (``1/0`` under ANSI). Any other exception is
+a bug in Sluice and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import json
 import sys
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from pyspark.errors.exceptions.captured import CapturedException
 from rich.console import Console
 
 from sluice.catalog import SourceConfig, attach_sources, load_catalog
 from sluice.errors import ConfigError, SluiceError
+from sluice.masking import mask_text
 from sluice.render import rows_table
 
 if TYPE_CHECKING:
@@ -39,6 +42,9 @@ def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -
         return command(args, spark)
     except SluiceError as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except CapturedException as error:  # Spark failed the user's query while running it (e.g. 1/0)
+        print(f"error: Spark: {mask_text(str(error).splitlines()[0])}", file=sys.stderr)
         return 2
 
 

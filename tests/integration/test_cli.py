@@ -119,3 +119,19 @@ def test_unset_password_variable_fails_before_spark(monkeypatch: pytest.MonkeyPa
     catalog.write_text('[sources.pg]\nurl = "postgresql://root@h/db"\npassword_env = "SLUICE_CLI_TEST_PW"\n')
     assert main(["sql", "SELECT 1", "--catalog", str(catalog)]) == 2
     assert "SLUICE_CLI_TEST_PW" in capsys.readouterr().err
+
+
+def test_a_query_spark_fails_at_run_time_is_a_clean_error(spark, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    from sluice.cli import main
+
+    path = tmp_path / "div.db"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE t (x INTEGER)")
+    connection.execute("INSERT INTO t VALUES (0)")
+    connection.commit()
+    connection.close()
+    code = main(["sql", "SELECT 1 / x FROM lite.t", "--source", f"lite=sqlite:///{path}"], spark=spark)
+    assert code == 2
+    assert "DIVIDE_BY_ZERO" in capsys.readouterr().err
