@@ -37,7 +37,11 @@ unit: setup
 demo: setup
 	$(PY) -m sluice.cli demo $(DEMO_ARGS)
 
+# Spark's JDBC source is one of the compared paths; Debian ships its drivers.
 bench: setup services
+	@[ -f /usr/share/java/postgresql.jar ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq libpostgresql-jdbc-java libxerial-sqlite-jdbc-java >/dev/null; } || \
+		echo "[bench] JDBC drivers not installed: the Spark JDBC paths will be skipped"
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:

@@ -76,9 +76,13 @@ def in_short(result: dict[str, Any]) -> str:
     for scenario, engine in (("postgresql-raw", "PostgreSQL"), ("sqlite-raw", "SQLite")):
         group = _group(scale, scenario, "full")
         base, best = next((r for r in group if r["baseline"]), None), _fastest(group)
-        if base and best and base.get("median_s") is not None:
-            parts.append(f"for {engine} the fastest path is **{best['path']}** ({_ratio(best.get('ratio'))} the time of "
-                         f"Sluice's {base['path'].removeprefix('sluice ')})")
+        single = _fastest([r for r in group if r["streams"] == 1])
+        if base and best and single and base.get("median_s") is not None:
+            text = (f"for {engine} the fastest path is **{best['path']}** ({_ratio(best.get('ratio'))} the time of "
+                    f"Sluice's {base['path'].removeprefix('sluice ')})")
+            if single is not best:
+                text += f", the fastest single stream **{single['path']}** ({_ratio(single.get('ratio'))})"
+            parts.append(text)
     for scenario, engine in (("postgresql-spark", "PostgreSQL"), ("sqlite-spark", "SQLite")):
         jdbc = next((r for r in _group(scale, scenario, "full") if r["path"].startswith("Spark JDBC")), None)
         if jdbc and jdbc.get("ratio"):
@@ -140,7 +144,7 @@ def _machine(result: dict[str, Any]) -> list[str]:
         f"SQLite library {m['sqlite_library']}; {m['java']}; JDBC jars: {jars}",
         *(f"- Load average (1 min) after each timed round at {_n(s['rows'])} rows: "
           + ", ".join(f"{r['load_1min']:.1f}" for r in s["rounds"])
-          + f" on {m['cores']} cores (above the core count, other work competed with the benchmark)"
+          + f" on {m['cores']} cores (the benchmark itself adds about 1-2; more means other work competed)"
           for s in result["scales"] if s.get("rounds")),
     ]
 

@@ -17,7 +17,7 @@ from sluice.dialects.postgres import PostgresDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, Source
-from sluice.types import Column, SparkType, TableSchema
+from sluice.types import Column, Kind, SparkType, TableSchema
 
 _SIMPLE_TYPES = {
     "int2": "smallint", "int4": "int", "int8": "bigint", "float4": "float", "float8": "double",
@@ -110,7 +110,10 @@ class PostgresSource(Source):
     def select_expression(self, column_name: str, table: TableSchema) -> str:
         column = table.column(column_name)
         quoted = self.dialect.render_identifier(column.name)
-        return f"{quoted}::text" if column.read_as_text else quoted
+        # numeric travels as text: ADBC's own binary-numeric-to-text step costs more than the
+        # server's (bench: 0.56x on a 4M-row scan); conform() casts the text to decimal128.
+        as_text = column.read_as_text or column.type.kind is Kind.DECIMAL
+        return f"{quoted}::text" if as_text else quoted
 
     # ------------------------------------------------------------ reading
     def split(self, table: TableSchema, count: int) -> list[str | None]:
