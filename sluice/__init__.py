@@ -1,7 +1,26 @@
-"""Sluice: Spark SQL over the databases and files where data lives, with faithful pushdown."""
+"""Sluice: Spark SQL over the databases and files where data lives, with faithful pushdown.
+
+``Federation`` is imported on first use: Spark's Python workers import this package to
+run the ``sluice`` data source and need none of the planner.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from sluice.errors import BindError, ConfigError, PushdownError, QueryError, QuerySyntaxError, SluiceError, SourceError
-from sluice.federation import Federation
 from sluice.pushdown.levels import Level
 
-__all__ = ["Federation", "Level", "SluiceError", "BindError", "ConfigError", "PushdownError", "QueryError", "QuerySyntaxError", "SourceError"]
+if TYPE_CHECKING:
+    from sluice.federation import Federation
+
+__all__ = ["Federation", "Level", "SluiceError", "BindError", "ConfigError", "PushdownError", "QueryError",
+           "QuerySyntaxError", "SourceError"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "Federation":
+        from sluice.federation import Federation
+
+        return Federation
+    raise AttributeError(f"module 'sluice' has no attribute {name!r}")
