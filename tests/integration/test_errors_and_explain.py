@@ -47,7 +47,7 @@ def test_unreachable_server_and_bad_credentials_name_the_problem_not_the_secret(
 def test_explain_shows_levels_reasons_and_remote_sql(fed) -> None:  # type: ignore[no-untyped-def]
     text = fed.explain(EXAMPLE)
     assert "[EXACT]" in text and "[UNSUPPORTED]" in text and "reason:" in text
-    assert 'remote query: SELECT "id", "d" FROM "sluice_test"."edge" WHERE' in text
+    assert 'remote query: SELECT "id", "d"::text FROM "sluice_test"."edge" WHERE' in text
     verbose = fed.explain(EXAMPLE, verbose=True)
     for rule in ("normalize_between", "place_filters", "classify_filters", "push_limit"):
         assert f"-- after {rule}:" in verbose
