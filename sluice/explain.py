@@ -19,8 +19,9 @@ def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, di
             lines.append(f"  [{verdict.level.value}] {verdict.sql}")
             lines.append(f"      reason: {verdict.reason}")
         if metrics is not None:
-            measured = metrics.get(scan.scan_id, {"rows": 0, "bytes": 0})
-            lines.append(f"  transferred: {measured['rows']:,} rows, {measured['bytes']:,} bytes")
+            measured = metrics.get(scan.scan_id, {"rows": 0, "bytes": 0, "reads": 0})
+            lines.append(f"  transferred: {measured['rows']:,} rows, {measured['bytes']:,} bytes"
+                         f" ({measured['reads']} partition reads)")
     lines.append("== Spark SQL over the scans ==")
     lines.append(plan.spark_sql)
     if verbose:

@@ -22,9 +22,9 @@ from sluice.planner.binder import BoundQuery, bind
 from sluice.planner.optimizer import optimize
 from sluice.planner.plan import QueryPlan, ScanPlan
 from sluice.planner.remote import order_by
-from sluice.planner.state import PlanState
+from sluice.planner.state import PlanState, ScanState
 from sluice.pushdown.levels import Level
-from sluice.scan import ScanSpec, strip_password
+from sluice.scan import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import Source
 from sluice.spark import execute
@@ -86,7 +86,7 @@ class Federation:
         spark_sql = state.tree.sql(dialect="spark")
         return QueryPlan(query, spark_sql, bound.reference.sql(dialect="spark"), scans, trace), bound
 
-    def _scan_plan(self, scan) -> ScanPlan:  # type: ignore[no-untyped-def]
+    def _scan_plan(self, scan: ScanState) -> ScanPlan:
         source = self._sources[scan.source]
         pushed = tuple(v.remote_sql for v in scan.verdicts if v.level is not Level.UNSUPPORTED)
         spec = ScanSpec.for_source(
@@ -99,7 +99,7 @@ class Federation:
                         spec, scan.verdicts, remote)
 
     # ------------------------------------------------------------ running
-    def _whole_table(self, scan) -> ScanSpec:  # type: ignore[no-untyped-def]
+    def _whole_table(self, scan: ScanState) -> ScanSpec:
         source = self._sources[scan.source]
         columns = tuple(c.name for c in scan.table.columns)
         return ScanSpec.for_source(source, scan.table, columns, partitions=source.default_partitions(scan.table))
@@ -131,8 +131,7 @@ class Federation:
             if metrics_dir:
                 spec = replace(spec, metrics_dir=os.path.join(metrics_dir, scan_id))
                 os.makedirs(spec.metrics_dir, exist_ok=True)  # type: ignore[arg-type]
-            source = self._sources[source_name]
-            frames[scan_id] = execute.scan_frame(self.spark, spec, source.password or strip_password(source.url)[1])
+            frames[scan_id] = execute.scan_frame(self.spark, spec, self._sources[source_name].credential)
         return frames
 
     def _measure(self, query: str, pushdown: bool) -> tuple[QueryPlan, dict[str, dict[str, int]]]:

@@ -48,9 +48,13 @@ class Source(abc.ABC):
         """The URL as shown to people: password masked."""
         return mask_url(self.url)
 
+    @property
+    def credential(self) -> str | None:
+        """The password to log in with: given separately, or inside the URL."""
+        return self.password or urlsplit(self.url).password
+
     def secrets(self) -> tuple[str, ...]:
-        url_password = urlsplit(self.url).password
-        return tuple(s for s in (self.password, url_password) if s)
+        return tuple(s for s in (self.password, urlsplit(self.url).password) if s)
 
     def masked(self, text: str) -> str:
         """Driver messages may echo the DSN: strip every secret before showing them."""

@@ -15,7 +15,6 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from sluice.errors import QueryError
-
 from sluice.scan import ScanSpec
 
 _counter = itertools.count()
