@@ -2,15 +2,15 @@
 
 Spark starts once (about 8 s) and every integration test shares it. The session time
 zone is America/New_York on purpose: DST makes timestamp pushdown earn its tests.
+The sources under test are listed in ``tests/sources.py``.
 """
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-PG_URL = os.environ.get("SLUICE_PG_URL", "postgresql://root@127.0.0.1:5432/test")
+from tests.sources import MYSQL_URL, PG_URL, selected
+
 SESSION_ZONE = "America/New_York"
 
 
@@ -30,22 +30,26 @@ def pg_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def fed(spark, pg_url, edge_tables):
-    """A Federation over the PostgreSQL edge schema and the SQLite edge file."""
+def mysql_url() -> str:
+    return MYSQL_URL
+
+
+@pytest.fixture(scope="session")
+def fed(spark, edge_tables):
+    """A Federation with every selected source attached under its test name."""
     from sluice import Federation
 
     federation = Federation(spark=spark)
-    federation.attach("pg", pg_url)
-    federation.attach("lite", "sqlite:///" + edge_tables["sqlite_path"])
+    for source in selected():
+        federation.attach(source.name, edge_tables["urls"][source.name])
     return federation
 
 
 @pytest.fixture(scope="session")
-def edge_tables(tmp_path_factory, pg_url):
-    """Create the edge-value tables in PostgreSQL and SQLite (see tests/edge_data.py)."""
+def edge_tables(tmp_path_factory):
+    """Create the edge-value tables in every selected source (see tests/edge_data.py)."""
     from tests import edge_data
 
-    path = str(tmp_path_factory.mktemp("sqlite") / "edge.db")
-    edge_data.create_sqlite(path)
-    edge_data.create_postgres(pg_url)
-    return {"sqlite_path": path}
+    folder = tmp_path_factory.mktemp("edge")
+    urls = {source.name: edge_data.LOADERS[source.kind](folder) for source in selected()}
+    return {"urls": urls, "sqlite_path": str(folder / "edge.db"), "duckdb_path": str(folder / "edge.duckdb")}

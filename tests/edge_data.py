@@ -1,7 +1,8 @@
-"""Tables full of edge values, the same rows in PostgreSQL and SQLite.
+"""Tables full of edge values, the same rows in every source under test.
 
-Column names are shared, so one predicate corpus runs against both. Where a source
-cannot hold a value (SQLite has no NaN), it holds what the source makes of it (NULL).
+Column names are shared, so one predicate corpus runs against all of them. Where a
+source cannot hold a value (SQLite and MySQL have no NaN, MySQL's TIMESTAMP stops in
+2038), it holds what the source makes of it (NULL). Each loader returns the URL to attach.
 """
 
 from __future__ import annotations
@@ -10,8 +11,12 @@ import datetime as dt
 import math
 import sqlite3
 from decimal import Decimal
+from pathlib import Path
+from typing import Callable
 
 import psycopg
+
+from tests.sources import MYSQL_URL, PG_URL
 
 UTC = dt.timezone.utc
 TEXTS = ["", " ", "a", "a ", "A", "ab", "aB", "Ab", "abc", "b", "B", "zebra", "Zebra", "ß", "SS", "é", "e\u0301",
@@ -88,3 +93,75 @@ def create_sqlite(path: str) -> None:
     connection.executemany(f"INSERT INTO edge ({COLUMNS}) VALUES ({', '.join(['?'] * 13)})", [convert(r) for r in rows()])
     connection.commit()
     connection.close()
+
+
+def create_mysql(url: str) -> None:
+    """Database sluice_test: ``edge`` (t in the default *_general_ci, tc utf8mb4_bin, ch CHAR(20))."""
+    import pymysql
+
+    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", charset="utf8mb4", autocommit=True,
+                                 init_command="SET time_zone = '+00:00'")
+    try:
+        cursor = connection.cursor()
+        cursor.execute("DROP DATABASE IF EXISTS sluice_test")
+        cursor.execute("CREATE DATABASE sluice_test CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci")
+        cursor.execute(
+            "CREATE TABLE sluice_test.edge (id BIGINT PRIMARY KEY, i INT, b BIGINT, f DOUBLE, r FLOAT, d DECIMAL(20,4), "
+            "t VARCHAR(40), tc VARCHAR(40) COLLATE utf8mb4_bin, ch CHAR(20), dt DATE, ts TIMESTAMP(6) NULL, "
+            "tn DATETIME(6), flag BOOLEAN)"
+        )
+        lowest, highest = dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC), dt.datetime(2038, 1, 19, 3, 14, 7, tzinfo=UTC)
+
+        def convert(row: tuple) -> tuple:  # type: ignore[type-arg]
+            values = list(row)
+            for index in (3, 4):  # MySQL stores no NaN or infinity
+                if values[index] is not None and not math.isfinite(values[index]):
+                    values[index] = None
+            ts = values[10]
+            values[10] = None if ts is None or not lowest <= ts <= highest else ts.astimezone(UTC).replace(tzinfo=None)
+            return tuple(values)
+
+        cursor.executemany(f"INSERT INTO sluice_test.edge ({COLUMNS}) VALUES ({', '.join(['%s'] * 13)})",
+                           [convert(r) for r in rows()])
+        cursor.execute("ANALYZE TABLE sluice_test.edge")
+    finally:
+        connection.close()
+
+
+def create_duckdb(path: str) -> None:
+    """``edge``: plain VARCHAR t (binary), tc COLLATE NOCASE, ch COLLATE NOACCENT."""
+    import duckdb
+
+    connection = duckdb.connect(path)
+    try:
+        connection.execute(
+            "CREATE TABLE edge (id BIGINT PRIMARY KEY, i INTEGER, b BIGINT, f DOUBLE, r REAL, d DECIMAL(20,4), t VARCHAR, "
+            "tc VARCHAR COLLATE NOCASE, ch VARCHAR COLLATE NOACCENT, dt DATE, ts TIMESTAMPTZ, tn TIMESTAMP, flag BOOLEAN)"
+        )
+        connection.executemany(f"INSERT INTO edge ({COLUMNS}) VALUES ({', '.join(['?'] * 13)})", rows())
+    finally:
+        connection.close()
+
+
+def _postgres(folder: Path) -> str:
+    create_postgres(PG_URL)
+    return PG_URL
+
+
+def _sqlite(folder: Path) -> str:
+    create_sqlite(str(folder / "edge.db"))
+    return "sqlite:///" + str(folder / "edge.db")
+
+
+def _mysql(folder: Path) -> str:
+    create_mysql(MYSQL_URL)
+    return MYSQL_URL
+
+
+def _duckdb(folder: Path) -> str:
+    create_duckdb(str(folder / "edge.duckdb"))
+    return "duckdb:///" + str(folder / "edge.duckdb")
+
+
+#: loader per source kind (see tests/sources.py): creates the edge table, returns the URL
+LOADERS: dict[str, Callable[[Path], str]] = {"postgres": _postgres, "sqlite": _sqlite, "mysql": _mysql, "duckdb": _duckdb}

@@ -13,10 +13,10 @@ import collections
 import pytest
 
 from tests import corpus
+from tests.sources import EDGE_TABLES
 
 pytestmark = pytest.mark.integration
 
-TABLES = {"pg": "pg.sluice_test.edge", "lite": "lite.edge"}
 BATCH = 60
 
 
@@ -52,9 +52,9 @@ def _check_one(fed, table: str, index: int, predicate: str, failures: list[str])
         )
 
 
-@pytest.mark.parametrize("source", sorted(TABLES))
+@pytest.mark.parametrize("source", sorted(EDGE_TABLES))
 def test_pushdown_equals_reference(fed, source: str) -> None:
-    table = TABLES[source]
+    table = EDGE_TABLES[source]
     predicates = list(enumerate(corpus.differential()))
     assert len(predicates) >= 200
     failures: list[str] = []
@@ -71,10 +71,10 @@ def test_pushdown_equals_reference(fed, source: str) -> None:
     assert not failures, f"{len(failures)} predicate(s) differ on {source}:\n" + "\n".join(failures[:25])
 
 
-@pytest.mark.parametrize("source", sorted(TABLES))
+@pytest.mark.parametrize("source", sorted(EDGE_TABLES))
 def test_corpus_is_mostly_pushed(fed, source: str) -> None:
     """The differential test proves nothing if nothing is pushed: count the levels."""
-    table = TABLES[source]
+    table = EDGE_TABLES[source]
     levels: collections.Counter = collections.Counter()  # type: ignore[type-arg]
     for predicate in corpus.leaves():
         plan = fed.plan(f"SELECT id FROM {table} WHERE {predicate}")
@@ -85,9 +85,9 @@ def test_corpus_is_mostly_pushed(fed, source: str) -> None:
     assert levels["INEXACT"] > 0 and levels["UNSUPPORTED"] > 0, levels
 
 
-@pytest.mark.parametrize("source", sorted(TABLES))
+@pytest.mark.parametrize("source", sorted(EDGE_TABLES))
 def test_whole_table_reads_agree(fed, source: str) -> None:
-    query = f"SELECT * FROM {TABLES[source]}"
+    query = f"SELECT * FROM {EDGE_TABLES[source]}"
     pushed, whole = fed.sql(query).collect(), fed.sql(query, pushdown=False).collect()
     assert len(pushed) == 80
     assert sorted(map(repr, pushed)) == sorted(map(repr, whole))

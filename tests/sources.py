@@ -1,0 +1,48 @@
+"""The real sources the integration suite runs against, one entry each.
+
+A source joins the shared suites (contract, differential, query shapes) by adding an
+entry here and a loader in ``tests/edge_data.py``. ``SLUICE_TEST_SOURCES=pg,lite`` runs
+the suites against a subset (handy while a new source is being built); the default is all.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+PG_URL = os.environ.get("SLUICE_PG_URL", "postgresql://root@127.0.0.1:5432/test")
+MYSQL_URL = os.environ.get("SLUICE_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
+
+
+@dataclass(frozen=True)
+class TestSource:
+    """An attached source name, the edge table's name in Sluice SQL, and how it is attached."""
+
+    name: str
+    edge_table: str
+    kind: str  # the key of its loader in tests.edge_data.LOADERS
+
+    __test__ = False  # not a pytest test class
+
+
+ALL = (
+    TestSource("pg", "pg.sluice_test.edge", "postgres"),
+    TestSource("lite", "lite.edge", "sqlite"),
+    TestSource("my", "my.sluice_test.edge", "mysql"),
+    TestSource("duck", "duck.edge", "duckdb"),
+)
+
+
+def selected() -> tuple[TestSource, ...]:
+    wanted = os.environ.get("SLUICE_TEST_SOURCES")
+    if not wanted:
+        return ALL
+    names = {name.strip() for name in wanted.split(",")}
+    unknown = names - {s.name for s in ALL}
+    if unknown:
+        raise ValueError(f"SLUICE_TEST_SOURCES names unknown sources {sorted(unknown)}; known: {[s.name for s in ALL]}")
+    return tuple(s for s in ALL if s.name in names)
+
+
+#: source name -> edge table, for the selected sources (parametrize over its keys)
+EDGE_TABLES = {s.name: s.edge_table for s in selected()}
