@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 DEMO_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: setup services test unit demo bench clean
+.PHONY: setup services test unit demo bench docs clean
 
 setup:
 	bash scripts/setup.sh
@@ -43,6 +43,10 @@ bench: setup services
 		apt-get install -y -qq libpostgresql-jdbc-java libxerial-sqlite-jdbc-java >/dev/null; } || \
 		echo "[bench] JDBC drivers not installed: the Spark JDBC paths will be skipped"
 	$(PY) -m bench $(BENCH_ARGS)
+
+# docs/pushdown-matrix.md is generated from the dialect code; a unit test fails when it is stale.
+docs: setup
+	$(PY) -m sluice.pushdown.matrix --write docs/pushdown-matrix.md
 
 clean:
 	rm -rf .venv build *.egg-info demo-data .pytest_cache

@@ -21,6 +21,9 @@ class TestSource:
     name: str
     edge_table: str
     kind: str  # the key of its loader in tests.edge_data.LOADERS
+    #: whether some edge column compares loosely enough that pushdown can only be INEXACT
+    #: (MySQL pushes every collation exactly through its binary collation)
+    has_inexact: bool = True
 
     __test__ = False  # not a pytest test class
 
@@ -28,7 +31,7 @@ class TestSource:
 ALL = (
     TestSource("pg", "pg.sluice_test.edge", "postgres"),
     TestSource("lite", "lite.edge", "sqlite"),
-    TestSource("my", "my.sluice_test.edge", "mysql"),
+    TestSource("my", "my.sluice_test.edge", "mysql", has_inexact=False),
     TestSource("duck", "duck.edge", "duckdb"),
 )
 
@@ -46,3 +49,5 @@ def selected() -> tuple[TestSource, ...]:
 
 #: source name -> edge table, for the selected sources (parametrize over its keys)
 EDGE_TABLES = {s.name: s.edge_table for s in selected()}
+#: source name -> its entry, for the selected sources
+BY_NAME = {s.name: s for s in selected()}

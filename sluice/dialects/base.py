@@ -100,6 +100,15 @@ class Dialect:
     def binary_collation(self, sql: exp.Expression) -> exp.Expression:
         raise Unsupported(f"{self.name} has no binary collation to force")
 
+    def keep_index(self, native: exp.Expression, exact: exp.Expression) -> exp.Expression:
+        """An exact equality, given the native one that is a superset (and may use an index).
+
+        Equal under binary comparison implies equal under any collation, so
+        ``native AND exact`` means ``exact`` in three-valued logic; dialects whose
+        binary comparison defeats indexes return that conjunction.
+        """
+        return exact
+
     def boolean_test(self, sql: exp.Expression) -> exp.Expression:
         return sql
 

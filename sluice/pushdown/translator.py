@@ -42,6 +42,8 @@ class TextRules:
     ordering: str | None
     why: str
     functions_ok: bool = True  # False when remote functions see a different string (bpchar)
+    #: = is exact only under the dialect's binary collation (MySQL's case-folding, PAD SPACE collations)
+    binary_equality: bool = False
 
 
 @dataclass(frozen=True)
@@ -193,9 +195,12 @@ class Translator:
                 raise Unsupported(f"text ordering differs from Spark's: {reason}")
             # Ranges need code point order; two text columns may carry different
             # collations, so compare bytes (what a deterministic collation's = means).
-            if "collate_c" in orderings and (not equality or right_const is None):
-                left_sql = self.dialect.binary_collation(left_sql)
-                right_sql = self.dialect.binary_collation(right_sql)
+            binary_equality = equality and any(r.binary_equality for r in rules)
+            if "collate_c" in orderings and (not equality or right_const is None or binary_equality):
+                exact = op(this=paren(self.dialect.binary_collation(left_sql)), expression=paren(self.dialect.binary_collation(right_sql)))
+                if op in _EQUALITIES and right_const is not None:  # the native = is a superset that can use an index
+                    exact = self.dialect.keep_index(op(this=paren(left_sql), expression=paren(right_sql)), exact)
+                return Translation(level, reason, exact)
         return Translation(level, reason, op(this=paren(left_sql), expression=paren(right_sql)))
 
     def _coerce(self, value: Value, constant: Constant) -> tuple[Value, Value]:
@@ -245,11 +250,15 @@ class Translator:
             items.append(literal.sql)
         compared = compared or value
         level, reason = Level.EXACT, "IN list of constants"
+        native = exp.In(this=paren(compared.sql), expressions=items)
         if value.text is not None and value.type.kind is Kind.STRING:
             level, reason = value.text.equality, value.text.why
             if level is Level.UNSUPPORTED:
                 raise Unsupported(reason)
-        return Translation(level, reason, exp.In(this=paren(compared.sql), expressions=items))
+            if value.text.binary_equality:
+                exact = exp.In(this=paren(self.dialect.binary_collation(compared.sql)), expressions=items)
+                return Translation(level, reason, self.dialect.keep_index(native, exact))
+        return Translation(level, reason, native)
 
     def _like(self, node: exp.Expression) -> Translation:
         escape = "\\"

@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 from sluice.errors import ConfigError
 from sluice.masking import mask_url
 from sluice.sources.base import Source
+from sluice.sources.mysql import MysqlSource
 from sluice.sources.postgres import PostgresSource
 from sluice.sources.sqlite import SqliteSource
 
@@ -15,6 +16,8 @@ SCHEMES: dict[str, type[Source]] = {
     "postgresql": PostgresSource,
     "postgres": PostgresSource,
     "sqlite": SqliteSource,
+    "mysql": MysqlSource,
+    "mariadb": MysqlSource,
 }
 
 

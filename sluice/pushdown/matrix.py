@@ -1,0 +1,311 @@
+"""The pushdown matrix (docs/pushdown-matrix.md), generated from the capability code.
+
+Why generated: a hand-written "what each source evaluates" table goes stale the first
+time a dialect changes. Here every cell is the answer of the real
+:class:`~sluice.pushdown.translator.Translator` for one predicate (a *shape*, a row) over
+one *profile* (a column: a dialect plus a table whose remote properties are those of that
+source), and ``tests/unit/test_pushdown_matrix.py`` fails when the committed file differs
+from :func:`render_markdown` byte for byte. Regenerate with ``make docs``.
+
+Every profile's table has the columns of :data:`COLUMNS` (one per Spark type family,
+same names everywhere) so that one list of predicates works for every source. A source
+without a native type for a family declares the column as its reader would produce it
+(SQLite: ``INTEGER`` is read as bigint, ``DECIMAL`` as double, ``DATETIME`` as
+timestamp_ntz); the document marks such columns.
+
+Adding a source is one entry in :data:`PROFILES`, e.g.::
+
+    Profile("MySQL/MariaDB (ci)", MySqlDialect(), table("mysql", {
+        "i": ("int", "int"), "b": ("bigint", "bigint"), ..., "flag": ("boolean", "tinyint(1)"),
+    }, collation="utf8mb4_0900_ai_ci", case_insensitive=True)),
+
+where each column maps to (Spark type the reader produces, remote type) and the keyword
+arguments are the :class:`~sluice.types.Column` properties of the text column.
+
+``python -m sluice.pushdown.matrix [--write PATH | --check PATH]`` prints, writes or
+checks the document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import sqlglot
+from sqlglot import exp
+
+from sluice.dialects.base import Dialect
+from sluice.dialects.postgres import PostgresDialect
+from sluice.dialects.sqlite import SqliteDialect
+from sluice.pushdown.levels import Level
+from sluice.pushdown.translator import Translator
+from sluice.sources.sqlite import spark_type_for
+from sluice.types import Column, Kind, SparkType, TableSchema
+
+#: Timestamp rules depend on the session zone; a DST zone is the demanding case.
+SESSION_ZONE = "America/New_York"
+
+#: The matrix table's columns: name -> the Spark type family it stands for.
+COLUMNS: dict[str, str] = {
+    "i": "int", "b": "bigint", "f": "double", "d": "decimal(10,2)", "s": "string",
+    "dt": "date", "ts": "timestamp", "tn": "timestamp_ntz", "flag": "boolean",
+}
+
+
+def table(source: str, remote: Mapping[str, tuple[str, str]], **text: Any) -> TableSchema:
+    """A profile's table: column -> (Spark type, remote type); ``text`` applies to text columns."""
+    columns = tuple(
+        Column(name, SparkType(spark), remote_type, **(text if SparkType(spark).kind is Kind.STRING else {}))
+        for name, (spark, remote_type) in remote.items()
+    )
+    return TableSchema(source, None, "t", columns)
+
+
+def _postgres(collation: str) -> TableSchema:
+    return table("pg", {
+        "i": ("int", "integer"), "b": ("bigint", "bigint"), "f": ("double", "double precision"),
+        "d": ("decimal(10,2)", "numeric(10,2)"), "s": ("string", "text"), "dt": ("date", "date"),
+        "ts": ("timestamp", "timestamp with time zone"), "tn": ("timestamp_ntz", "timestamp without time zone"),
+        "flag": ("boolean", "boolean"),
+    }, collation=collation)
+
+
+def _sqlite() -> TableSchema:
+    """Declared types read through the SQLite source's own mapping, so they cannot drift."""
+    declared = {"i": "INTEGER", "b": "INTEGER", "f": "REAL", "d": "DECIMAL(10,2)", "s": "TEXT",
+                "dt": "DATE", "ts": "DATETIME", "tn": "DATETIME", "flag": "BOOLEAN"}
+    return table("lite", {name: (spark_type_for(t).name, t) for name, t in declared.items()})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A column of the matrix: how one source, with one set of remote properties, answers."""
+
+    name: str
+    dialect: Dialect
+    table: TableSchema
+
+
+PROFILES: tuple[Profile, ...] = (
+    Profile("PostgreSQL (C collation)", PostgresDialect(), _postgres("C")),
+    Profile("PostgreSQL (ICU/non-C collation)", PostgresDialect(), _postgres("en-US-x-icu")),
+    Profile("SQLite", SqliteDialect(), _sqlite()),
+)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A row of the matrix: a Spark SQL predicate over the :data:`COLUMNS`."""
+
+    group: str
+    label: str
+    predicate: str
+
+
+def _shapes(group: str, *rows: tuple[str, str]) -> list[Shape]:
+    return [Shape(group, label, predicate) for label, predicate in rows]
+
+
+_TS, _NTZ = "TIMESTAMP '2024-01-01 00:00:00'", "TIMESTAMP_NTZ '2024-01-01 00:00:00'"
+SHAPES: tuple[Shape, ...] = (
+    *_shapes(
+        "Comparisons with a constant",
+        ("int =", "i = 1"), ("int <", "i < 1"),
+        ("bigint =", "b = 3000000000"), ("bigint <", "b < 1"),
+        ("double =", "f = 1.5"), ("double <", "f < 0.1"),
+        ("decimal =", "d = 1.25"), ("decimal < (finer scale)", "d < 1.005"),
+        ("string =", "s = 'a'"), ("string <", "s < 'b'"), ("string <>", "s <> 'a'"),
+        ("date =", "dt = DATE '2024-01-01'"), ("date <", "dt < DATE '2024-01-01'"),
+        ("timestamp =", f"ts = {_TS}"), ("timestamp <", f"ts < {_TS}"),
+        ("timestamp_ntz =", f"tn = {_NTZ}"), ("timestamp_ntz <", f"tn < {_NTZ}"),
+        ("timestamp_ntz < timestamp constant", f"tn < {_TS}"),
+        ("boolean =", "flag = TRUE"), ("boolean <", "flag < TRUE"), ("boolean column", "flag"),
+        ("int = string constant", "i = '5'"),
+    ),
+    *_shapes(
+        "NULL, IN and boolean logic",
+        ("IN list", "i IN (1, 2, 3)"), ("IN list of strings", "s IN ('a', 'b')"),
+        ("IN list with NULL", "i IN (1, NULL)"), ("NOT IN", "i NOT IN (1, 2)"),
+        ("IS NULL", "s IS NULL"), ("IS NOT NULL", "s IS NOT NULL"),
+        ("NOT", "NOT (s < 'b')"),
+        ("OR", "i = 1 OR s = 'a'"), ("OR with an unpushable branch", "i = 1 OR upper(s) = 'A'"),
+        ("AND with an unpushable side", "i = 1 AND upper(s) = 'A'"),
+    ),
+    *_shapes(
+        "Pattern matching",
+        ("LIKE prefix", "s LIKE 'ab%'"), ("LIKE suffix", "s LIKE '%ab'"), ("LIKE contains", "s LIKE '%ab%'"),
+        ("LIKE with _", "s LIKE 'a_c'"), ("LIKE with ESCAPE", "s LIKE 'a!%b%' ESCAPE '!'"),
+        ("NOT LIKE", "s NOT LIKE 'ab%'"),
+        ("startswith", "startswith(s, 'ab')"), ("endswith", "endswith(s, 'ab')"), ("contains", "contains(s, 'ab')"),
+        ("ILIKE", "s ILIKE 'ab%'"),
+    ),
+    *_shapes(
+        "NULL-safe equality",
+        ("<=> constant", "i <=> 1"), ("<=> NULL", "i <=> NULL"), ("string <=>", "s <=> 'a'"),
+    ),
+    *_shapes(
+        "Functions",
+        ("length", "length(s) > 3"), ("abs (int)", "abs(i) < 5"), ("abs (double)", "abs(f) < 1.5"),
+        ("substr", "substr(s, 1, 2) = 'ab'"), ("substr, range", "substr(s, 2) < 'b'"),
+        ("substr from position 0", "substr(s, 0, 2) = 'ab'"),
+        ("coalesce (int)", "coalesce(i, 0) = 5"), ("coalesce (string)", "coalesce(s, '') = 'a'"),
+        ("upper", "upper(s) = 'A'"), ("lower", "lower(s) = 'a'"),
+    ),
+    *_shapes(
+        "Arithmetic",
+        ("int +", "i + 1 > 5"), ("int -", "i - 1 > 5"), ("int *", "i * 2 > 5"), ("int /", "i / 2 > 1"),
+        ("int %", "i % 2 = 1"), ("int &", "i & 1 = 1"), ("int |", "i | 1 = 1"), ("int ^", "i ^ 1 = 0"),
+        ("int + bigint", "i + b > 5"), ("double +", "f + 1 > 2"), ("decimal +", "d + 1 > 2"),
+    ),
+    *_shapes(
+        "NaN and infinity",
+        ("= NaN", "f = double('NaN')"), ("< NaN", "f < double('NaN')"), ("> Infinity", "f > double('inf')"),
+    ),
+    *_shapes(
+        "Two columns",
+        ("int = bigint", "i = b"), ("int < bigint", "i < b"), ("double < decimal", "f < d"),
+        ("string < string expression", "s < substr(s, 2)"), ("date < timestamp", "dt < ts"),
+        ("timestamp = timestamp_ntz", "ts = tn"),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The translator's verdict for one shape on one profile."""
+
+    level: Level
+    reason: str
+    remote_sql: str | None
+
+
+def classify(profile: Profile, shape: Shape) -> Cell:
+    """One cell, exactly as the planner's classifier would produce it for a single conjunct."""
+    translator = Translator(profile.dialect, profile.table, SESSION_ZONE)
+    translation = translator.predicate(sqlglot.parse_one(shape.predicate, read="spark"))
+    remote = profile.dialect.render(translation.sql) if translation.sql is not None else None
+    return Cell(translation.level, translation.reason, remote)
+
+
+def referenced_columns(shape: Shape) -> set[str]:
+    """Column names a shape reads: every profile must have them (checked by the unit tests)."""
+    return {column.name for column in sqlglot.parse_one(shape.predicate, read="spark").find_all(exp.Column)}
+
+
+# ------------------------------------------------------------------ markdown
+_INTRO = """\
+# Pushdown matrix
+
+<!-- Generated by `python -m sluice.pushdown.matrix`; do not edit. Regenerate with `make docs`. -->
+
+What each source evaluates, per predicate shape, as the translator classifies it (the
+rules behind it: [pushdown.md](pushdown.md)). Every cell is computed from the dialect
+code, and a unit test fails when this file is stale: regenerate it with `make docs`.
+
+- **EXACT**: the source returns exactly Spark's rows: the remote predicate has Spark's
+  truth value (TRUE, FALSE *and* NULL) on every row, so it stays exact under `NOT` and
+  three-valued logic. Spark drops the filter.
+- **INEXACT**: the source returns a superset of Spark's rows; Spark re-applies the filter.
+- **UNSUPPORTED**: not sent to the source; Spark evaluates it.
+
+Session time zone: `{zone}`. Timestamp rules depend on it (its UTC offset
+changes with DST). Each row is one predicate classified on its own; in a query the
+planner first splits `AND`s into conjuncts, pushes `NOT` down and folds constants, then
+classifies each conjunct.
+"""
+
+
+def _code(text: str, in_table: bool = False) -> str:
+    """A Markdown code span that survives any backticks in ``text`` (and ``|`` in tables).
+
+    Remote SQL is arbitrary text: MySQL quotes identifiers with backticks, `|` is an operator.
+    """
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    span = f"{fence}{pad}{text}{pad}{fence}"
+    return span.replace("|", "\\|") if in_table else span
+
+
+def _text(text: str, in_table: bool = False) -> str:
+    """Plain text (labels, reasons) with the characters Markdown would interpret escaped."""
+    # `<` only starts HTML before a letter, / ! or ?; `_` only emphasises at a word boundary.
+    escaped = re.sub(r"[\\`*]|<(?=[A-Za-z/!?])|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])", lambda m: "\\" + m[0], text)
+    return escaped.replace("|", "\\|") if in_table else escaped
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _columns_section(profiles: tuple[Profile, ...]) -> list[str]:
+    lines = ["## Profiles", "", "The table every predicate runs against, per profile: remote type → Spark type as read.", ""]
+    lines += [_row(["column", *(_text(p.name, True) for p in profiles)]), _row(["---"] * (len(profiles) + 1))]
+    marked = False
+    for name, family in COLUMNS.items():
+        cells = []
+        for profile in profiles:
+            column = profile.table.column(name)
+            differs = column.type.name != family
+            marked |= differs
+            collation = f' COLLATE "{column.collation}"' if column.collation else ""
+            cells.append(_text(f"{column.remote_type}{collation} → {column.type}", True) + (" \\*" if differs else ""))
+        lines.append(_row([_code(name, in_table=True), *cells]))
+    if marked:
+        lines += ["", "\\* the source has no native type for this family; the column is typed as its reader produces it."]
+    return lines
+
+
+def render_markdown(profiles: tuple[Profile, ...] = PROFILES, shapes: tuple[Shape, ...] = SHAPES) -> str:
+    """The whole document; deterministic, so the staleness test can compare bytes."""
+    cells = {(s, p.name): classify(p, s) for s in shapes for p in profiles}
+    numbered = list(enumerate(shapes, 1))
+    lines = [_INTRO.format(zone=SESSION_ZONE), *_columns_section(profiles), ""]
+    lines += ["## Summary", "", _row(["#", "shape", "predicate", *(_text(p.name, True) for p in profiles)])]
+    lines.append(_row(["---"] * (len(profiles) + 3)))
+    group = None
+    for number, shape in numbered:
+        if shape.group != group:
+            group = shape.group
+            lines.append(_row(["", f"**{_text(group, True)}**", *[""] * (len(profiles) + 1)]))
+        levels = [cells[shape, p.name].level.value for p in profiles]
+        lines.append(_row([str(number), _text(shape.label, True), _code(shape.predicate, in_table=True), *levels]))
+    lines += ["", "## Details"]
+    group = None
+    for number, shape in numbered:
+        if shape.group != group:
+            group = shape.group
+            lines += ["", f"### {_text(group)}"]
+        lines += ["", f"#### {number}. {_text(shape.label)} — {_code(shape.predicate)}", ""]
+        for profile in profiles:
+            cell = cells[shape, profile.name]
+            lines.append(f"- **{_text(profile.name)}**: {cell.level.value} — {_text(cell.reason)}")
+            if cell.remote_sql is not None:
+                lines.append(f"  - remote: {_code(cell.remote_sql)}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sluice.pushdown.matrix", description="Print, write or check the pushdown matrix.")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write", metavar="PATH", help="write the matrix to PATH")
+    mode.add_argument("--check", metavar="PATH", help="exit 1 if PATH differs from the generated matrix")
+    args = parser.parse_args(argv)
+    document = render_markdown().encode("utf-8")
+    if args.write:
+        Path(args.write).write_bytes(document)
+    elif args.check:
+        path = Path(args.check)
+        if not path.exists() or path.read_bytes() != document:
+            print(f"{args.check} is stale: run `make docs`", file=sys.stderr)
+            return 1
+    else:
+        sys.stdout.write(document.decode("utf-8"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

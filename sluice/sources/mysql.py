@@ -1,0 +1,202 @@
+"""MySQL and MariaDB: catalog from information_schema, Arrow reads through connectorx.
+
+Every read session is set up before the query runs: ``SET SESSION TRANSACTION READ
+ONLY``, ``time_zone = '+00:00'`` (TIMESTAMP columns arrive as UTC instants), utf8mb4,
+``NO_BACKSLASH_ESCAPES`` and a statement timeout. Partitions are ranges of an integer
+primary key; tables without one are read whole.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+from urllib.parse import quote, unquote, urlsplit
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sluice.dialects.mysql import MariadbDialect, Mysql8Dialect
+from sluice.errors import BindError, ConfigError, SourceError
+from sluice.sources.arrow import conform
+from sluice.sources.base import ReadTask, Source
+from sluice.types import Column, Kind, SparkType, TableSchema
+
+_DESCRIBE = """
+SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, c.IS_NULLABLE, c.CHARACTER_SET_NAME, c.COLLATION_NAME,
+       c.NUMERIC_PRECISION, c.NUMERIC_SCALE, c.COLUMN_KEY, t.TABLE_ROWS, t.TABLE_TYPE
+FROM information_schema.COLUMNS c
+JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME
+WHERE c.TABLE_SCHEMA = %s AND c.TABLE_NAME = %s
+ORDER BY c.ORDINAL_POSITION
+"""
+_INTEGERS = {"tinyint": (8, "tinyint"), "smallint": (16, "smallint"), "mediumint": (24, "int"), "int": (32, "int"), "bigint": (64, "bigint")}
+_UNSIGNED = {8: "smallint", 16: "int", 24: "int", 32: "bigint", 64: "decimal(20,0)"}
+_TEXT = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext"}
+_BINARY = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
+_SIMPLE = {"float": "float", "double": "double", "date": "date", "datetime": "timestamp_ntz", "timestamp": "timestamp"}
+
+
+class MysqlSource(Source):
+    """``mysql://user@host:3306/database`` (MariaDB and MySQL 8)."""
+
+    dialect = MariadbDialect()
+
+    def __init__(self, name: str, url: str, **options: object) -> None:
+        super().__init__(name, url, **options)  # type: ignore[arg-type]
+        parts = urlsplit(url)
+        self.database = unquote(parts.path.lstrip("/")) or None
+        if not parts.hostname:
+            raise ConfigError(f"source {name!r}: MySQL URLs look like mysql://user@host:3306/database, not {self.display_url}")
+
+    @property
+    def default_schema(self) -> str | None:  # type: ignore[override]
+        return self.database
+
+    # ------------------------------------------------------------ connections
+    def _catalog(self):  # type: ignore[no-untyped-def]
+        import pymysql
+
+        parts = urlsplit(self.url)
+        try:
+            return pymysql.connect(
+                host=parts.hostname, port=parts.port or 3306, user=unquote(parts.username or "root"),
+                password=self.credential or "", database=self.database, charset="utf8mb4",
+                connect_timeout=10, read_timeout=int(self.statement_timeout_s), autocommit=True,
+            )
+        except pymysql.MySQLError as error:
+            raise SourceError(self.name, f"cannot connect to {self.display_url}: {self.masked(str(error.args[-1]))}") from None
+
+    def check(self) -> None:
+        connection = self._catalog()
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT VERSION()")
+                version = cursor.fetchone()[0]
+        finally:
+            connection.close()
+        # MySQL 8 names its NO PAD binary collation differently; everything else is shared.
+        self.dialect = MariadbDialect() if "mariadb" in version.lower() else Mysql8Dialect()
+
+    def _session_setup(self) -> list[str]:
+        return [
+            "SET SESSION TRANSACTION READ ONLY",
+            "SET time_zone = '+00:00'",
+            "SET NAMES utf8mb4",
+            "SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')",
+            self.dialect.statement_timeout(self.statement_timeout_s),
+        ]
+
+    def _reader_url(self) -> str:
+        parts = urlsplit(self.url)
+        user = parts.username or "root"
+        password = self.credential
+        auth = f"{user}:{_quote(password)}" if password else user
+        return f"mysql://{auth}@{parts.hostname}:{parts.port or 3306}/{_quote(self.database or '')}"
+
+    # ------------------------------------------------------------ catalog
+    def describe(self, schema: str | None, table: str) -> TableSchema:
+        schema = schema or self.default_schema
+        if schema is None:
+            raise BindError(f"source {self.name!r}: name the database (my.database.table) or put it in the URL")
+        connection = self._catalog()
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(_DESCRIBE, (schema, table))
+                rows = cursor.fetchall()
+                if not rows:
+                    cursor.execute(
+                        "SELECT CONCAT(TABLE_SCHEMA, '.', TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA "
+                        "NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') ORDER BY 1 LIMIT 50"
+                    )
+                    known = ", ".join(r[0] for r in cursor.fetchall()) or "none"
+                    raise BindError(f"source {self.name!r} has no table {schema}.{table} (tables: {known})")
+        finally:
+            connection.close()
+        columns = tuple(_column(row) for row in rows)
+        keys = [row for row in rows if row[8] == "PRI"]
+        split = keys[0][0] if len(keys) == 1 and keys[0][1] in _INTEGERS and rows[0][10] == "BASE TABLE" else None
+        return TableSchema(self.name, schema, table, columns, row_estimate=int(rows[0][9] or 0), split_column=split)
+
+    def select_expression(self, column_name: str, table: TableSchema) -> str:
+        column = table.column(column_name)
+        quoted = self.dialect.render_identifier(column.name)
+        # decimals travel as text: connectorx reads them as decimal(38,10), losing digits
+        if column.read_as_text or column.type.kind is Kind.DECIMAL:
+            return f"CAST({quoted} AS CHAR)"
+        return quoted
+
+    # ------------------------------------------------------------ reading
+    def split(self, table: TableSchema, count: int) -> list[str | None]:
+        if count <= 1 or table.split_column is None:
+            return [None]
+        key = self.dialect.render_identifier(table.split_column)
+        connection = self._catalog()
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT MIN({key}), MAX({key}) FROM {self.dialect.quote_table(table.schema, table.name)}")
+                low, high = cursor.fetchone()
+        finally:
+            connection.close()
+        if low is None or high - low < count:
+            return [None]
+        step = -(-(high - low + 1) // count)
+        cuts = [low + i * step for i in range(1, count)]
+        parts: list[str | None] = [f"{key} < {cuts[0]}"]
+        parts += [f"{key} >= {a} AND {key} < {b}" for a, b in zip(cuts, cuts[1:])]
+        parts.append(f"{key} >= {cuts[-1]}")
+        return parts
+
+    def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
+        import connectorx
+
+        try:
+            reader = connectorx.read_sql(self._reader_url(), task.sql, return_type="arrow_stream",
+                                         batch_size=self.batch_rows, pre_execution_query=self._session_setup())
+        except Exception as error:  # noqa: BLE001 - connectorx raises plain RuntimeErrors
+            raise SourceError(self.name, f"query failed: {self.masked(str(error)).strip()}") from None
+        try:
+            for batch in reader:
+                yield conform(_check_booleans(batch, task.schema, self.name), task.schema)
+        except SourceError:
+            raise
+        except Exception as error:  # noqa: BLE001
+            raise SourceError(self.name, f"read failed: {self.masked(str(error)).strip()}") from None
+
+
+def _quote(text: str) -> str:
+    return quote(text, safe="")
+
+
+def _column(row: tuple) -> Column:  # type: ignore[type-arg]
+    name, data_type, column_type, nullable, charset, collation, precision, scale = row[:8]
+    data_type, column_type = data_type.lower(), column_type.lower()
+    common = {"name": name, "remote_type": column_type, "nullable": nullable == "YES"}
+    if column_type == "tinyint(1)":
+        return Column(type=SparkType("boolean"), **common)
+    if data_type in _INTEGERS:
+        bits, spark = _INTEGERS[data_type]
+        return Column(type=SparkType(_UNSIGNED[bits] if "unsigned" in column_type else spark), **common)
+    if data_type == "decimal":
+        if int(precision) <= 38:
+            return Column(type=SparkType(f"decimal({int(precision)},{int(scale)})"), **common)
+        return Column(type=SparkType("string"), read_as_text=True,
+                      unpushable=f"{column_type} has more digits than Spark's decimal(38); read as text", **common)
+    if data_type in _SIMPLE:
+        return Column(type=SparkType(_SIMPLE[data_type]), **common)
+    if data_type in _TEXT:
+        return Column(type=SparkType("string"), collation=collation, case_insensitive=(collation or "").endswith("_ci"), **common)
+    if data_type in _BINARY:
+        return Column(type=SparkType("binary"), **common)
+    reason = ("ENUM and SET compare by member position, not by text" if data_type in ("enum", "set")
+              else f"{column_type} is read as its text form; {data_type} compares the typed value")
+    return Column(type=SparkType("string"), read_as_text=True, collation=collation, unpushable=reason, **common)
+
+
+def _check_booleans(batch: pa.RecordBatch, schema: pa.Schema, source: str) -> pa.RecordBatch:
+    """TINYINT(1) may hold any small integer: refuse what is not 0 or 1 instead of guessing."""
+    for index, field in enumerate(schema):
+        if pa.types.is_boolean(field.type):
+            values = batch.column(index)
+            if pa.types.is_integer(values.type) and pc.any(pc.invert(pc.is_in(values.drop_null(), pa.array([0, 1], values.type)))).as_py():
+                raise SourceError(source, f"column {field.name!r} is TINYINT(1) but holds a value other than 0 or 1; "
+                                          "it cannot be read as a boolean")
+    return batch
