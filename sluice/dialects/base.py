@@ -90,6 +90,10 @@ class Dialect:
         raise Unsupported(f"{self.name} has no timestamp_ntz literal")
 
     # ------------------------------------------------------------- semantics
+    def incomparable(self, column: Column) -> str | None:
+        """Why the source's stored values of ``column`` cannot be compared remotely (None: they can)."""
+        return None
+
     def text_rules(self, column: Column) -> TextRules:
         raise NotImplementedError
 

@@ -15,12 +15,11 @@ timestamp_ntz); the document marks such columns.
 
 Adding a source is one entry in :data:`PROFILES`, e.g.::
 
-    Profile("MySQL/MariaDB (ci)", MySqlDialect(), table("mysql", {
-        "i": ("int", "int"), "b": ("bigint", "bigint"), ..., "flag": ("boolean", "tinyint(1)"),
-    }, collation="utf8mb4_0900_ai_ci", case_insensitive=True)),
+    Profile("PostgreSQL (C collation)", PostgresDialect(), _postgres("C")),
 
-where each column maps to (Spark type the reader produces, remote type) and the keyword
-arguments are the :class:`~sluice.types.Column` properties of the text column.
+where the table maps each column to (Spark type the reader produces, remote type), best
+through the source's own catalog mapping (as ``_sqlite`` and ``_mysql`` do) so the
+profile cannot drift from what the reader produces.
 
 ``python -m sluice.pushdown.matrix [--write PATH | --check PATH]`` prints, writes or
 checks the document.
@@ -39,10 +38,12 @@ import sqlglot
 from sqlglot import exp
 
 from sluice.dialects.base import Dialect
+from sluice.dialects.mysql import MariadbDialect
 from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.pushdown.levels import Level
 from sluice.pushdown.translator import Translator
+from sluice.sources.mysql import catalog_column
 from sluice.sources.sqlite import spark_type_for
 from sluice.types import Column, Kind, SparkType, TableSchema
 
@@ -81,6 +82,19 @@ def _sqlite() -> TableSchema:
     return table("lite", {name: (spark_type_for(t).name, t) for name, t in declared.items()})
 
 
+def _mysql(collation: str) -> TableSchema:
+    """information_schema rows read through the MySQL source's own mapping."""
+    declared = {"i": ("int", "int(11)"), "b": ("bigint", "bigint(20)"), "f": ("double", "double"),
+                "d": ("decimal", "decimal(10,2)"), "s": ("varchar", "varchar(40)"), "dt": ("date", "date"),
+                "ts": ("timestamp", "timestamp(6)"), "tn": ("datetime", "datetime(6)"), "flag": ("tinyint", "tinyint(1)")}
+    columns = tuple(
+        catalog_column((name, data_type, column_type, "YES", "utf8mb4" if data_type == "varchar" else None,
+                        collation if data_type == "varchar" else None, 10, 2))
+        for name, (data_type, column_type) in declared.items()
+    )
+    return TableSchema("my", None, "t", columns)
+
+
 @dataclass(frozen=True)
 class Profile:
     """A column of the matrix: how one source, with one set of remote properties, answers."""
@@ -94,6 +108,8 @@ PROFILES: tuple[Profile, ...] = (
     Profile("PostgreSQL (C collation)", PostgresDialect(), _postgres("C")),
     Profile("PostgreSQL (ICU/non-C collation)", PostgresDialect(), _postgres("en-US-x-icu")),
     Profile("SQLite", SqliteDialect(), _sqlite()),
+    Profile("MariaDB (utf8mb4_general_ci)", MariadbDialect(), _mysql("utf8mb4_general_ci")),
+    Profile("MariaDB (utf8mb4_nopad_bin)", MariadbDialect(), _mysql("utf8mb4_nopad_bin")),
 )
 
 

@@ -296,8 +296,9 @@ class Translator:
             return self.value(node.this)
         if isinstance(node, exp.Column):
             column = self.table.column(node.name)
-            if column.unpushable:
-                raise Unsupported(f"{column.describe()}: {column.unpushable}")
+            unpushable = column.unpushable or self.dialect.incomparable(column)
+            if unpushable:
+                raise Unsupported(f"{column.describe()}: {unpushable}")
             return Value(exp.column(column.name, quoted=True), column.type, self.dialect.text_rules(column) if column.type.kind is Kind.STRING else None, column)
         constant = constants.evaluate(node, self.zone)
         if constant is not None:

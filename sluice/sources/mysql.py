@@ -111,7 +111,7 @@ class MysqlSource(Source):
                     raise BindError(f"source {self.name!r} has no table {schema}.{table} (tables: {known})")
         finally:
             connection.close()
-        columns = tuple(_column(row) for row in rows)
+        columns = tuple(catalog_column(row) for row in rows)
         keys = [row for row in rows if row[8] == "PRI"]
         split = keys[0][0] if len(keys) == 1 and keys[0][1] in _INTEGERS and rows[0][10] == "BASE TABLE" else None
         return TableSchema(self.name, schema, table, columns, row_estimate=int(rows[0][9] or 0), split_column=split)
@@ -166,7 +166,8 @@ def _quote(text: str) -> str:
     return quote(text, safe="")
 
 
-def _column(row: tuple) -> Column:  # type: ignore[type-arg]
+def catalog_column(row: tuple) -> Column:  # type: ignore[type-arg]
+    """The column as Spark reads it, from an information_schema.COLUMNS row (see _DESCRIBE)."""
     name, data_type, column_type, nullable, charset, collation, precision, scale = row[:8]
     data_type, column_type = data_type.lower(), column_type.lower()
     common = {"name": name, "remote_type": column_type, "nullable": nullable == "YES"}

@@ -38,3 +38,20 @@ SQLITE_TABLE = TableSchema("lite", "main", "t", (
     column("ts", "timestamp_ntz", "DATETIME"),
     column("flag", "boolean", "BOOLEAN"),
 ))
+
+MYSQL_TABLE = TableSchema("my", "test", "t", (
+    column("id", "bigint", "bigint(20)"),
+    column("i", "int", "int(11)"),
+    column("u", "bigint", "int(10) unsigned"),
+    column("f", "double", "double"),
+    column("r", "float", "float"),
+    column("d", "decimal(10,2)", "decimal(10,2)"),
+    column("name", "string", "varchar(40)", collation="utf8mb4_general_ci", case_insensitive=True),
+    column("code", "string", "varchar(40)", collation="utf8mb4_nopad_bin"),
+    column("ch", "string", "char(5)", collation="utf8mb4_bin"),
+    column("ci", "string", "varchar(40)", collation="utf8mb4_unicode_ci", case_insensitive=True),
+    column("dt", "date", "date"),
+    column("ts", "timestamp", "timestamp(6)"),
+    column("tn", "timestamp_ntz", "datetime(6)"),
+    column("flag", "boolean", "tinyint(1)"),
+))
