@@ -32,6 +32,8 @@ _INTEGERS = {"tinyint": (8, "tinyint"), "smallint": (16, "smallint"), "mediumint
 _UNSIGNED = {8: "smallint", 16: "int", 24: "int", 32: "bigint", 64: "decimal(20,0)"}
 _TEXT = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext"}
 _BINARY = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
+#: exceptions that must pass through untouched (everything else from the driver is a source error)
+_STOPS = (KeyboardInterrupt, SystemExit, GeneratorExit)
 _SIMPLE = {"float": "float", "double": "double", "date": "date", "datetime": "timestamp_ntz", "timestamp": "timestamp"}
 
 
@@ -151,14 +153,16 @@ class MysqlSource(Source):
         try:
             reader = connectorx.read_sql(self._reader_url(), task.sql, return_type="arrow_stream",
                                          batch_size=self.batch_rows, pre_execution_query=self._session_setup())
-        except Exception as error:  # noqa: BLE001 - connectorx raises plain RuntimeErrors
+        except _STOPS:
+            raise
+        except BaseException as error:  # noqa: BLE001 - connectorx raises RuntimeErrors and Rust panics
             raise SourceError(self.name, f"query failed: {self.masked(str(error)).strip()}") from None
         try:
             for batch in reader:
                 yield conform(_check_booleans(batch, task.schema, self.name), task.schema)
-        except SourceError:
+        except (SourceError, *_STOPS):
             raise
-        except Exception as error:  # noqa: BLE001
+        except BaseException as error:  # noqa: BLE001 - a server error mid-stream arrives as a Rust panic
             raise SourceError(self.name, f"read failed: {self.masked(str(error)).strip()}") from None
 
 

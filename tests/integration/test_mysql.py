@@ -1,0 +1,78 @@
+"""MariaDB specifics on the real server: partitions, strict booleans, read-only sessions, errors."""
+
+from __future__ import annotations
+
+import pymysql
+import pytest
+
+from sluice import Federation, SourceError
+from sluice.sources.base import ReadTask
+
+pytestmark = pytest.mark.integration
+
+
+def _execute(*statements: str) -> None:
+    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", charset="utf8mb4", autocommit=True)
+    try:
+        with connection.cursor() as cursor:
+            for statement in statements:
+                cursor.execute(statement)
+    finally:
+        connection.close()
+
+
+@pytest.fixture(scope="module")
+def my_tables(edge_tables, mysql_url):  # type: ignore[no-untyped-def]
+    _execute(
+        "CREATE DATABASE IF NOT EXISTS sluice_test",
+        "DROP TABLE IF EXISTS sluice_test.numbers, sluice_test.flags",
+        "CREATE TABLE sluice_test.numbers (n INT PRIMARY KEY, word VARCHAR(10))",
+        "INSERT INTO sluice_test.numbers WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000) "
+        "SELECT n, IF(n % 2 = 0, 'Even', 'odd') FROM s",
+        "CREATE TABLE sluice_test.flags (id INT PRIMARY KEY, flag BOOLEAN)",
+        "INSERT INTO sluice_test.flags VALUES (1, 1), (2, 0), (3, 2)",
+    )
+    return mysql_url
+
+
+def test_primary_key_ranges_cover_every_row_once(spark, my_tables: str) -> None:  # type: ignore[no-untyped-def]
+    split = Federation(spark=spark)
+    split.attach("my", my_tables, partitions=4)
+    query = "SELECT n FROM my.sluice_test.numbers WHERE word = 'even'"
+    scan = split.plan(query).scans[0]
+    assert len(scan.spec.tasks(split._sources["my"])) == 4
+    assert split.sql(query).count() == 0  # 'even' = 'Even' under utf8mb4_general_ci, not in Spark
+    rows = [r.n for r in split.sql("SELECT n FROM my.sluice_test.numbers WHERE word = 'Even'").collect()]
+    assert sorted(rows) == list(range(2, 1001, 2))
+
+
+def test_a_tinyint_1_holding_2_is_an_error_not_a_guess(spark, my_tables: str) -> None:  # type: ignore[no-untyped-def]
+    federation = Federation(spark=spark)
+    federation.attach("my", my_tables)
+    assert federation.sql("SELECT id FROM my.sluice_test.flags WHERE id < 3 AND flag").collect()[0].id == 1
+    with pytest.raises(Exception, match="flag.*other than 0 or 1"):
+        federation.sql("SELECT * FROM my.sluice_test.flags").collect()
+
+
+def test_reads_are_read_only(fed) -> None:  # type: ignore[no-untyped-def]
+    source = fed._sources["my"]
+    with pytest.raises(SourceError, match="READ ONLY"):
+        list(source.read(ReadTask("DELETE FROM sluice_test.edge", None)))  # type: ignore[arg-type]
+    assert fed.sql("SELECT count(*) AS n FROM my.sluice_test.edge").collect()[0].n == 80
+
+
+def test_unreachable_server_and_wrong_password_name_the_problem_not_the_secret(spark) -> None:  # type: ignore[no-untyped-def]
+    federation = Federation(spark=spark)
+    with pytest.raises(SourceError) as unreachable:
+        federation.attach("down", "mysql://root:hunter2secret@127.0.0.1:1/test")
+    assert "cannot connect" in str(unreachable.value) and "hunter2secret" not in str(unreachable.value)
+    with pytest.raises(SourceError) as denied:
+        federation.attach("bad", "mysql://root@127.0.0.1:3306/test", password="topsecret42")
+    assert "Access denied" in str(denied.value) and "topsecret42" not in str(denied.value)
+
+
+def test_unknown_database_table_and_column(fed) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(Exception, match="no table sluice_test.missing"):
+        fed.sql("SELECT * FROM my.sluice_test.missing")
+    with pytest.raises(Exception, match="'nope' could not be resolved"):
+        fed.sql("SELECT nope FROM my.sluice_test.edge")
