@@ -89,6 +89,10 @@ class Dialect:
     def timestamp_ntz_literal(self, value: dt.datetime) -> exp.Expression:
         raise Unsupported(f"{self.name} has no timestamp_ntz literal")
 
+    def order_key(self, sql: str, descending: bool, nulls_first: bool) -> str:
+        """One ORDER BY key with Spark's NULL placement spelled out."""
+        return f"{sql} {'DESC' if descending else 'ASC'} {'NULLS FIRST' if nulls_first else 'NULLS LAST'}"
+
     # ------------------------------------------------------------- semantics
     def incomparable(self, column: Column) -> str | None:
         """Why the source's stored values of ``column`` cannot be compared remotely (None: they can)."""

@@ -69,6 +69,10 @@ class MariadbDialect(Dialect):
         """Session setting that aborts a statement after ``seconds``."""
         return f"SET SESSION max_statement_time = {seconds:g}"
 
+    def order_key(self, sql: str, descending: bool, nulls_first: bool) -> str:
+        # No NULLS FIRST/LAST in MySQL: order by the NULL test first (TRUE sorts after FALSE).
+        return f"({sql} IS NULL) {'DESC' if nulls_first else 'ASC'}, {sql} {'DESC' if descending else 'ASC'}"
+
     # ------------------------------------------------------------- literals
     def literal(self, constant: Constant, context: Value | None) -> exp.Expression:
         if constant.type.kind is Kind.STRING and constant.value is not None:

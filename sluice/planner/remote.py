@@ -19,9 +19,7 @@ def order_by(dialect: Dialect, table: TableSchema, keys: tuple[OrderKey, ...]) -
         sql: exp.Expression = exp.column(column.name, quoted=True)
         if column.type.kind is Kind.STRING and dialect.text_rules(column).ordering == "collate_c":
             sql = dialect.binary_collation(sql)
-        direction = "DESC" if key.descending else "ASC"
-        nulls = "NULLS FIRST" if key.nulls_first else "NULLS LAST"
-        parts.append(f"{dialect.render(sql)} {direction} {nulls}")
+        parts.append(dialect.order_key(dialect.render(sql), key.descending, key.nulls_first))
     return "ORDER BY " + ", ".join(parts)
 
 
