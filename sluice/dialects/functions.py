@@ -85,6 +85,7 @@ def coalesce(translator: "Translator", node: exp.Expression) -> Value:
             ordering=None if any(r.ordering is None for r in rules) else ("collate_c" if any(r.ordering == "collate_c" for r in rules) else "native"),
             why="; ".join(dict.fromkeys(r.why for r in rules)),
             functions_ok=all(r.functions_ok for r in rules),
+            binary_equality=any(r.binary_equality for r in rules),
         )
     return Value(exp.Coalesce(this=parts[0], expressions=parts[1:]), result_type, text)
 

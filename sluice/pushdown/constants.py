@@ -243,12 +243,10 @@ def common_type(column: SparkType, constant: SparkType) -> SparkType | None:
         return column if column.bits >= constant.bits else constant
     if {a, b} <= {Kind.INTEGRAL, Kind.DECIMAL}:
         return constant if b is Kind.DECIMAL else column  # exact decimal comparison
-    if a is Kind.FLOAT and b is Kind.INTEGRAL:
-        return column  # Spark widens the integer to the float type
-    if a is Kind.FLOAT and b is Kind.DECIMAL:
-        return DOUBLE  # Spark compares float/double with decimal as doubles
+    if a is Kind.FLOAT and b in (Kind.INTEGRAL, Kind.DECIMAL):
+        return DOUBLE  # ANSI Spark compares float with integers and decimals as doubles (16777217 != float 16777216)
     if b is Kind.FLOAT and a in (Kind.INTEGRAL, Kind.DECIMAL, Kind.FLOAT):
-        return DOUBLE if DOUBLE in (column, constant) or a is Kind.DECIMAL else constant
+        return DOUBLE if DOUBLE in (column, constant) or a is not Kind.FLOAT else constant
     if a is Kind.STRING and b is Kind.STRING:
         return STRING
     if a is Kind.DATE and b is Kind.STRING:

@@ -38,6 +38,7 @@ import sqlglot
 from sqlglot import exp
 
 from sluice.dialects.base import Dialect
+from sluice.dialects.duckdb import DuckdbDialect
 from sluice.dialects.mysql import MariadbDialect
 from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
@@ -95,6 +96,15 @@ def _mysql(collation: str) -> TableSchema:
     return TableSchema("my", None, "t", columns)
 
 
+def _duckdb(collation: str | None) -> TableSchema:
+    """DuckDB's own types; collations as the source reads them from the table's DDL."""
+    return table("duck", {
+        "i": ("int", "INTEGER"), "b": ("bigint", "BIGINT"), "f": ("double", "DOUBLE"),
+        "d": ("decimal(10,2)", "DECIMAL(10,2)"), "s": ("string", "VARCHAR"), "dt": ("date", "DATE"),
+        "ts": ("timestamp", "TIMESTAMPTZ"), "tn": ("timestamp_ntz", "TIMESTAMP"), "flag": ("boolean", "BOOLEAN"),
+    }, collation=collation)
+
+
 @dataclass(frozen=True)
 class Profile:
     """A column of the matrix: how one source, with one set of remote properties, answers."""
@@ -110,6 +120,8 @@ PROFILES: tuple[Profile, ...] = (
     Profile("SQLite", SqliteDialect(), _sqlite()),
     Profile("MariaDB (utf8mb4_general_ci)", MariadbDialect(), _mysql("utf8mb4_general_ci")),
     Profile("MariaDB (utf8mb4_nopad_bin)", MariadbDialect(), _mysql("utf8mb4_nopad_bin")),
+    Profile("DuckDB (plain VARCHAR)", DuckdbDialect(), _duckdb(None)),
+    Profile("DuckDB (COLLATE NOCASE)", DuckdbDialect(), _duckdb("NOCASE")),
 )
 
 

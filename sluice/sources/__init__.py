@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 from sluice.errors import ConfigError
 from sluice.masking import mask_url
 from sluice.sources.base import Source
+from sluice.sources.duckdb import DuckdbSource
 from sluice.sources.mysql import MysqlSource
 from sluice.sources.postgres import PostgresSource
 from sluice.sources.sqlite import SqliteSource
@@ -16,6 +17,7 @@ SCHEMES: dict[str, type[Source]] = {
     "postgresql": PostgresSource,
     "postgres": PostgresSource,
     "sqlite": SqliteSource,
+    "duckdb": DuckdbSource,
     "mysql": MysqlSource,
     "mariadb": MysqlSource,
 }

@@ -85,8 +85,9 @@ class SqliteSource(Source):
             info = connection.execute("SELECT name, type, \"notnull\" FROM pragma_table_info(?, ?)", (table, schema)).fetchall()
             ddl_row = connection.execute(f"SELECT sql FROM {self.dialect.render_identifier(schema)}.sqlite_master WHERE name = ? COLLATE NOCASE", (table,)).fetchone()
             rows = None
-            if listing[0] == "table" and not listing[2]:
-                rows = connection.execute(f"SELECT max(rowid) FROM {self.dialect.quote_table(schema, table)}").fetchone()[0]
+            row_id = _row_id_name(listing, {name.lower() for name, _, _ in info})
+            if row_id is not None:
+                rows = connection.execute(f"SELECT max({row_id}) FROM {self.dialect.quote_table(schema, table)}").fetchone()[0]
         finally:
             connection.close()
         collations = _collations(ddl_row[0] if ddl_row else None)
@@ -97,24 +98,24 @@ class SqliteSource(Source):
             unpushable = None if declared else "column has no declared type (any value allowed); compared by Spark"
             columns.append(Column(name=name, type=spark, remote_type=(declared or "ANY") + (" STRICT" if strict else ""),
                                   nullable=not not_null, collation=collations.get(name.lower()), unpushable=unpushable))
-        return TableSchema(self.name, schema, table, tuple(columns), row_estimate=rows,
-                           split_column="rowid" if listing[0] == "table" and not listing[2] else None)
+        return TableSchema(self.name, schema, table, tuple(columns), row_estimate=rows, split_column=row_id)
 
     def split(self, table: TableSchema, count: int) -> list[str | None]:
-        if count <= 1 or table.split_column != "rowid":
+        row_id = table.split_column
+        if count <= 1 or row_id not in _ROW_ID_NAMES:
             return [None]
         connection = self._connect()
         try:
-            low, high = connection.execute(f"SELECT min(rowid), max(rowid) FROM {self.dialect.quote_table(table.schema, table.name)}").fetchone()
+            low, high = connection.execute(f"SELECT min({row_id}), max({row_id}) FROM {self.dialect.quote_table(table.schema, table.name)}").fetchone()
         finally:
             connection.close()
         if low is None or high - low < count:
             return [None]
         step = -(-(high - low + 1) // count)
         cuts = [low + i * step for i in range(1, count)]
-        parts: list[str | None] = [f"rowid < {cuts[0]}"]
-        parts += [f"rowid >= {a} AND rowid < {b}" for a, b in zip(cuts, cuts[1:])]
-        parts.append(f"rowid >= {cuts[-1]}")
+        parts: list[str | None] = [f"{row_id} < {cuts[0]}"]
+        parts += [f"{row_id} >= {a} AND {row_id} < {b}" for a, b in zip(cuts, cuts[1:])]
+        parts.append(f"{row_id} >= {cuts[-1]}")
         return parts
 
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
@@ -134,6 +135,21 @@ class SqliteSource(Source):
                 yield _batch(rows, task.schema, self.name)
         finally:
             connection.close()
+
+
+_ROW_ID_NAMES = ("rowid", "_rowid_", "oid")
+
+
+def _row_id_name(listing: tuple, declared: set[str]) -> str | None:  # type: ignore[type-arg]
+    """A name that reaches the table's row id, or None (views, WITHOUT ROWID tables).
+
+    A declared column called ``rowid`` hides the row id under that name (and may hold
+    NULLs or duplicates): splitting on it would lose rows, so take an alias it leaves free.
+    """
+    kind, _, without_rowid = listing
+    if kind != "table" or without_rowid:
+        return None
+    return next((name for name in _ROW_ID_NAMES if name not in declared), None)
 
 
 def _collations(ddl: str | None) -> dict[str, str]:

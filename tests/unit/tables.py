@@ -55,3 +55,24 @@ MYSQL_TABLE = TableSchema("my", "test", "t", (
     column("tn", "timestamp_ntz", "datetime(6)"),
     column("flag", "boolean", "tinyint(1)"),
 ))
+
+DUCKDB_TABLE = TableSchema("duck", "main", "t", (
+    column("id", "bigint", "BIGINT"),
+    column("i", "int", "INTEGER"),
+    column("f", "double", "DOUBLE"),
+    column("r", "float", "FLOAT"),
+    column("d", "decimal(10,2)", "DECIMAL(10,2)"),
+    column("name", "string", "VARCHAR"),
+    column("code", "string", "VARCHAR", collation="C"),
+    column("ch", "string", "VARCHAR", collation="NOACCENT"),
+    column("ci", "string", "VARCHAR", collation="NOCASE"),
+    column("dt", "date", "DATE"),
+    column("ts", "timestamp", "TIMESTAMP WITH TIME ZONE"),
+    column("tn", "timestamp_ntz", "TIMESTAMP"),
+    column("flag", "boolean", "BOOLEAN"),
+    column("n", "string", "ENUM('a', 'b')", read_as_text=True, unpushable="ENUM('a', 'b') is read as its text form"),
+    column("ti", "tinyint", "TINYINT"),
+    column("u", "smallint", "UTINYINT"),
+    column("h", "decimal(38,0)", "HUGEINT"),
+    column("vw", "string", "VARCHAR", collation="unknown"),
+))

@@ -9,6 +9,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from sluice.dialects.duckdb import DuckdbDialect
 from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.pushdown.translator import Translator
@@ -19,7 +20,7 @@ from sluice.types import Column, SparkType, TableSchema
 HOSTILE = ["'", "''", "\\", "\\'", '"', "a'; DROP TABLE t; --", "/* x */", "*/", "--", "$$", "$1", "\n", "\r\n", "\t",
            "ʼ", "＇", "日本語", "😀", "%_", "[*?]", "x" * 10_000, "O'Brien\\", "\\\\'", "' OR '1'='1"]
 HOSTILE_NAMES = ['we"ird', "sp ace", "semi;colon", "quote'name", "UPPER", "select", "ünï", "back\\slash", "dash--x"]
-DIALECTS = [PostgresDialect(), SqliteDialect()]
+DIALECTS = [PostgresDialect(), SqliteDialect(), DuckdbDialect()]
 
 
 def _table(name: str = "t", column: str = "v") -> TableSchema:
