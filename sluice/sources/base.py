@@ -8,6 +8,7 @@ connection, so pickling is cheap and safe.
 from __future__ import annotations
 
 import abc
+from pathlib import Path
 from dataclasses import dataclass
 from typing import ClassVar, Iterator
 from urllib.parse import urlsplit
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 import pyarrow as pa
 
 from sluice.dialects.base import Dialect
+from sluice.errors import ConfigError
 from sluice.masking import mask_text, mask_url
 from sluice.types import TableSchema
 
@@ -26,6 +28,33 @@ class ReadTask:
     sql: str
     schema: pa.Schema
     partition: int = 0
+
+
+def file_path(name: str, url: str, kind: str, suffix: str) -> str:
+    """The absolute path in a file URL: ``scheme:///relative`` or ``scheme:////absolute``."""
+    scheme, _, rest = url.partition("://")
+    rest = rest.split("?", 1)[0]
+    if not rest.startswith("/") or len(rest) < 2:
+        raise ConfigError(f"source {name!r}: {kind} URLs look like {scheme}:///relative{suffix} or "
+                          f"{scheme}:////abs/path{suffix}, not {url!r}")
+    return str(Path(rest[1:]).resolve())
+
+
+def key_ranges(key: str, low: int | None, high: int | None, count: int) -> list[str | None]:
+    """``count`` predicates on integer ``key`` that together hold every row exactly once.
+
+    The first and last parts are open-ended, so a row added after ``low``/``high`` were
+    read still falls in exactly one part. ``[None]`` (one unsplit read) when the range is
+    empty or narrower than ``count``.
+    """
+    if low is None or high is None or high - low < count:
+        return [None]
+    step = -(-(high - low + 1) // count)
+    cuts = [low + i * step for i in range(1, count)]
+    parts: list[str | None] = [f"{key} < {cuts[0]}"]
+    parts += [f"{key} >= {a} AND {key} < {b}" for a, b in zip(cuts, cuts[1:])]
+    parts.append(f"{key} >= {cuts[-1]}")
+    return parts
 
 
 class Source(abc.ABC):

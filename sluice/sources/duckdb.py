@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 import pyarrow as pa
@@ -24,9 +23,9 @@ import sqlglot
 from sqlglot import exp
 
 from sluice.dialects.duckdb import UNKNOWN_COLLATION, DuckdbDialect
-from sluice.errors import BindError, ConfigError, SourceError
+from sluice.errors import BindError, SourceError
 from sluice.sources.arrow import conform
-from sluice.sources.base import ReadTask, Source
+from sluice.sources.base import ReadTask, Source, file_path, key_ranges
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
@@ -64,10 +63,7 @@ class DuckdbSource(Source):
 
     def __init__(self, name: str, url: str, **options: object) -> None:
         super().__init__(name, url, **options)  # type: ignore[arg-type]
-        rest = url.split("://", 1)[1].split("?", 1)[0]  # duckdb:///relative.duckdb or duckdb:////abs.duckdb
-        if not rest.startswith("/") or len(rest) < 2:
-            raise ConfigError(f"source {name!r}: DuckDB URLs look like duckdb:///relative.duckdb or duckdb:////abs/path.duckdb, not {url!r}")
-        self.path = str(Path(rest[1:]).resolve())
+        self.path = file_path(name, url, "DuckDB", ".duckdb")
 
     # ------------------------------------------------------------ connections
     def _connect(self) -> "duckdb.DuckDBPyConnection":
@@ -150,15 +146,7 @@ class DuckdbSource(Source):
             low, high = connection.execute(f"SELECT min(rowid), max(rowid) FROM {self.dialect.quote_table(table.schema, table.name)}").fetchone()
         finally:
             connection.close()
-        if low is None or high - low < count:
-            return [None]
-        step = -(-(high - low + 1) // count)
-        cuts = [low + i * step for i in range(1, count)]
-        # open-ended first and last parts: a row appended after this count still falls in one
-        parts: list[str | None] = [f"rowid < {cuts[0]}"]
-        parts += [f"rowid >= {a} AND rowid < {b}" for a, b in zip(cuts, cuts[1:])]
-        parts.append(f"rowid >= {cuts[-1]}")
-        return parts
+        return key_ranges("rowid", low, high, count)
 
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         import duckdb

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from sluice.dialects.mysql import MariadbDialect, Mysql8Dialect
 from sluice.errors import BindError, ConfigError, SourceError
 from sluice.sources.arrow import conform
-from sluice.sources.base import ReadTask, Source
+from sluice.sources.base import ReadTask, Source, key_ranges
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 _DESCRIBE = """
@@ -138,14 +138,7 @@ class MysqlSource(Source):
                 low, high = cursor.fetchone()
         finally:
             connection.close()
-        if low is None or high - low < count:
-            return [None]
-        step = -(-(high - low + 1) // count)
-        cuts = [low + i * step for i in range(1, count)]
-        parts: list[str | None] = [f"{key} < {cuts[0]}"]
-        parts += [f"{key} >= {a} AND {key} < {b}" for a, b in zip(cuts, cuts[1:])]
-        parts.append(f"{key} >= {cuts[-1]}")
-        return parts
+        return key_ranges(key, low, high, count)
 
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         import connectorx

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from pathlib import Path
 from typing import Iterator
 from urllib.parse import quote
 
@@ -19,8 +18,8 @@ import sqlglot
 from sqlglot import exp
 
 from sluice.dialects.sqlite import SqliteDialect
-from sluice.errors import BindError, ConfigError, SourceError
-from sluice.sources.base import ReadTask, Source
+from sluice.errors import BindError, SourceError
+from sluice.sources.base import ReadTask, Source, file_path, key_ranges
 from sluice.types import Column, SparkType, TableSchema
 
 
@@ -50,10 +49,7 @@ class SqliteSource(Source):
 
     def __init__(self, name: str, url: str, **options: object) -> None:
         super().__init__(name, url, **options)  # type: ignore[arg-type]
-        rest = url.split("://", 1)[1].split("?", 1)[0]  # sqlite:///relative.db or sqlite:////abs.db
-        if not rest.startswith("/") or len(rest) < 2:
-            raise ConfigError(f"source {name!r}: SQLite URLs look like sqlite:///relative.db or sqlite:////abs/path.db, not {url!r}")
-        self.path = str(Path(rest[1:]).resolve())
+        self.path = file_path(name, url, "SQLite", ".db")
 
     def _connect(self) -> sqlite3.Connection:
         if not os.path.exists(self.path):
@@ -109,14 +105,7 @@ class SqliteSource(Source):
             low, high = connection.execute(f"SELECT min({row_id}), max({row_id}) FROM {self.dialect.quote_table(table.schema, table.name)}").fetchone()
         finally:
             connection.close()
-        if low is None or high - low < count:
-            return [None]
-        step = -(-(high - low + 1) // count)
-        cuts = [low + i * step for i in range(1, count)]
-        parts: list[str | None] = [f"{row_id} < {cuts[0]}"]
-        parts += [f"{row_id} >= {a} AND {row_id} < {b}" for a, b in zip(cuts, cuts[1:])]
-        parts.append(f"{row_id} >= {cuts[-1]}")
-        return parts
+        return key_ranges(row_id, low, high, count)
 
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         connection = self._connect()
