@@ -24,6 +24,12 @@ from sluice.types import Column, Kind, SparkType
 FunctionHandler = Callable[[Translator, exp.Expression], Value]
 
 
+def wall_clock(value: dt.datetime) -> str:
+    """``YYYY-MM-DD HH:MM:SS.ffffff`` with a four-digit year (strftime drops zeros before 1000)."""
+    return (f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
+            f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}.{value.microsecond:06d}")
+
+
 class Dialect:
     """Base dialect. Subclasses set ``name``, ``sqlglot`` and ``type_names``."""
 

@@ -46,7 +46,7 @@ from decimal import Decimal
 from sqlglot import exp
 
 from sluice.dialects import functions
-from sluice.dialects.base import Dialect
+from sluice.dialects.base import Dialect, wall_clock
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.like import LikePattern
@@ -104,11 +104,11 @@ class DuckdbDialect(Dialect):
         return exp.Cast(this=exp.Literal.string(value.isoformat()), to=exp.DataType.build("DATE", dialect="duckdb"))
 
     def timestamp_literal(self, value: dt.datetime) -> exp.Expression:
-        text = _wall_clock(value.astimezone(dt.timezone.utc)) + "+00:00"
+        text = wall_clock(value.astimezone(dt.timezone.utc)) + "+00:00"
         return exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build("TIMESTAMPTZ", dialect="duckdb"))
 
     def timestamp_ntz_literal(self, value: dt.datetime) -> exp.Expression:
-        return exp.Cast(this=exp.Literal.string(_wall_clock(value)), to=exp.DataType.build("TIMESTAMP", dialect="duckdb"))
+        return exp.Cast(this=exp.Literal.string(wall_clock(value)), to=exp.DataType.build("TIMESTAMP", dialect="duckdb"))
 
     # ------------------------------------------------------------- text
     def text_rules(self, column: Column) -> TextRules:
@@ -154,8 +154,3 @@ class DuckdbDialect(Dialect):
         native = isinstance(value.sql, exp.Column) and value.column is not None and value.column.remote_type == _NATIVE[target.name]
         typed = isinstance(value.sql, (exp.Cast, *_INTEGER_OPS)) and value.type == target
         return paren(value.sql) if native or typed else self.cast(value.sql, target, value.type)
-
-
-def _wall_clock(value: dt.datetime) -> str:
-    """``YYYY-MM-DD HH:MM:SS.ffffff`` with a four-digit year (strftime drops zeros before 1000)."""
-    return f"{value.year:04d}-{value.month:02d}-{value.day:02d} {value.hour:02d}:{value.minute:02d}:{value.second:02d}.{value.microsecond:06d}"

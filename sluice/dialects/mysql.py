@@ -30,7 +30,7 @@ import re
 from sqlglot import exp
 
 from sluice.dialects import functions
-from sluice.dialects.base import Dialect
+from sluice.dialects.base import Dialect, wall_clock
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.like import LikePattern
@@ -104,7 +104,7 @@ class MariadbDialect(Dialect):
         return self.timestamp_ntz_literal(value.astimezone(dt.timezone.utc).replace(tzinfo=None))
 
     def timestamp_ntz_literal(self, value: dt.datetime) -> exp.Expression:
-        return exp.Cast(this=exp.Literal.string(value.strftime("%Y-%m-%d %H:%M:%S.%f")),
+        return exp.Cast(this=exp.Literal.string(wall_clock(value)),
                         to=exp.DataType.build("DATETIME(6)", dialect="mysql"))
 
     def cast(self, sql: exp.Expression, target: SparkType, source: SparkType) -> exp.Expression:

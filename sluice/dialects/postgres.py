@@ -14,7 +14,7 @@ import math
 
 from sqlglot import exp
 
-from sluice.dialects.base import Dialect
+from sluice.dialects.base import Dialect, wall_clock
 from sluice.pushdown.levels import Level
 from sluice.pushdown.translator import TextRules, Unsupported, Value, paren
 from sluice.types import Column, Kind, SparkType
@@ -53,11 +53,11 @@ class PostgresDialect(Dialect):
         return exp.Cast(this=exp.Literal.string(value.isoformat()), to=exp.DataType.build("DATE"))
 
     def timestamp_literal(self, value: dt.datetime) -> exp.Expression:
-        text = value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f+00:00")
+        text = wall_clock(value.astimezone(dt.timezone.utc)) + "+00:00"
         return exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build("TIMESTAMPTZ", dialect="postgres"))
 
     def timestamp_ntz_literal(self, value: dt.datetime) -> exp.Expression:
-        text = value.strftime("%Y-%m-%d %H:%M:%S.%f")
+        text = wall_clock(value)
         return exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build("TIMESTAMP", dialect="postgres"))
 
     def text_rules(self, column: Column) -> TextRules:

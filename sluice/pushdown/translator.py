@@ -97,6 +97,8 @@ class Translator:
             return Translation.unsupported(str(unsupported))
         except NotRepresentable as unsupported:
             return Translation.unsupported(str(unsupported))
+        except OverflowError as overflow:  # a constant shifted past year 9999 by a time zone
+            return Translation.unsupported(f"constant out of range after Spark's implicit cast: {overflow}")
 
     def _predicate(self, node: exp.Expression) -> Translation:
         unfolded = unfold_negate(node)
@@ -219,10 +221,10 @@ class Translator:
             constant, target = Constant(wall, value.type), value.type
         coerced = constants.coerce(constant, target, self.zone)
         if target != value.type:
-            if value.type.kind is Kind.DATE or (value.type.kind is Kind.DECIMAL and target.kind is Kind.DECIMAL):
+            if value.type.kind is Kind.DATE:
+                raise Unsupported(f"date compared with a {constant.type}: Spark compares as {target} at midnight in the session time zone")
+            if value.type.kind is Kind.DECIMAL and target.kind is Kind.DECIMAL:
                 value = Value(value.sql, target, value.text, value.column)
-                if value.type.kind is Kind.DATE:
-                    raise Unsupported(f"date column compared with a {constant.type}: Spark compares as {target}")
             elif value.type.kind is Kind.INTEGRAL and target.kind is Kind.INTEGRAL:
                 value = Value(value.sql, target, value.text, value.column)
             elif value.type.kind is Kind.INTEGRAL and target.kind is Kind.DECIMAL:

@@ -14,6 +14,7 @@ from decimal import Decimal
 from pyspark.sql import datasource as ds
 from sqlglot import exp
 
+from sluice.dialects.base import wall_clock
 from sluice.pushdown.constants import decimal_type
 from sluice.pushdown.translator import Unsupported
 
@@ -53,7 +54,7 @@ def literal(value: object) -> exp.Expression:
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
             raise Unsupported("timestamp filter value without a time zone: its instant is ambiguous")
-        text = value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f") + "Z"
+        text = wall_clock(value.astimezone(dt.timezone.utc)) + "Z"
         return exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build("TIMESTAMPTZ"))
     if isinstance(value, dt.date):
         return exp.Cast(this=exp.Literal.string(value.isoformat()), to=exp.DataType.build("DATE"))
