@@ -77,7 +77,15 @@ def coalesce(translator: "Translator", node: exp.Expression) -> Value:
         if value.type != result_type:
             raise Unsupported(f"coalesce() over {value.type} and {result_type}: Spark's common type is not mirrored")
         parts.append(value.sql)
-    rules = [v.text for v in typed if v.text is not None]
+    texts = [v for v in typed if v.text is not None]
+    if len({v.column.collation if v.column else None for v in texts}) > 1:
+        # differently collated parts have no common collation (PostgreSQL refuses to compare
+        # the result): compare bytes, where the dialect can say so
+        try:
+            parts = [part if isinstance(part, (exp.Literal, exp.Null)) else translator.dialect.binary_collation(part) for part in parts]
+        except Unsupported:
+            pass
+    rules = [v.text for v in texts]
     text = None
     if rules:
         text = TextRules(

@@ -203,7 +203,18 @@ class Translator:
                 if op in _EQUALITIES and right_const is not None:  # the native = is a superset that can use an index
                     exact = self.dialect.keep_index(op(this=paren(left_sql), expression=paren(right_sql)), exact)
                 return Translation(level, reason, exact)
+            if right_const is None and orderings != {"native"}:
+                left_sql, right_sql = self._common_collation(left_sql, right_sql)
         return Translation(level, reason, op(this=paren(left_sql), expression=paren(right_sql)))
+
+    def _common_collation(self, *sqls: exp.Expression) -> tuple[exp.Expression, ...]:
+        """Two text values may carry different collations, which PostgreSQL refuses to
+        compare: put both under the binary collation (byte comparison keeps a superset of
+        any collation's equality) where the dialect has one."""
+        try:
+            return tuple(self.dialect.binary_collation(sql) for sql in sqls)
+        except Unsupported:
+            return sqls
 
     def _coerce(self, value: Value, constant: Constant) -> tuple[Value, Value]:
         """Apply Spark's implicit cast for ``value op constant`` on both sides."""

@@ -94,3 +94,12 @@ def test_reasons_name_the_deciding_column_property() -> None:
     assert "character(5)" in translation.reason and "padded" in translation.reason
     translation = Translator(SqliteDialect(), SQLITE_TABLE, "UTC").predicate(sqlglot.parse_one("ci = 'a'", read="spark"))
     assert "NOCASE" in translation.reason
+
+
+def test_differently_collated_text_values_compare_as_bytes() -> None:
+    """PostgreSQL refuses to compare text of two implicit collations (fuzzer find)."""
+    translator = Translator(PostgresDialect(), PG_TABLE, "America/New_York")
+    for predicate in ("code = ci", "coalesce(code, ci) = 'a'"):
+        result = translator.predicate(sqlglot.parse_one(predicate, read="spark"))
+        assert result.level is I and result.sql is not None
+        assert PostgresDialect().render(result.sql).count('COLLATE "C"') == 2, predicate
