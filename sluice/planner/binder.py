@@ -44,7 +44,17 @@ def parse(sql: str) -> exp.Expression:
         raise QuerySyntaxError(f"expected one SQL query, found {len(statements)} statements")
     if not isinstance(statements[0], exp.Query):
         raise QuerySyntaxError(f"only queries are supported (SELECT ...), not {statements[0].key.upper()}")
-    return statements[0]
+    return statements[0].transform(_signed_typed_literal)
+
+
+def _signed_typed_literal(node: exp.Expression) -> exp.Expression:
+    """``-9223372036854775808L`` is one literal in Spark's grammar; sqlglot reads it as
+    ``-(9223372036854775808L)``, which overflows when Spark runs the regenerated SQL."""
+    inner = node.this if isinstance(node, exp.Neg) else None
+    if isinstance(inner, (exp.Cast, exp.TryCast)) and isinstance(inner.this, exp.Literal) and not inner.this.is_string \
+            and inner.to.this in exp.DataType.INTEGER_TYPES:
+        return exp.Cast(this=exp.Literal.number("-" + inner.this.name), to=inner.to.copy())
+    return node
 
 
 def bind(sql: str, resolve: Resolver, sources: list[str], prefix: str) -> BoundQuery:
