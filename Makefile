@@ -10,8 +10,10 @@ export SLUICE_PG_URL SLUICE_MYSQL_URL
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 BENCH_ARGS ?=
+N ?= 2000
+FUZZ_ARGS ?=
 
-.PHONY: setup services test unit demo bench docs clean
+.PHONY: setup services test unit demo bench docs fuzz clean
 
 setup:
 	bash scripts/setup.sh
@@ -43,6 +45,10 @@ bench: setup services
 		apt-get install -y -qq libpostgresql-jdbc-java libxerial-sqlite-jdbc-java >/dev/null; } || \
 		echo "[bench] JDBC drivers not installed: the Spark JDBC paths will be skipped"
 	$(PY) -m bench $(BENCH_ARGS)
+
+# The differential fuzzer (docs/correctness.md): make fuzz N=10000 FUZZ_ARGS="--seed 7 --sources pg,lite"
+fuzz: setup services
+	$(PY) -m fuzz --cases $(N) $(FUZZ_ARGS)
 
 # docs/pushdown-matrix.md is generated from the dialect code; a unit test fails when it is stale.
 docs: setup

@@ -61,8 +61,11 @@ def conjuncts(condition: exp.Expression) -> list[exp.Expression]:
 
 
 def and_all(parts: list[exp.Expression]) -> exp.Expression | None:
+    """The conjunction of ``parts``; a bare NULL part (typed boolean only inside its AND)
+    becomes ``CAST(NULL AS BOOLEAN)``, since Spark rejects ``WHERE NULL``."""
     if not parts:
         return None
+    parts = [exp.cast(part, "BOOLEAN") if isinstance(part, exp.Null) else part for part in parts]
     result = parts[0]
     for part in parts[1:]:
         result = exp.And(this=result, expression=part)

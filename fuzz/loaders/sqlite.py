@@ -1,0 +1,74 @@
+"""SQLite: one file per run; text under BINARY, NOCASE or RTRIM; no NaN (stored as NULL),
+decimals as INTEGER or REAL, dates and timestamps as ISO text (instants as UTC readings)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import sqlite3
+from decimal import Decimal
+from typing import Any
+
+from fuzz.loaders.base import Loader
+from fuzz.tables import ColumnSpec
+
+_TYPES = {"smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT", "double": "REAL", "real": "FLOAT",
+          "date": "DATE", "timestamp": "DATETIME", "timestamp_ntz": "TIMESTAMP", "boolean": "BOOLEAN"}
+
+
+class SqliteLoader(Loader):
+    source = "lite"
+    scheme = "sqlite"
+    text_variants = ("BINARY", "NOCASE", "RTRIM")
+
+    @property
+    def path(self) -> str:
+        return str(self.folder / "fuzz.db")
+
+    @property
+    def url(self) -> str:
+        return "sqlite:///" + self.path
+
+    def reference(self, name: str) -> str:
+        return f"lite.{name}"
+
+    def qualified(self, name: str) -> str:
+        return name
+
+    def column_type(self, column: ColumnSpec) -> str:
+        if column.kind == "decimal":
+            return f"DECIMAL({column.precision},{column.scale})"
+        if column.kind == "string":
+            return f"TEXT COLLATE {column.text[self.source]}"
+        return _TYPES[column.kind]
+
+    def convert(self, value: Any, column: ColumnSpec) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, float) and math.isnan(value):
+            return None
+        if isinstance(value, Decimal):
+            return int(value) if value == value.to_integral_value() and -(1 << 63) <= value < (1 << 63) else float(value)
+        if isinstance(value, dt.datetime):
+            utc = value.astimezone(dt.timezone.utc) if value.tzinfo else value
+            return utc.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+        if isinstance(value, dt.date):
+            return value.isoformat()
+        if isinstance(value, bool):
+            return int(value)
+        return value
+
+    def prepare(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        sqlite3.connect(self.path).close()  # the file must exist before Sluice attaches it
+
+    def execute(self, statements: list[str], insert: str | None, rows: list[tuple[Any, ...]]) -> None:
+        connection = sqlite3.connect(self.path)
+        try:
+            for statement in statements:
+                connection.execute(statement)
+            if insert and rows:
+                connection.executemany(insert, rows)
+            connection.commit()
+        finally:
+            connection.close()

@@ -1,0 +1,52 @@
+"""The differential fuzzer on a bounded budget: every regression plus a few hundred new cases.
+
+The seed is today's date, so each day explores different tables and predicates while a
+failure stays replayable: the message names the seed, and ``python -m fuzz --seed S
+--sources ...`` regenerates the same cases and shrinks what it finds (see
+docs/correctness.md). Mismatches are not shrunk here, to keep the budget.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from fuzz import loaders as fuzz_loaders
+from fuzz import regressions
+from fuzz.campaign import Campaign
+from fuzz.runner import quiet
+from tests.sources import selected
+
+pytestmark = pytest.mark.integration
+
+CASES = 300  # all sources together: about two minutes on two cores
+BUDGET_S = 120  # regressions included: no new round starts after this
+PER_ROUND = 60  # predicates per table: more tables in the budget
+MIN_CASES = 120  # new cases: fewer means the run is too slow to prove anything
+MIN_PUSHED = 0.3  # share of cases with at least one conjunct pushed, per source
+
+
+def test_fuzz(spark, tmp_path) -> None:
+    from sluice import Federation
+
+    seed = int(f"{dt.date.today():%Y%m%d}")
+    built = fuzz_loaders.build([s.name for s in selected()], tmp_path)
+    usable = {name: loader for name, loader in built.items() if loader.problem() is None}
+    skipped = {name: loader.problem() for name, loader in built.items() if name not in usable}
+    assert usable, f"no selected source can run: {skipped}"
+    campaign = Campaign(Federation(spark=spark), usable, seed, log=print, per_round=PER_ROUND, shrink=False)
+    campaign.runner.attach()
+    with quiet(spark):
+        summary = campaign.replay(regressions.load())
+        replayed = summary.cases
+        campaign.run(CASES, max(30.0, BUDGET_S - summary.seconds), summary=summary)
+
+    replay = f"python -m fuzz --seed {seed} --sources {','.join(usable)}"
+    found = "\n\n".join(f.text for f in summary.found[:3])
+    mismatches, fresh = summary.mismatches, summary.cases - replayed
+    assert mismatches == 0, (f"{mismatches} mismatch(es), seed {seed} (replay and shrink: {replay}; "
+                             f"skipped sources: {skipped or 'none'})\n{summary.render()}\n\n{found}")
+    assert fresh >= MIN_CASES, f"too few new cases ran (seed {seed}):\n{summary.render()}"
+    for name, tally in summary.tallies.items():
+        assert tally.scans_pushed >= MIN_PUSHED * tally.scans, f"{name}: too little pushed to prove anything\n{summary.render()}"
