@@ -177,9 +177,9 @@ class Campaign:
 
     # ------------------------------------------------------------- regressions
     def replay(self, entries: list[dict[str, Any]], summary: Summary | None = None, shrink: bool = False) -> Summary:
-        """Every entry (regressions, found cases) on every source; seed entries as small campaigns.
-
-        Explicit entries run together, one batch per source and session zone.
+        """Every entry (regressions, found cases) on its ``sources`` (default: every source);
+        seed entries as small campaigns. Explicit entries run together, one batch per
+        source and session zone.
         """
         summary = summary or Summary()
         started = time.monotonic()
@@ -206,11 +206,15 @@ class Campaign:
         loader = self.loaders[source]
         cases, by_origin = [], {}
         for entry in entries:
+            if source not in entry.get("sources", [source]):
+                continue
             table, predicate = regressions.explicit_case(entry)
             table = table.renamed(self._fresh("g"))
             loader.load(table)
             cases.append((table, predicate, f"regression {entry['name']}"))
             by_origin[cases[-1][2]] = entry
+        if not cases:
+            return
         try:
             tally, mismatches = self.runner.compare_tables(source, cases)
         finally:

@@ -4,8 +4,10 @@ Two kinds of entry. An explicit case (``table`` + ``predicate``) holds its own d
 it replays the same whatever the generators become; this is what a found mismatch is
 recorded as. A seed entry (``seed`` + ``cases``) replays a generated campaign; it stays
 meaningful only while the generators are unchanged, so it suits a campaign worth
-repeating, not a bug. Explicit cases run on every selected source, not only the one they
-were found on: the predicate is typed by logical column kinds, so it is valid everywhere.
+repeating, not a bug. An explicit case runs on the selected sources among its
+``sources`` (those it was found on; all of them when absent): its predicate is typed by
+logical column kinds, so it is valid on every source, but CI's budget pays for the ones
+that matter.
 """
 
 from __future__ import annotations

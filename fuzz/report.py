@@ -65,6 +65,7 @@ def case(mismatch: Mismatch, zone: str) -> dict[str, Any]:
     return {
         "name": f"{mismatch.source}-{mismatch.kind.replace(' ', '-')}-{dt.date.today():%Y%m%d}",
         "found": f"{dt.date.today():%Y-%m-%d} on {mismatch.source}: {mismatch.kind} ({mismatch.origin})",
+        "sources": [mismatch.source],
         "session_zone": zone,
         "predicate": render(mismatch.predicate),
         "tree": to_json(mismatch.predicate),

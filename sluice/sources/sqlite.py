@@ -177,4 +177,7 @@ def _array(values: tuple, arrow_type: pa.DataType) -> pa.Array:  # type: ignore[
         return pc.cast(ints, pa.bool_())
     if pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type):
         return pc.cast(pa.array(values, pa.string()), arrow_type)
+    if pa.types.is_floating(arrow_type):
+        # Arrow refuses every integer beyond 2**53; take those the double holds exactly (1e16)
+        values = tuple(float(v) if type(v) is int and int(float(v)) == v else v for v in values)
     return pa.array(values, arrow_type)
