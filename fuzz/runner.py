@@ -40,6 +40,8 @@ from fuzz.tables import Table
 #: cases per Spark query: enough to amortise a query's fixed cost, few enough that the
 #: pushed query (one scan per case) plans quickly and a failing batch bisects cheaply
 BATCH = 60
+#: a failing batch this small is rerun case by case instead of bisected
+SINGLES = 8
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,8 @@ class Runner:
 
     # ------------------------------------------------------------- one side
     def _outcomes(self, query_of: Any, cases: list[tuple[int, str]], run: Any) -> dict[int, Outcome]:
-        """Run ``cases`` as one query; bisect on failure until each failing case is alone.
+        """Run ``cases`` as one query; on failure bisect, then run case by case, until each
+        failing case is alone.
 
         ``query_of`` builds either query shape (see :func:`union_query`, :func:`columns_query`).
         """
@@ -150,8 +153,10 @@ class Runner:
         except Exception as error:  # noqa: BLE001 - Spark, Sluice and driver errors all count
             if len(cases) == 1:
                 return {cases[0][0]: Outcome(error=_message(error))}
-            half = len(cases) // 2
-            return {**self._outcomes(query_of, cases[:half], run), **self._outcomes(query_of, cases[half:], run)}
+            # A failing query costs more than a passing one (Spark restarts the Python
+            # workers), so small batches run case by case rather than halving again.
+            parts = [cases[:len(cases) // 2], cases[len(cases) // 2:]] if len(cases) > SINGLES else [[case] for case in cases]
+            return {index: outcome for part in parts for index, outcome in self._outcomes(query_of, part, run).items()}
         grouped: dict[int, collections.Counter] = {index: collections.Counter() for index, _ in cases}  # type: ignore[type-arg]
         if frame.columns[0] == "q":
             for q, row_id in rows:
