@@ -82,3 +82,35 @@ class Loader(abc.ABC):
 
     def drop(self, name: str) -> None:
         self.execute([f"DROP TABLE IF EXISTS {self.qualified(name)}"], None, [])
+
+
+class FileLoader(Loader):
+    """A source kept in one file of the campaign's folder, tables in its default schema."""
+
+    filename: ClassVar[str]
+
+    @property
+    def path(self) -> str:
+        return str(self.folder / self.filename)
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}:///{self.path}"
+
+    def reference(self, name: str) -> str:
+        return f"{self.source}.{name}"
+
+    def qualified(self, name: str) -> str:
+        return name
+
+
+class ServerLoader(Loader):
+    """A source on a server, tables in a schema (database) of the fuzzer's own."""
+
+    namespace: ClassVar[str]
+
+    def reference(self, name: str) -> str:
+        return f"{self.source}.{self.namespace}.{name}"
+
+    def qualified(self, name: str) -> str:
+        return f"{self.namespace}.{name}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz.loaders.base import Loader
+from fuzz.loaders.base import FileLoader
 from fuzz.tables import ColumnSpec
 
 _TYPES = {"smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT", "double": "DOUBLE", "real": "REAL", "date": "DATE",
@@ -14,24 +14,11 @@ _TEXT = {"plain": "VARCHAR", "NOCASE": "VARCHAR COLLATE NOCASE", "NOACCENT": "VA
          "NOCASE.NOACCENT": "VARCHAR COLLATE NOCASE.NOACCENT"}
 
 
-class DuckdbLoader(Loader):
+class DuckdbLoader(FileLoader):
     source = "duck"
     scheme = "duckdb"
     text_variants = tuple(_TEXT)
-
-    @property
-    def path(self) -> str:
-        return str(self.folder / "fuzz.duckdb")
-
-    @property
-    def url(self) -> str:
-        return "duckdb:///" + self.path
-
-    def reference(self, name: str) -> str:
-        return f"duck.{name}"
-
-    def qualified(self, name: str) -> str:
-        return name
+    filename = "fuzz.duckdb"
 
     def column_type(self, column: ColumnSpec) -> str:
         if column.kind == "decimal":

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import os
 from decimal import Decimal
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from fuzz.loaders.base import Loader
+from fuzz.loaders.base import ServerLoader
 from fuzz.tables import ColumnSpec
+from tests.sources import MYSQL_URL
 
 DATABASE = "sluice_fuzz"
 _TYPES = {"smallint": "SMALLINT", "int": "INT", "bigint": "BIGINT", "double": "DOUBLE", "real": "FLOAT", "date": "DATE",
@@ -24,21 +24,16 @@ _MAX_SCALE = 30
 _TIMESTAMP_RANGE = (dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=dt.timezone.utc), dt.datetime(2038, 1, 19, 3, 14, 7, 999999, tzinfo=dt.timezone.utc))
 
 
-class MysqlLoader(Loader):
+class MysqlLoader(ServerLoader):
     source = "my"
     scheme = "mysql"
     text_variants = tuple(_TEXT)
+    namespace = DATABASE
     placeholder = "%s"
 
     @property
     def url(self) -> str:
-        return os.environ.get("SLUICE_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
-
-    def reference(self, name: str) -> str:
-        return f"my.{DATABASE}.{name}"
-
-    def qualified(self, name: str) -> str:
-        return f"{DATABASE}.{name}"
+        return MYSQL_URL
 
     def column_type(self, column: ColumnSpec) -> str:
         if column.kind == "decimal":

@@ -3,11 +3,11 @@ a nondeterministic (case-insensitive) ICU collation, ``varchar(n)`` and ``char(n
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from fuzz.loaders.base import Loader
+from fuzz.loaders.base import ServerLoader
 from fuzz.tables import ColumnSpec
+from tests.sources import PG_URL
 
 SCHEMA = "sluice_fuzz"
 _TYPES = {"smallint": "smallint", "int": "int", "bigint": "bigint", "double": "float8", "real": "float4", "date": "date",
@@ -16,21 +16,16 @@ _TEXT = {"default": "text", "C": 'text COLLATE "C"', "icu": 'text COLLATE "en-US
          "nd_ci": f"text COLLATE {SCHEMA}.nd_ci", "varchar": "varchar({width})", "char": "char({width})"}
 
 
-class PostgresLoader(Loader):
+class PostgresLoader(ServerLoader):
     source = "pg"
     scheme = "postgresql"
     text_variants = tuple(_TEXT)
+    namespace = SCHEMA
     placeholder = "%s"
 
     @property
     def url(self) -> str:
-        return os.environ.get("SLUICE_PG_URL", "postgresql://root@127.0.0.1:5432/test")
-
-    def reference(self, name: str) -> str:
-        return f"pg.{SCHEMA}.{name}"
-
-    def qualified(self, name: str) -> str:
-        return f"{SCHEMA}.{name}"
+        return PG_URL
 
     def column_type(self, column: ColumnSpec) -> str:
         if column.kind == "decimal":

@@ -9,31 +9,18 @@ import sqlite3
 from decimal import Decimal
 from typing import Any
 
-from fuzz.loaders.base import Loader
+from fuzz.loaders.base import FileLoader
 from fuzz.tables import ColumnSpec
 
 _TYPES = {"smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT", "double": "REAL", "real": "FLOAT",
           "date": "DATE", "timestamp": "DATETIME", "timestamp_ntz": "TIMESTAMP", "boolean": "BOOLEAN"}
 
 
-class SqliteLoader(Loader):
+class SqliteLoader(FileLoader):
     source = "lite"
     scheme = "sqlite"
     text_variants = ("BINARY", "NOCASE", "RTRIM")
-
-    @property
-    def path(self) -> str:
-        return str(self.folder / "fuzz.db")
-
-    @property
-    def url(self) -> str:
-        return "sqlite:///" + self.path
-
-    def reference(self, name: str) -> str:
-        return f"lite.{name}"
-
-    def qualified(self, name: str) -> str:
-        return name
+    filename = "fuzz.db"
 
     def column_type(self, column: ColumnSpec) -> str:
         if column.kind == "decimal":

@@ -12,11 +12,10 @@ from typing import Iterator
 from urllib.parse import quote, unquote, urlsplit
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from sluice.dialects.mysql import MariadbDialect, Mysql8Dialect
 from sluice.errors import BindError, ConfigError, SourceError
-from sluice.sources.arrow import conform
+from sluice.sources.arrow import conform, strict_booleans
 from sluice.sources.base import ReadTask, Source, key_ranges
 from sluice.types import Column, Kind, SparkType, TableSchema
 
@@ -191,10 +190,12 @@ def catalog_column(row: tuple) -> Column:  # type: ignore[type-arg]
 
 def _check_booleans(batch: pa.RecordBatch, schema: pa.Schema, source: str) -> pa.RecordBatch:
     """TINYINT(1) may hold any small integer: refuse what is not 0 or 1 instead of guessing."""
+    arrays = list(batch.columns)
     for index, field in enumerate(schema):
-        if pa.types.is_boolean(field.type):
-            values = batch.column(index)
-            if pa.types.is_integer(values.type) and pc.any(pc.invert(pc.is_in(values.drop_null(), pa.array([0, 1], values.type)))).as_py():
+        if pa.types.is_boolean(field.type) and pa.types.is_integer(arrays[index].type):
+            try:
+                arrays[index] = strict_booleans(arrays[index])
+            except ValueError:
                 raise SourceError(source, f"column {field.name!r} is TINYINT(1) but holds a value other than 0 or 1; "
-                                          "it cannot be read as a boolean")
-    return batch
+                                          "it cannot be read as a boolean") from None
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)

@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.errors import BindError, SourceError
+from sluice.sources.arrow import strict_booleans
 from sluice.sources.base import ReadTask, Source, file_path, key_ranges
 from sluice.types import Column, SparkType, TableSchema
 
@@ -171,10 +172,7 @@ def _batch(rows: list[tuple], schema: pa.Schema, source: str) -> pa.RecordBatch:
 
 def _array(values: tuple, arrow_type: pa.DataType) -> pa.Array:  # type: ignore[type-arg]
     if pa.types.is_boolean(arrow_type):
-        ints = pa.array(values, pa.int64())
-        if pc.any(pc.invert(pc.is_in(ints.drop_null(), pa.array([0, 1])))).as_py():
-            raise ValueError("booleans must be stored as 0 or 1")
-        return pc.cast(ints, pa.bool_())
+        return strict_booleans(pa.array(values, pa.int64()))
     if pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type):
         return pc.cast(pa.array(values, pa.string()), arrow_type)
     if pa.types.is_floating(arrow_type):
