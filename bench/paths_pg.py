@@ -117,7 +117,7 @@ def read_psycopg(url: str, sql: str, schema: pa.Schema) -> pa.Table:
 def cases(url: str, shape: Shape, rows: int) -> list[Case]:
     """Every PostgreSQL path for ``shape``, the Sluice reader first (the baseline)."""
     source, spec, task = sluice_task("pg", url, PG_SCHEMA, shape)
-    sql, schema = task.sql, task.schema
+    sql, schema = task.request, task.schema
     text_sql = numeric_as_text(sql, schema)
     scenario = "postgresql-raw"
 

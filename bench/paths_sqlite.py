@@ -45,7 +45,7 @@ def read_connectorx_queries(path: str, queries: list[str], schema: pa.Schema) ->
 def cases(path: str, shape: Shape, rows: int) -> list[Case]:
     """Every SQLite path for ``shape``, the Sluice reader (sqlite3 + pyarrow) first."""
     source, spec, task = sluice_task("lite", "sqlite:///" + path, None, shape)
-    sql, schema = task.sql, task.schema
+    sql, schema = task.request, task.schema
     scenario = "sqlite-raw"
 
     def case(name: str, run: Callable[[], pa.Table], note: str = "", baseline: bool = False, streams: int = 1) -> Case:

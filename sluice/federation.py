@@ -94,7 +94,7 @@ class Federation:
             order=order_by(source.dialect, scan.table, scan.order),
             partitions=source.default_partitions(scan.table),
         )
-        remote = source.masked(spec.query(source))
+        remote = source.masked(source.request_text(spec))
         return ScanPlan(scan.scan_id, scan.alias, scan.source, mask_url(source.url), scan.table.qualified_name,
                         spec, scan.verdicts, remote)
 

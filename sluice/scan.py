@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from sluice.planner.remote import build_query
 from sluice.sources import open_source
-from sluice.sources.base import ReadTask, Source
+from sluice.sources.base import ReadTask, Source, SqlSource
 from sluice.types import TableSchema, table_from_dict, table_to_dict
 
 
@@ -61,16 +61,14 @@ class ScanSpec:
     def spark_ddl(self) -> str:
         return self.table.spark_ddl(self.columns)
 
-    def query(self, source: Source, partition_predicate: str | None = None) -> str:
+    def query(self, source: SqlSource, partition_predicate: str | None = None) -> str:
         select = [source.select_expression(name, self.table) for name in self.columns]
         where = list(self.where) + ([partition_predicate] if partition_predicate else [])
         return build_query(select, source.dialect.quote_table(self.table.schema, self.table.name), where, self.order, self.limit)
 
     def tasks(self, source: Source) -> list[ReadTask]:
-        """One read task per partition; a pushed LIMIT is answered by a single stream."""
-        count = 1 if self.limit is not None else self.partitions
-        schema = self.arrow_schema()
-        return [ReadTask(self.query(source, predicate), schema, index) for index, predicate in enumerate(source.split(self.table, count))]
+        """One read task per Spark partition, as the source plans them."""
+        return source.tasks(self)
 
     def with_filters(self, where: tuple[str, ...]) -> "ScanSpec":
         return replace(self, where=where)

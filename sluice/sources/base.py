@@ -3,6 +3,12 @@
 A :class:`Source` is created on the driver at attach time and pickled to Spark's Python
 workers, where :meth:`read` runs. It holds connection parameters only, never an open
 connection, so pickling is cheap and safe.
+
+Two families share the interface. A :class:`SqlSource` answers a scan with one remote
+SQL query per partition (its dialect renders the pushed predicates, :meth:`SqlSource.split`
+partitions the table). Other sources (Iceberg lake tables, Flight services) plan their own
+read tasks from the same :class:`~sluice.scan.ScanSpec`: its pushed predicates are text in
+the source's dialect, which they parse back into their own filter language.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 import abc
 from pathlib import Path
 from dataclasses import dataclass
-from typing import ClassVar, Iterator
+from typing import TYPE_CHECKING, ClassVar, Iterator
 from urllib.parse import urlsplit
 
 import pyarrow as pa
@@ -20,12 +26,19 @@ from sluice.errors import ConfigError
 from sluice.masking import mask_text, mask_url
 from sluice.types import TableSchema
 
+if TYPE_CHECKING:
+    from sluice.scan import ScanSpec
+
 
 @dataclass(frozen=True)
 class ReadTask:
-    """One partition's remote query and the Arrow schema its batches must have."""
+    """One partition's request and the Arrow schema its batches must have.
 
-    sql: str
+    ``request`` is what the source runs: SQL text for a :class:`SqlSource`, a JSON
+    document for the others. It is shown (masked) in metrics, so it holds no secret.
+    """
+
+    request: str
     schema: pa.Schema
     partition: int = 0
 
@@ -98,19 +111,16 @@ class Source(abc.ABC):
         """The table's columns as Spark will see them, from the live catalog."""
 
     @abc.abstractmethod
-    def split(self, table: TableSchema, count: int) -> list[str | None]:
-        """Remote predicates (SQL text) that partition ``table`` into about ``count`` parts.
+    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+        """The read tasks of a planned scan: one per Spark partition."""
 
-        Every row falls in exactly one part. ``[None]`` means a single unsplit read.
-        """
+    @abc.abstractmethod
+    def request_text(self, spec: "ScanSpec") -> str:
+        """What the scan asks of the source, as EXPLAIN shows it (before masking)."""
 
     @abc.abstractmethod
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
-        """Run ``task.sql`` read-only and yield batches of exactly ``task.schema``."""
-
-    def select_expression(self, column_name: str, table: TableSchema) -> str:
-        """How the reader selects a column (a cast for types Arrow cannot carry as-is)."""
-        return self.dialect.render_identifier(column_name)
+        """Run ``task.request`` read-only and yield batches of exactly ``task.schema``."""
 
     def default_partitions(self, table: TableSchema) -> int:
         if self.partitions:
@@ -120,3 +130,28 @@ class Source(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, {self.display_url!r})"
+
+
+class SqlSource(Source):
+    """A source that runs one remote SQL query per partition."""
+
+    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+        """One query per partition; a pushed LIMIT is answered by a single stream."""
+        count = 1 if spec.limit is not None else spec.partitions
+        schema = spec.arrow_schema()
+        return [ReadTask(spec.query(self, predicate), schema, index)
+                for index, predicate in enumerate(self.split(spec.table, count))]
+
+    def request_text(self, spec: "ScanSpec") -> str:
+        return spec.query(self)
+
+    @abc.abstractmethod
+    def split(self, table: TableSchema, count: int) -> list[str | None]:
+        """Remote predicates (SQL text) that partition ``table`` into about ``count`` parts.
+
+        Every row falls in exactly one part. ``[None]`` means a single unsplit read.
+        """
+
+    def select_expression(self, column_name: str, table: TableSchema) -> str:
+        """How the reader selects a column (a cast for types Arrow cannot carry as-is)."""
+        return self.dialect.render_identifier(column_name)

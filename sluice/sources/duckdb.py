@@ -25,7 +25,7 @@ from sqlglot import exp
 from sluice.dialects.duckdb import UNKNOWN_COLLATION, DuckdbDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources.arrow import conform
-from sluice.sources.base import ReadTask, Source, file_path, key_ranges
+from sluice.sources.base import ReadTask, SqlSource, file_path, key_ranges
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ SELECT schema_name, column_name, data_type, is_nullable FROM duckdb_columns()
 """
 
 
-class DuckdbSource(Source):
+class DuckdbSource(SqlSource):
     dialect = DuckdbDialect()
     default_schema = "main"
 
@@ -163,7 +163,7 @@ class DuckdbSource(Source):
         timer.start()
         try:
             try:
-                for batch in connection.sql(task.sql).to_arrow_reader(self.batch_rows):
+                for batch in connection.sql(task.request).to_arrow_reader(self.batch_rows):
                     yield conform(batch, task.schema)
             except (duckdb.Error, pa.ArrowException, OSError) as error:  # a failed stream surfaces as OSError
                 if expired.is_set():

@@ -16,7 +16,7 @@ import pyarrow as pa
 from sluice.dialects.mysql import MariadbDialect, Mysql8Dialect
 from sluice.errors import BindError, ConfigError, SourceError
 from sluice.sources.arrow import conform, strict_booleans
-from sluice.sources.base import ReadTask, Source, key_ranges
+from sluice.sources.base import ReadTask, SqlSource, key_ranges
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 _DESCRIBE = """
@@ -36,7 +36,7 @@ _STOPS = (KeyboardInterrupt, SystemExit, GeneratorExit)
 _SIMPLE = {"float": "float", "double": "double", "date": "date", "datetime": "timestamp_ntz", "timestamp": "timestamp"}
 
 
-class MysqlSource(Source):
+class MysqlSource(SqlSource):
     """``mysql://user@host:3306/database`` (MariaDB and MySQL 8)."""
 
     dialect = MariadbDialect()
@@ -143,7 +143,7 @@ class MysqlSource(Source):
         import connectorx
 
         try:
-            reader = connectorx.read_sql(self._reader_url(), task.sql, return_type="arrow_stream",
+            reader = connectorx.read_sql(self._reader_url(), task.request, return_type="arrow_stream",
                                          batch_size=self.batch_rows, pre_execution_query=self._session_setup())
         except _STOPS:
             raise

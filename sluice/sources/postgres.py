@@ -16,7 +16,7 @@ import pyarrow as pa
 from sluice.dialects.postgres import PostgresDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources.arrow import conform
-from sluice.sources.base import ReadTask, Source
+from sluice.sources.base import ReadTask, SqlSource
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 _SIMPLE_TYPES = {
@@ -38,7 +38,7 @@ ORDER BY a.attnum
 """
 
 
-class PostgresSource(Source):
+class PostgresSource(SqlSource):
     dialect = PostgresDialect()
     default_schema = "public"
 
@@ -151,7 +151,7 @@ class PostgresSource(Source):
         try:
             with connection.cursor() as cursor:
                 try:
-                    cursor.execute(task.sql)
+                    cursor.execute(task.request)
                     reader = cursor.fetch_record_batch()
                     for batch in reader:
                         yield conform(batch, task.schema)

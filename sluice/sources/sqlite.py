@@ -20,7 +20,7 @@ from sqlglot import exp
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources.arrow import strict_booleans
-from sluice.sources.base import ReadTask, Source, file_path, key_ranges
+from sluice.sources.base import ReadTask, SqlSource, file_path, key_ranges
 from sluice.types import Column, SparkType, TableSchema
 
 
@@ -44,7 +44,7 @@ def spark_type_for(declared: str) -> SparkType:
     return SparkType("string")
 
 
-class SqliteSource(Source):
+class SqliteSource(SqlSource):
     dialect = SqliteDialect()
     default_schema = "main"
 
@@ -112,7 +112,7 @@ class SqliteSource(Source):
         connection = self._connect()
         try:
             try:
-                cursor = connection.execute(task.sql)
+                cursor = connection.execute(task.request)
             except sqlite3.Error as error:
                 raise SourceError(self.name, f"query failed: {error}") from None
             while True:

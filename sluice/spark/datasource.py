@@ -109,7 +109,7 @@ class SluiceReader(DataSourceReader):
             nbytes += batch.nbytes
             yield batch
         if self.spec.metrics_dir:
-            record = {"partition": task.partition, "rows": rows, "bytes": nbytes, "seconds": time.perf_counter() - started, "sql": source.masked(task.sql)}
+            record = {"partition": task.partition, "rows": rows, "bytes": nbytes, "seconds": time.perf_counter() - started, "request": source.masked(task.request)}
             path = os.path.join(self.spec.metrics_dir, f"{task.partition}-{uuid.uuid4().hex}.json")
             with open(path, "w", encoding="utf-8") as handle:
                 json.dump(record, handle)

@@ -65,7 +65,7 @@ def test_postgres_block_ranges_cover_every_row_once(spark, pg_url) -> None:  # t
     query = "SELECT id FROM pg.sluice_test.wide WHERE v >= '8'"
     scan = split.plan(query).scans[0]
     tasks = scan.spec.tasks(split._sources["pg"])
-    assert len(tasks) == 4 and all("ctid" in task.sql for task in tasks)
+    assert len(tasks) == 4 and all("ctid" in task.request for task in tasks)
     rows = [r.id for r in split.sql(query).collect()]
     with psycopg.connect(pg_url) as connection:
         expected = sorted(r[0] for r in connection.execute("SELECT id FROM sluice_test.wide WHERE v COLLATE \"C\" >= '8'"))
