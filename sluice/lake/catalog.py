@@ -1,0 +1,80 @@
+"""Open the Iceberg catalog a Sluice URL names.
+
+``iceberg+sqlite:///relative/catalog.db?warehouse=relative/warehouse`` (or four slashes
+for absolute paths) is the embedded default: PyIceberg's SQL catalog in a SQLite file and
+a local warehouse folder, so nothing needs a server. Without ``warehouse`` the warehouse
+is the folder ``warehouse`` beside the catalog file. On a cluster the warehouse must be a
+path every executor sees (a shared mount); the catalog file is only read on the driver.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlsplit
+
+from sluice.errors import BindError, ConfigError, SourceError
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.table import Table
+
+SCHEME = "iceberg+sqlite"
+
+
+@dataclass(frozen=True)
+class LakeLocation:
+    """Where a lake lives: the catalog file and the warehouse folder (absolute paths)."""
+
+    catalog_path: str
+    warehouse: str
+
+    @classmethod
+    def from_url(cls, url: str) -> "LakeLocation":
+        parts = urlsplit(url)
+        if parts.scheme.lower() != SCHEME:
+            raise ConfigError(f"lake URLs start with {SCHEME}://, not {url!r}")
+        rest = url.split("://", 1)[1].split("?", 1)[0]
+        if not rest.startswith("/") or len(rest) < 2:
+            raise ConfigError(f"lake URLs look like {SCHEME}:///relative/catalog.db or {SCHEME}:////abs/catalog.db, not {url!r}")
+        catalog_path = Path(rest[1:]).resolve()
+        options = parse_qs(parts.query)
+        unknown = sorted(set(options) - {"warehouse"})
+        if unknown:
+            raise ConfigError(f"lake URL {url!r}: unknown option(s) {', '.join(unknown)} (known: warehouse)")
+        warehouse = Path(options["warehouse"][0]).resolve() if "warehouse" in options else catalog_path.parent / "warehouse"
+        return cls(str(catalog_path), str(warehouse))
+
+    @property
+    def url(self) -> str:
+        return f"{SCHEME}:///{self.catalog_path}?warehouse={self.warehouse}"
+
+
+def open_catalog(location: LakeLocation, create: bool = False, name: str = "lake") -> "SqlCatalog":
+    """The PyIceberg catalog; ``create`` makes the file and warehouse folder when missing."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    if not create and not os.path.isfile(location.catalog_path):
+        raise SourceError(name, f"Iceberg catalog file {location.catalog_path} does not exist")
+    if create:
+        os.makedirs(os.path.dirname(location.catalog_path), exist_ok=True)
+        os.makedirs(location.warehouse, exist_ok=True)
+    try:
+        return SqlCatalog(name, uri=f"sqlite:///{location.catalog_path}", warehouse=f"file://{location.warehouse}")
+    except Exception as error:  # SQLAlchemy's errors: a file that is not a catalog, a locked file
+        raise SourceError(name, f"cannot open Iceberg catalog {location.catalog_path}: {error}") from None
+
+
+def load_table(catalog: "SqlCatalog", namespace: str | None, table: str, name: str = "lake") -> "Table":
+    """The table ``namespace.table``; a missing one is a :class:`BindError` naming what exists."""
+    from pyiceberg.exceptions import NoSuchTableError
+
+    if not namespace:
+        raise BindError(f"source {name!r}: lake tables are named {name}.<namespace>.<table>, not {name}.{table}")
+    try:
+        return catalog.load_table((namespace, table))
+    except NoSuchTableError:
+        known = sorted(".".join(identifier) for ns in catalog.list_namespaces() for identifier in catalog.list_tables(ns))
+        raise BindError(f"source {name!r}: no lake table {namespace}.{table} (tables: {', '.join(known) or 'none'})") from None
