@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sluice.planner.plan import QueryPlan
 
+if TYPE_CHECKING:
+    from sluice.lake.pyramid import Pyramid
 
-def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, dict[str, int]] | None = None) -> str:
+
+def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, dict[str, int]] | None = None,
+                   pruning: "dict[str, Pyramid] | None" = None) -> str:
     lines = ["== Sluice plan =="]
     for scan in plan.scans:
         lines.append(f"Scan {scan.alias}: {scan.table} on {scan.source} ({scan.source_url})")
@@ -18,6 +24,8 @@ def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, di
         for verdict in scan.verdicts:
             lines.append(f"  [{verdict.level.value}] {verdict.sql}")
             lines.append(f"      reason: {verdict.reason}")
+        if pruning and scan.scan_id in pruning:
+            lines += ["  " + line for line in pruning[scan.scan_id].render()]
         if metrics is not None:
             measured = metrics.get(scan.scan_id, {"rows": 0, "bytes": 0, "reads": 0})
             lines.append(f"  transferred: {measured['rows']:,} rows, {measured['bytes']:,} bytes"

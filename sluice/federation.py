@@ -13,6 +13,8 @@ import shutil
 import tempfile
 from dataclasses import replace
 
+from typing import TYPE_CHECKING
+
 from pyspark.sql import DataFrame, SparkSession
 
 from sluice.errors import ConfigError
@@ -30,6 +32,9 @@ from sluice.sources.base import Source
 from sluice.spark import execute
 from sluice.spark.session import build_session, prepare
 from sluice.types import TableSchema
+
+if TYPE_CHECKING:
+    from sluice.lake.pyramid import Pyramid
 
 
 class Federation:
@@ -151,9 +156,23 @@ class Federation:
         and adds rows and bytes transferred per scan.
         """
         if not analyze:
-            return render_explain(self.plan(query), verbose=verbose)
+            plan = self.plan(query)
+            return render_explain(plan, verbose=verbose, pruning=self._pruning(plan))
         plan, metrics = self._measure(query, pushdown=True)
-        return render_explain(plan, verbose=verbose, metrics=metrics)
+        return render_explain(plan, verbose=verbose, metrics=metrics, pruning=self._pruning(plan))
+
+    def pruning(self, query: str) -> "dict[str, Pyramid]":
+        """The pruning pyramid of every lake scan of ``query``, by scan alias."""
+        plan = self.plan(query)
+        return {scan.alias: pyramid for scan in plan.scans if (pyramid := self._pruning(plan).get(scan.scan_id))}
+
+    def _pruning(self, plan: QueryPlan) -> "dict[str, Pyramid]":
+        found = {}
+        for scan in plan.scans:
+            pyramid = self._sources[scan.source].pruning(scan.spec)
+            if pyramid is not None:
+                found[scan.scan_id] = pyramid
+        return found
 
     def transferred(self, query: str, pushdown: bool = True) -> dict[str, dict[str, int]]:
         """Run ``query``; rows and bytes each scan transferred, by scan alias."""

@@ -59,3 +59,16 @@ class LikePattern:
     def render(self, any_: str, one: str, literal) -> str:  # type: ignore[no-untyped-def]
         """Spell the pattern with a dialect's wildcards and literal-escaping function."""
         return "".join(any_ if t is ANY else one if t is ONE else literal(t) for t in self.tokens)
+
+    def literal_prefix(self) -> str:
+        """The characters every match starts with (up to the first wildcard)."""
+        prefix = []
+        for token in self.tokens:
+            if not isinstance(token, str):
+                break
+            prefix.append(token)
+        return "".join(prefix)
+
+    def is_prefix_match(self) -> bool:
+        """Whether the pattern is exactly ``<literal prefix>%``: a starts-with test."""
+        return len(self.tokens) > 1 and self.tokens[-1] is ANY and len(self.literal_prefix()) == len(self.tokens) - 1

@@ -8,6 +8,7 @@ from sluice.errors import ConfigError
 from sluice.masking import mask_url
 from sluice.sources.base import Source
 from sluice.sources.duckdb import DuckdbSource
+from sluice.sources.iceberg import IcebergSource
 from sluice.sources.mysql import MysqlSource
 from sluice.sources.postgres import PostgresSource
 from sluice.sources.sqlite import SqliteSource
@@ -20,6 +21,7 @@ SCHEMES: dict[str, type[Source]] = {
     "duckdb": DuckdbSource,
     "mysql": MysqlSource,
     "mariadb": MysqlSource,
+    "iceberg+sqlite": IcebergSource,
 }
 
 

@@ -27,6 +27,7 @@ from sluice.masking import mask_text, mask_url
 from sluice.types import TableSchema
 
 if TYPE_CHECKING:
+    from sluice.lake.pyramid import Pyramid
     from sluice.scan import ScanSpec
 
 
@@ -121,6 +122,10 @@ class Source(abc.ABC):
     @abc.abstractmethod
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         """Run ``task.request`` read-only and yield batches of exactly ``task.schema``."""
+
+    def pruning(self, spec: "ScanSpec") -> "Pyramid | None":
+        """What the scan skips before reading (lake tables: the pruning pyramid); None: nothing."""
+        return None
 
     def default_partitions(self, table: TableSchema) -> int:
         if self.partitions:

@@ -43,7 +43,8 @@ _WIDENED_TYPES = {
     "HUGEINT": "decimal(38,0)", "UHUGEINT": "decimal(38,0)",
 }
 _MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
-_SESSION = ("SET SESSION TimeZone = 'UTC'", "SET SESSION default_collation = ''", "SET SESSION error_on_division_by_zero = true")
+#: settings every DuckDB session pins (the dialect's facts depend on them)
+SESSION_SETTINGS = ("SET SESSION TimeZone = 'UTC'", "SET SESSION default_collation = ''", "SET SESSION error_on_division_by_zero = true")
 _RELATION = """
 SELECT table_name, 'table', estimated_size, sql FROM duckdb_tables()
  WHERE database_name = current_database() AND lower(schema_name) = lower($1) AND lower(table_name) = lower($2)
@@ -79,7 +80,7 @@ class DuckdbSource(SqlSource):
         except duckdb.Error as error:
             raise SourceError(self.name, self._open_failure(str(error))) from None
         try:
-            for setting in _SESSION:
+            for setting in SESSION_SETTINGS:
                 connection.execute(setting)
         except duckdb.Error as error:
             connection.close()

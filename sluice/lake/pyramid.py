@@ -1,0 +1,244 @@
+"""The pruning pyramid: which manifests, data files and row groups a lake scan must read.
+
+Four levels, each narrowing what the previous one kept, each with its counts:
+
+1. **manifests**, by their partition summaries (lower/upper/null/NaN per partition field);
+2. **partitions**: each data file's partition values against the predicates projected
+   onto the partition spec (identity and ``day()`` project tightly; ``bucket()`` only
+   equality and IN);
+3. **file statistics**: each file's column bounds and null counts;
+4. **row groups**: each Parquet row group's statistics (see :mod:`sluice.lake.stats`).
+
+Every level uses PyIceberg's own evaluators over the *superset* expressions of
+:mod:`sluice.lake.expressions`, so pruning never drops a row Spark would keep. DuckDB
+then applies the pushed predicates exactly to the rows read, except in files that strict
+evaluation proves match entirely (every row of the file satisfies every conjunct, by its
+partition values or its bounds), which are read unfiltered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+from pyiceberg.expressions import AlwaysTrue, BooleanExpression
+from pyiceberg.expressions.visitors import (
+    _InclusiveMetricsEvaluator,
+    _StrictMetricsEvaluator,
+    inclusive_projection,
+    manifest_evaluator,
+    residual_evaluator_of,
+    strict_projection,
+)
+from pyiceberg.manifest import ManifestContent
+from pyiceberg.schema import Schema
+
+from sluice.lake.expressions import IcebergFilter, combined, conjunct_filter
+from sluice.lake.stats import row_group_metrics
+
+if TYPE_CHECKING:
+    from pyiceberg.manifest import DataFile
+    from pyiceberg.partitioning import PartitionSpec
+    from pyiceberg.table import Table
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One level of the pyramid: how many units it was given and how many it kept."""
+
+    level: str
+    unit: str
+    total: int
+    kept: int
+    rows_kept: int
+    bytes_kept: int
+
+    @property
+    def pruned_ratio(self) -> float:
+        return 0.0 if self.total == 0 else 1 - self.kept / self.total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "pruned_ratio": round(self.pruned_ratio, 4)}
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """What to read of one data file: its kept row groups, and whether to filter them."""
+
+    path: str
+    row_groups: tuple[int, ...]
+    rows: int
+    bytes: int  # compressed bytes of the columns read, in the kept row groups
+    filtered: bool  # False: strict evaluation proved every row matches every conjunct
+
+
+@dataclass(frozen=True)
+class ConjunctPruning:
+    """How one pushed conjunct prunes: its Iceberg form and its partition projection."""
+
+    sql: str
+    iceberg: str
+    partition: str  # "exact", "conservative" or "none"
+
+    def to_dict(self) -> dict[str, str]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Pyramid:
+    table: str
+    snapshot_id: int | None
+    table_rows: int
+    table_bytes: int
+    tiers: tuple[Tier, ...]
+    reads: tuple[FileRead, ...]
+    conjuncts: tuple[ConjunctPruning, ...] = field(default=())
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(r.bytes for r in self.reads)
+
+    @property
+    def unfiltered_files(self) -> int:
+        return sum(1 for r in self.reads if not r.filtered)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "snapshot_id": self.snapshot_id, "table_rows": self.table_rows,
+                "table_bytes": self.table_bytes, "bytes_read": self.bytes_read,
+                "files_read_unfiltered": self.unfiltered_files,
+                "tiers": [t.to_dict() for t in self.tiers], "conjuncts": [c.to_dict() for c in self.conjuncts]}
+
+    def render(self) -> list[str]:
+        """Text lines for EXPLAIN: one per level, then each conjunct's partition pruning."""
+        lines = [f"pruning pyramid (snapshot {self.snapshot_id}; table: {self.table_rows:,} rows, {_size(self.table_bytes)}):",
+                 f"    {'level':<16} {'total':>8} {'kept':>8} {'pruned':>7} {'rows kept':>12} {'bytes kept':>10}"]
+        for tier in self.tiers:
+            lines.append(f"    {tier.level:<16} {tier.total:>8,} {tier.kept:>8,} {tier.pruned_ratio:>7.1%} "
+                         f"{tier.rows_kept:>12,} {_size(tier.bytes_kept):>10}")
+        lines.append(f"    bytes to read: {_size(self.bytes_read)} (projected columns of kept row groups); "
+                     f"{self.unfiltered_files} of {len(self.reads)} files proven to match entirely (read unfiltered)")
+        for conjunct in self.conjuncts:
+            lines.append(f"    {conjunct.sql}  ->  {conjunct.iceberg}  [partition pruning: {conjunct.partition}]")
+        return lines
+
+
+def _size(count: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if count < 1024 or unit == "GiB":
+            return f"{count:,.0f} {unit}" if unit == "B" else f"{count:,.1f} {unit}"
+        count /= 1024  # type: ignore[assignment]
+    raise AssertionError("unreachable")
+
+
+def plan_pyramid(table: "Table", name: str, where: tuple[str, ...], columns: tuple[str, ...]) -> Pyramid:
+    """Prune ``table`` for the pushed conjuncts ``where``; ``columns`` are the ones read."""
+    schema = table.schema()
+    filters = [conjunct_filter(sql, schema) for sql in where]
+    scan_filter = combined(filters)
+    conjuncts = tuple(_conjunct_pruning(sql, f, schema, table.spec()) for sql, f in zip(where, filters))
+    snapshot = table.current_snapshot()
+    if snapshot is None:
+        empty = tuple(Tier(level, unit, 0, 0, 0, 0) for level, unit in _LEVELS)
+        return Pyramid(name, None, 0, 0, empty, (), conjuncts)
+    manifests = snapshot.manifests(table.io)
+    if any(m.content == ManifestContent.DELETES for m in manifests):
+        raise ValueError(f"lake table {name} has row-level delete files, which Sluice does not apply yet")
+    summary = snapshot.summary.additional_properties if snapshot.summary is not None else {}
+    totals = (int(summary.get("total-data-files", 0)), int(summary.get("total-records", 0)), int(summary.get("total-files-size", 0)))
+    return _Pruner(table, name, schema, scan_filter, columns).run(snapshot.snapshot_id, manifests, totals, conjuncts)
+
+
+_LEVELS = (("manifests", "manifests"), ("partitions", "files"), ("file statistics", "files"), ("row groups", "row groups"))
+
+
+def _conjunct_pruning(sql: str, conjunct: IcebergFilter, schema: Schema, spec: "PartitionSpec") -> ConjunctPruning:
+    inclusive = inclusive_projection(schema, spec)(conjunct.expression)
+    if isinstance(inclusive, AlwaysTrue):
+        partition = "none"
+    elif conjunct.exact and str(strict_projection(schema, spec)(conjunct.expression)) == str(inclusive):
+        partition = "exact"
+    else:
+        partition = "conservative"
+    return ConjunctPruning(sql, str(conjunct.expression), partition)
+
+
+class _Pruner:
+    def __init__(self, table: "Table", name: str, schema: Schema, scan_filter: IcebergFilter, columns: tuple[str, ...]) -> None:
+        self.table, self.name, self.schema, self.columns = table, name, schema, columns
+        self.expression: BooleanExpression = scan_filter.expression
+        self.exact = scan_filter.exact
+        self.specs = table.specs()
+
+    def run(self, snapshot_id: int, manifests: list, totals: tuple[int, int, int],  # type: ignore[type-arg]
+            conjuncts: tuple[ConjunctPruning, ...]) -> Pyramid:
+        """``totals``: the snapshot's data files, rows and bytes (from its summary)."""
+        table_files, table_rows, table_bytes = totals
+        partition_filters = {sid: inclusive_projection(self.schema, spec)(self.expression) for sid, spec in self.specs.items()}
+        manifest_ok = {sid: manifest_evaluator(spec, self.schema, partition_filters[sid]) for sid, spec in self.specs.items()}
+        kept_manifests = [m for m in manifests if manifest_ok[m.partition_spec_id](m)]
+        files_in_kept = [e.data_file for m in kept_manifests for e in m.fetch_manifest_entry(self.table.io, discard_deleted=True)]
+        by_partition = [f for f in files_in_kept if self._partition_admits(f, partition_filters)]
+        metrics = _InclusiveMetricsEvaluator(self.schema, self.expression)
+        by_stats = [f for f in by_partition if metrics.eval(f)]
+        reads, groups_total, groups_kept = self._row_groups(by_stats)
+        tiers = (
+            Tier("manifests", "manifests", len(manifests), len(kept_manifests), _rows(files_in_kept), _bytes(files_in_kept)),
+            Tier("partitions", "files", table_files, len(by_partition), _rows(by_partition), _bytes(by_partition)),
+            Tier("file statistics", "files", len(by_partition), len(by_stats), _rows(by_stats), _bytes(by_stats)),
+            Tier("row groups", "row groups", groups_total, groups_kept, sum(r.rows for r in reads), sum(r.bytes for r in reads)),
+        )
+        return Pyramid(self.name, snapshot_id, table_rows, table_bytes, tiers, tuple(reads), conjuncts)
+
+    def _partition_admits(self, data_file: "DataFile", partition_filters: dict[int, BooleanExpression]) -> bool:
+        from pyiceberg.expressions.visitors import expression_evaluator
+
+        spec = self.specs[data_file.spec_id]
+        partition_schema = Schema(*spec.partition_type(self.schema).fields)
+        return expression_evaluator(partition_schema, partition_filters[data_file.spec_id], True)(data_file.partition)
+
+    def _whole_file_matches(self, data_file: "DataFile") -> bool:
+        """Strict evaluation: every row of the file satisfies every (exactly translated) conjunct."""
+        if not self.exact:
+            return False
+        spec = self.specs[data_file.spec_id]
+        residual = residual_evaluator_of(spec, self.expression, True, self.schema).residual_for(data_file.partition)
+        return isinstance(residual, AlwaysTrue) or _StrictMetricsEvaluator(self.schema, self.expression).eval(data_file)
+
+    def _row_groups(self, files: list["DataFile"]) -> tuple[list[FileRead], int, int]:
+        inclusive = _InclusiveMetricsEvaluator(self.schema, self.expression, include_empty_files=True)
+        strict = _StrictMetricsEvaluator(self.schema, self.expression) if self.exact else None
+        reads, total, kept = [], 0, 0
+        for data_file in files:
+            whole = self._whole_file_matches(data_file)
+            groups = row_group_metrics(read_footer(data_file.file_path), self.schema)
+            total += len(groups)
+            admitted = [g for g in groups if inclusive.eval(g)]  # type: ignore[arg-type]
+            kept += len(admitted)
+            if not admitted:
+                continue
+            whole = whole or (strict is not None and all(strict.eval(g) for g in admitted))  # type: ignore[arg-type]
+            nbytes = sum(g.column_bytes.get(c, 0) for g in admitted for c in self.columns)
+            reads.append(FileRead(data_file.file_path, tuple(g.index for g in admitted), sum(g.record_count for g in admitted),
+                                  nbytes, filtered=not whole))
+        return reads, total, kept
+
+
+def _rows(files: list["DataFile"]) -> int:
+    return sum(f.record_count for f in files)
+
+
+def _bytes(files: list["DataFile"]) -> int:
+    return sum(f.file_size_in_bytes for f in files)
+
+
+def open_input(path: str) -> Any:
+    """A readable file for a data file path (a local path or any URI pyarrow knows)."""
+    filesystem, inner = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
+    return filesystem.open_input_file(inner)
+
+
+def read_footer(path: str) -> pq.FileMetaData:
+    with open_input(path) as handle:
+        return pq.read_metadata(handle)

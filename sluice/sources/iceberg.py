@@ -1,0 +1,228 @@
+"""Iceberg lake tables: the pruning pyramid on the driver, Parquet + DuckDB on the workers.
+
+Planning (:meth:`IcebergSource.tasks`, on the driver) prunes manifests, data files and
+row groups for the pushed predicates (:mod:`sluice.lake.pyramid`) and spreads what is
+left over Spark partitions, balanced by bytes. Each task names its files, their kept row
+groups, and whether each file needs filtering at all. Reading (on a worker) streams those
+row groups with pyarrow and, where a file needs it, runs the pushed predicates (plus the
+order and limit, if pushed) in an in-process DuckDB over the Arrow stream: the lake
+dialect is DuckDB's, so what is pushed is exact.
+
+The scan reads the snapshot that was current at planning time; tasks carry its file
+list, so a commit during the query is not half-seen.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import sqlglot
+from sqlglot import exp
+
+from sluice.dialects.lake import LakeDialect
+from sluice.errors import BindError, SourceError
+from sluice.lake.catalog import LakeLocation, load_table, open_catalog
+from sluice.sources.arrow import conform
+from sluice.sources.base import ReadTask, Source
+from sluice.sources.duckdb import SESSION_SETTINGS
+from sluice.types import Column, SparkType, TableSchema
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
+    from pyiceberg.types import IcebergType
+
+    from sluice.lake.pyramid import FileRead, Pyramid
+    from sluice.scan import ScanSpec
+
+#: Iceberg primitive type (its string form) -> (Spark type, DuckDB type of the Arrow column)
+_TYPES = {
+    "boolean": ("boolean", "BOOLEAN"),
+    "int": ("int", "INTEGER"),
+    "long": ("bigint", "BIGINT"),
+    "float": ("float", "FLOAT"),
+    "double": ("double", "DOUBLE"),
+    "string": ("string", "VARCHAR"),
+    "date": ("date", "DATE"),
+    "timestamptz": ("timestamp", "TIMESTAMP WITH TIME ZONE"),
+    "timestamp": ("timestamp_ntz", "TIMESTAMP"),
+    "binary": ("binary", "BLOB"),
+}
+_RELATION = "lake_rows"
+
+
+class IcebergSource(Source):
+    dialect = LakeDialect()
+
+    def __init__(self, name: str, url: str, **options: object) -> None:
+        super().__init__(name, url, **options)  # type: ignore[arg-type]
+        self.location = LakeLocation.from_url(url)
+
+    def _table(self, namespace: str | None, table: str) -> "Table":
+        """The catalog's table (opened per call: a source holds parameters, not connections)."""
+        return load_table(open_catalog(self.location, name=self.name), namespace, table, self.name)
+
+    def check(self) -> None:
+        catalog = open_catalog(self.location, name=self.name)
+        try:
+            catalog.list_namespaces()
+        except Exception as error:  # SQLAlchemy: the file is not a catalog
+            raise SourceError(self.name, f"{self.location.catalog_path} is not an Iceberg SQL catalog: {error}") from None
+
+    def describe(self, schema: str | None, table: str) -> TableSchema:
+        iceberg = self._table(schema, table)
+        columns = tuple(_column(f.name, f.field_type, not f.required, iceberg.name()) for f in iceberg.schema().fields)
+        snapshot = iceberg.current_snapshot()
+        rows = int(snapshot.summary.additional_properties.get("total-records", 0)) if snapshot and snapshot.summary else 0
+        return TableSchema(self.name, schema, table, columns, row_estimate=rows)
+
+    # ------------------------------------------------------------ planning
+    def pruning(self, spec: "ScanSpec") -> Pyramid:
+        """The pruning pyramid of a planned scan (what EXPLAIN shows and the tasks read)."""
+        from sluice.lake.pyramid import plan_pyramid  # PyIceberg's evaluators: imported where planning happens
+
+        table = self._table(spec.table.schema, spec.table.name)
+        needed = _needed_columns(spec)
+        try:
+            return plan_pyramid(table, spec.table.qualified_name, spec.where, needed)
+        except ValueError as error:
+            raise SourceError(self.name, str(error)) from None
+
+    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+        pyramid = self.pruning(spec)
+        count = 1 if spec.limit is not None else max(1, spec.partitions)
+        groups = _balanced(list(pyramid.reads), count)
+        schema = spec.arrow_schema()
+        read = [[name, spec.table.column(name).type.name] for name in _needed_columns(spec)]
+        base = {"snapshot": pyramid.snapshot_id, "columns": list(spec.columns), "read": read,
+                "where": list(spec.where), "order": spec.order, "limit": spec.limit}
+        tasks = [ReadTask(json.dumps({**base, "files": [read.__dict__ for read in group]}), schema, index)
+                 for index, group in enumerate(groups)]
+        return tasks or [ReadTask(json.dumps({**base, "files": []}), schema, 0)]
+
+    def request_text(self, spec: "ScanSpec") -> str:
+        text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({', '.join(spec.columns)})"
+        if spec.where:
+            text += " WHERE " + " AND ".join(f"({w})" for w in spec.where)
+        if spec.order:
+            text += f" {spec.order}"
+        if spec.limit is not None:
+            text += f" LIMIT {spec.limit}"
+        return text
+
+    # ------------------------------------------------------------ reading
+    def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
+        from sluice.lake.pyramid import FileRead
+
+        request = json.loads(task.request)
+        files = [FileRead(**{**f, "row_groups": tuple(f["row_groups"])}) for f in request["files"]]
+        columns = pa.schema([pa.field(name, SparkType(type_name).arrow()) for name, type_name in request["read"]])
+        needs_engine = bool(request["order"] or request["limit"] is not None)
+        try:
+            if needs_engine:
+                yield from self._query(_stream(files, columns, self.batch_rows), request, task.schema)
+                return
+            for read in files:
+                batches = _stream([read], columns, self.batch_rows)
+                if read.filtered and request["where"]:
+                    yield from self._query(batches, request, task.schema)
+                else:
+                    for batch in batches:
+                        yield conform(batch.select(request["columns"]), task.schema)
+        except (OSError, pa.ArrowException) as error:
+            raise SourceError(self.name, f"reading lake data failed: {error}") from None
+
+    def _query(self, batches: Iterator[pa.RecordBatch], request: dict[str, Any], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+        """Run the pushed predicates, order and limit in DuckDB over an Arrow stream."""
+        import duckdb
+
+        first = next(batches, None)
+        if first is None:
+            return
+        source = pa.RecordBatchReader.from_batches(first.schema, _chain(first, batches))
+        connection = duckdb.connect(":memory:", config={"threads": 1})
+        try:
+            for setting in SESSION_SETTINGS:
+                connection.execute(setting)
+            connection.register(_RELATION, source)
+            select = ", ".join(self.dialect.render_identifier(c) for c in request["columns"])
+            sql = f"SELECT {select} FROM {_RELATION}"
+            if request["where"]:
+                sql += " WHERE " + " AND ".join(f"({w})" for w in request["where"])
+            if request["order"]:
+                sql += f" {request['order']}"
+            if request["limit"] is not None:
+                sql += f" LIMIT {int(request['limit'])}"
+            for batch in connection.sql(sql).to_arrow_reader(self.batch_rows):
+                yield conform(batch, schema)
+        except duckdb.Error as error:
+            raise SourceError(self.name, f"filtering lake rows failed: {error}") from None
+        finally:
+            connection.close()
+
+
+def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    yield first
+    yield from rest
+
+
+def _stream(files: list[FileRead], columns: pa.Schema, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """The kept row groups of ``files``, ``columns`` only (typed as Spark reads them).
+
+    A column a file lacks (added to the table after the file was written) reads as NULL,
+    as Iceberg's schema evolution says.
+    """
+    from sluice.lake.pyramid import open_input
+
+    for read in files:
+        if not read.row_groups:
+            continue
+        with open_input(read.path) as handle:
+            parquet = pq.ParquetFile(handle)
+            present = set(parquet.schema_arrow.names)
+            wanted = [f.name for f in columns if f.name in present]
+            for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=list(read.row_groups), columns=wanted):
+                arrays = [_cast(batch.column(f.name), f.type) if f.name in present else pa.nulls(batch.num_rows, f.type)
+                          for f in columns]
+                yield pa.RecordBatch.from_arrays(arrays, schema=columns)
+
+
+def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
+    return array if array.type == target else array.cast(target)
+
+
+def _needed_columns(spec: "ScanSpec") -> tuple[str, ...]:
+    """Projected columns plus every column the pushed predicates and order refer to."""
+    names = {c.name.lower(): c.name for c in spec.table.columns}
+    needed = list(spec.columns)
+    texts = [f"SELECT 1 WHERE {w}" for w in spec.where] + ([f"SELECT 1 {spec.order}"] if spec.order else [])
+    for text in texts:
+        for column in sqlglot.parse_one(text, read="duckdb").find_all(exp.Column):
+            name = names.get(column.name.lower())
+            if name is not None and name not in needed:
+                needed.append(name)
+    return tuple(needed)
+
+
+def _balanced(reads: list[FileRead], count: int) -> list[list[FileRead]]:
+    """At most ``count`` groups of similar byte size (largest file first, to the lightest group)."""
+    groups: list[list[FileRead]] = [[] for _ in range(min(count, len(reads)))]
+    sizes = [0] * len(groups)
+    for read in sorted(reads, key=lambda r: r.bytes, reverse=True):
+        lightest = sizes.index(min(sizes))
+        groups[lightest].append(read)
+        sizes[lightest] += read.bytes
+    return groups
+
+
+def _column(name: str, field_type: "IcebergType", nullable: bool, table: str) -> Column:
+    text = str(field_type)
+    if text in _TYPES:
+        spark, duck = _TYPES[text]
+        return Column(name, SparkType(spark), duck, nullable=nullable)
+    if text.startswith("decimal("):
+        precision, scale = field_type.precision, field_type.scale  # type: ignore[attr-defined]
+        return Column(name, SparkType(f"decimal({precision},{scale})"), f"DECIMAL({precision},{scale})", nullable=nullable)
+    raise BindError(f"lake table {table}: column {name} has Iceberg type {text}, which Sluice does not read yet")
