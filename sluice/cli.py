@@ -77,6 +77,43 @@ def _demo(args: argparse.Namespace, spark: SparkSession | None) -> int:
     return 0
 
 
+def _lake_ingest(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    from sluice.lake.catalog import LakeLocation
+    from sluice.lake.ingest import ingest
+
+    LakeLocation.from_url(args.lake)  # a malformed URL fails here, before Spark starts
+    if args.rows is not None and args.source_path is not None:
+        raise ConfigError("--rows sizes generated data; it cannot be combined with --from")
+    if spark is None:
+        from sluice.spark.session import build_session
+
+        with Console(stderr=True).status("starting Spark..."):
+            spark = build_session(app_name="sluice-lake-ingest")
+    summary = ingest(spark, args.lake, args.source_path, rows=args.rows, source_format=args.format,
+                     namespace=args.namespace, table=args.table)
+    print(f"snapshot {summary.snapshot_id}: {summary.files} files, {summary.row_groups} row groups, "
+          f"{summary.rows:,} rows, {summary.bytes:,} bytes in {summary.elapsed_seconds:.1f} s "
+          f"({summary.rows_per_second:,.0f} rows/s)")
+    return 0
+
+
+def _serve(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    from sluice.flight.auth import Credentials
+    from sluice.flight.server import Tls, open_sources, serve
+
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise ConfigError("TLS needs both --tls-cert and --tls-key")
+    credentials = Credentials.from_environment()
+    if credentials is None and not args.no_auth:
+        raise ConfigError("set SLUICE_FLIGHT_TOKEN (or SLUICE_FLIGHT_USER and SLUICE_FLIGHT_PASSWORD) to require "
+                          "authentication, or pass --no-auth to serve without it (trusted networks only)")
+    configs = _sources(args)
+    if not configs:
+        raise ConfigError("nothing to serve: give --catalog FILE or --source NAME=URL")
+    serve(open_sources(configs), args.host, args.port, credentials, Tls(args.tls_cert, args.tls_key) if args.tls_cert else None)
+    return 0
+
+
 # ---------------------------------------------------------------- sources
 def _sources(args: argparse.Namespace) -> list[SourceConfig]:
     """Catalog sources, overridden by ``--source`` of the same name; passwords resolved now."""
@@ -145,11 +182,39 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--json", action="store_true", help="print the plan as JSON")
     explain.add_argument("--analyze", action="store_true", help="run the query and add rows/bytes transferred")
 
+    serve = commands.add_parser("serve", help="publish the sources' tables over Arrow Flight (docs/flight.md)",
+                                description="Publish every table of the sources over Arrow Flight, with pushdown. "
+                                            "Secrets come from SLUICE_FLIGHT_TOKEN or SLUICE_FLIGHT_USER/SLUICE_FLIGHT_PASSWORD.")
+    serve.set_defaults(command=_serve)
+    serve.add_argument("--catalog", metavar="FILE", help="TOML catalog of named sources")
+    serve.add_argument("--source", metavar="NAME=URL", action="append", default=[], type=_source_option,
+                       help="serve a source (repeatable; overrides a catalog source of the same name)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8815, help="port to listen on (default 8815; 0 picks a free one)")
+    serve.add_argument("--tls-cert", metavar="PEM", help="certificate chain: serve grpc+tls (with --tls-key)")
+    serve.add_argument("--tls-key", metavar="PEM", help="private key of --tls-cert")
+    serve.add_argument("--no-auth", action="store_true", help="accept unauthenticated calls (trusted networks only)")
+
     demo = commands.add_parser("demo", help="build the embedded demo data and show pushdown at work")
     demo.set_defaults(command=_demo)
     demo.add_argument("--data-dir", metavar="DIR", default="demo-data", help="where the SQLite files go (default demo-data)")
     demo.add_argument("--rows", metavar="N", type=_positive_int, default=1_200_000, help="orders to generate (default 1200000)")
     demo.add_argument("--rebuild", action="store_true", help="regenerate the files even if they are current")
+
+    lake = commands.add_parser("lake", help="manage Iceberg lake tables").add_subparsers(
+        dest="lake_command", required=True, metavar="LAKE_COMMAND")
+    lake_ingest = lake.add_parser("ingest", help="append generated telemetry or files to a lake table with Spark",
+                                  description="Append rows to a lake table in one snapshot, with Spark. Without "
+                                  "--from, generates synthetic spacecraft telemetry.")
+    lake_ingest.set_defaults(command=_lake_ingest)
+    lake_ingest.add_argument("lake", metavar="LAKE_URL", help="iceberg+sqlite:///catalog.db[?warehouse=DIR]")
+    lake_ingest.add_argument("--rows", metavar="N", type=_positive_int,
+                             help="rows to generate (default 10000000)")
+    lake_ingest.add_argument("--from", dest="source_path", metavar="PATH", help="a CSV, JSON or Parquet file or folder")
+    lake_ingest.add_argument("--format", choices=("csv", "json", "parquet"), help="the format of --from (default: its suffix)")
+    lake_ingest.add_argument("--namespace", default="telemetry", help="the table's namespace (default telemetry)")
+    lake_ingest.add_argument("--table", default="readings", help="the table, created with the telemetry layout "
+                             "if missing (default readings)")
     return parser
 
 

@@ -86,7 +86,7 @@ class Federation:
         bound = self._bind(query, prefix)
         zone = self.spark.conf.get("spark.sql.session.timeZone") or "UTC"
         dialects = {name: source.dialect for name, source in self._sources.items()}
-        state, trace = optimize(PlanState(bound.qualified, bound.scans, zone, dialects))
+        state, trace = optimize(PlanState(bound.qualified, bound.scans, zone, dialects, dict(self._sources)))
         scans = tuple(self._scan_plan(scan) for scan in state.scans)
         spark_sql = state.tree.sql(dialect="spark")
         return QueryPlan(query, spark_sql, bound.reference.sql(dialect="spark"), scans, trace), bound

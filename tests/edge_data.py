@@ -143,6 +143,38 @@ def create_duckdb(path: str) -> None:
         connection.close()
 
 
+def create_iceberg(folder: Path) -> str:
+    """Lake table ``sluice_test.edge``: partitioned by identity(flag) and bucket(2, b), rows
+    sorted by f within each file and three rows per row group, so every pruning level acts
+    (and float statistics meet NaN, -0.0 and infinities). Returns the lake URL."""
+    import pyarrow as pa
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import BucketTransform, IdentityTransform
+    from pyiceberg.types import (BooleanType, DateType, DecimalType, DoubleType, FloatType, IntegerType, LongType,
+                                 NestedField, StringType, TimestampType, TimestamptzType)
+
+    from sluice.lake.catalog import LakeLocation, open_catalog
+
+    types = [("id", LongType()), ("i", IntegerType()), ("b", LongType()), ("f", DoubleType()), ("r", FloatType()),
+             ("d", DecimalType(20, 4)), ("t", StringType()), ("tc", StringType()), ("ch", StringType()), ("dt", DateType()),
+             ("ts", TimestamptzType()), ("tn", TimestampType()), ("flag", BooleanType())]
+    schema = Schema(*(NestedField(index + 1, name, kind, required=False) for index, (name, kind) in enumerate(types)))
+    spec = PartitionSpec(PartitionField(13, 1000, IdentityTransform(), "flag"), PartitionField(3, 1001, BucketTransform(2), "b_bucket"))
+    location = LakeLocation.from_url(f"iceberg+sqlite:///{folder}/lake/catalog.db")
+    catalog = open_catalog(location, create=True)
+    catalog.create_namespace_if_not_exists("sluice_test")
+    if catalog.table_exists(("sluice_test", "edge")):
+        catalog.drop_table(("sluice_test", "edge"))
+    table = catalog.create_table(("sluice_test", "edge"), schema=schema, partition_spec=spec,
+                                 properties={"write.parquet.row-group-limit": "3"})
+    columns = list(zip(*rows()))
+    arrow = pa.table({name: pa.array(values, schema.as_arrow().field(name).type) for (name, _), values in zip(types, columns)},
+                     schema=schema.as_arrow())
+    table.append(arrow.sort_by([("f", "ascending")]))
+    return location.url
+
+
 def _postgres(folder: Path) -> str:
     create_postgres(PG_URL)
     return PG_URL
@@ -164,4 +196,5 @@ def _duckdb(folder: Path) -> str:
 
 
 #: loader per source kind (see tests/sources.py): creates the edge table, returns the URL
-LOADERS: dict[str, Callable[[Path], str]] = {"postgres": _postgres, "sqlite": _sqlite, "mysql": _mysql, "duckdb": _duckdb}
+LOADERS: dict[str, Callable[[Path], str]] = {"postgres": _postgres, "sqlite": _sqlite, "mysql": _mysql, "duckdb": _duckdb,
+                                             "iceberg": create_iceberg}

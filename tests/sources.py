@@ -33,6 +33,7 @@ ALL = (
     TestSource("lite", "lite.edge", "sqlite"),
     TestSource("my", "my.sluice_test.edge", "mysql", has_inexact=False),
     TestSource("duck", "duck.edge", "duckdb", has_inexact=False),
+    TestSource("lake", "lake.sluice_test.edge", "iceberg", has_inexact=False),
 )
 
 

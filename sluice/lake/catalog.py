@@ -52,19 +52,28 @@ class LakeLocation:
         return f"{SCHEME}:///{self.catalog_path}?warehouse={self.warehouse}"
 
 
+#: one catalog (a SQLAlchemy engine, a connection pool) per location and process
+_OPEN: dict[LakeLocation, "SqlCatalog"] = {}
+
+
 def open_catalog(location: LakeLocation, create: bool = False, name: str = "lake") -> "SqlCatalog":
     """The PyIceberg catalog; ``create`` makes the file and warehouse folder when missing."""
     from pyiceberg.catalog.sql import SqlCatalog
 
     if not create and not os.path.isfile(location.catalog_path):
+        _OPEN.pop(location, None)
         raise SourceError(name, f"Iceberg catalog file {location.catalog_path} does not exist")
+    if location in _OPEN:
+        return _OPEN[location]
     if create:
         os.makedirs(os.path.dirname(location.catalog_path), exist_ok=True)
         os.makedirs(location.warehouse, exist_ok=True)
     try:
-        return SqlCatalog(name, uri=f"sqlite:///{location.catalog_path}", warehouse=f"file://{location.warehouse}")
+        catalog = SqlCatalog(name, uri=f"sqlite:///{location.catalog_path}", warehouse=f"file://{location.warehouse}")
     except Exception as error:  # SQLAlchemy's errors: a file that is not a catalog, a locked file
         raise SourceError(name, f"cannot open Iceberg catalog {location.catalog_path}: {error}") from None
+    _OPEN[location] = catalog
+    return catalog
 
 
 def load_table(catalog: "SqlCatalog", namespace: str | None, table: str, name: str = "lake") -> "Table":

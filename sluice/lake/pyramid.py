@@ -36,7 +36,7 @@ from pyiceberg.manifest import ManifestContent
 from pyiceberg.schema import Schema
 
 from sluice.lake.expressions import IcebergFilter, combined, conjunct_filter
-from sluice.lake.stats import row_group_metrics
+from sluice.lake.stats import RowGroupMetrics, row_group_metrics
 
 if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile
@@ -178,7 +178,7 @@ class _Pruner:
         partition_filters = {sid: inclusive_projection(self.schema, spec)(self.expression) for sid, spec in self.specs.items()}
         manifest_ok = {sid: manifest_evaluator(spec, self.schema, partition_filters[sid]) for sid, spec in self.specs.items()}
         kept_manifests = [m for m in manifests if manifest_ok[m.partition_spec_id](m)]
-        files_in_kept = [e.data_file for m in kept_manifests for e in m.fetch_manifest_entry(self.table.io, discard_deleted=True)]
+        files_in_kept = [e.data_file for m in kept_manifests for e in _manifest_entries(m, self.table.io)]
         by_partition = [f for f in files_in_kept if self._partition_admits(f, partition_filters)]
         metrics = _InclusiveMetricsEvaluator(self.schema, self.expression)
         by_stats = [f for f in by_partition if metrics.eval(f)]
@@ -212,7 +212,7 @@ class _Pruner:
         reads, total, kept = [], 0, 0
         for data_file in files:
             whole = self._whole_file_matches(data_file)
-            groups = row_group_metrics(read_footer(data_file.file_path), self.schema)
+            groups = _row_group_metrics(data_file.file_path, self.schema)
             total += len(groups)
             admitted = [g for g in groups if inclusive.eval(g)]  # type: ignore[arg-type]
             kept += len(admitted)
@@ -223,6 +223,35 @@ class _Pruner:
             reads.append(FileRead(data_file.file_path, tuple(g.index for g in admitted), sum(g.record_count for g in admitted),
                                   nbytes, filtered=not whole))
         return reads, total, kept
+
+
+#: Iceberg never rewrites a manifest or a data file in place, so what was read from one
+#: path stays true: planning many queries over one table reads each footer once.
+_CACHE_LIMIT = 4096
+_ENTRIES: dict[str, list] = {}  # type: ignore[type-arg]
+_ROW_GROUPS: dict[tuple[str, int], list[RowGroupMetrics]] = {}
+
+
+def _remember(cache: dict, key: Any, value: Any) -> Any:  # type: ignore[type-arg]
+    if len(cache) >= _CACHE_LIMIT:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+    return value
+
+
+def _manifest_entries(manifest: Any, io: Any) -> list:  # type: ignore[type-arg]
+    found = _ENTRIES.get(manifest.manifest_path)
+    if found is None:
+        found = _remember(_ENTRIES, manifest.manifest_path, manifest.fetch_manifest_entry(io, discard_deleted=True))
+    return found
+
+
+def _row_group_metrics(path: str, schema: Schema) -> list[RowGroupMetrics]:
+    key = (path, schema.schema_id)
+    found = _ROW_GROUPS.get(key)
+    if found is None:
+        found = _remember(_ROW_GROUPS, key, row_group_metrics(read_footer(path), schema))
+    return found
 
 
 def _rows(files: list["DataFile"]) -> int:

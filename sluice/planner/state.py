@@ -59,6 +59,7 @@ class PlanState:
     scans: tuple[ScanState, ...]
     session_zone: str = "UTC"
     dialects: dict = field(default_factory=dict, compare=False)  # source name -> Dialect
+    sources: dict = field(default_factory=dict, compare=False)  # source name -> Source (it classifies its conjuncts)
 
     def scan(self, scan_id: str) -> ScanState:
         return next(s for s in self.scans if s.scan_id == scan_id)

@@ -9,14 +9,14 @@ is either translated exactly or not at all; only predicates can be INEXACT.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from sqlglot import exp
 
 from sluice.errors import PushdownError
 from sluice.pushdown import constants
 from sluice.pushdown.constants import Constant, NotRepresentable
-from sluice.pushdown.levels import Level
+from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.like import LikePattern
 from sluice.pushdown.negation import unfold_negate
 from sluice.types import Column, Kind, SparkType, TableSchema
@@ -322,3 +322,15 @@ class Translator:
         if handler is not None:
             return handler(self, node)
         raise Unsupported(f"{self.dialect.name} has no faithful translation of {node.sql('spark')}")
+
+
+def classify_conjuncts(dialect: "Dialect", table: TableSchema, candidates: "Sequence[exp.Expression]",
+                       session_zone: str) -> tuple[Verdict, ...]:
+    """Each candidate conjunct's verdict under ``dialect``: level, reason and remote SQL."""
+    translator = Translator(dialect, table, session_zone)
+    verdicts = []
+    for candidate in candidates:
+        translation = translator.predicate(candidate)
+        remote = dialect.render(translation.sql) if translation.sql is not None else None
+        verdicts.append(Verdict(candidate.sql(dialect="spark"), translation.level, translation.reason, remote))
+    return tuple(verdicts)

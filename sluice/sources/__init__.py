@@ -8,6 +8,7 @@ from sluice.errors import ConfigError
 from sluice.masking import mask_url
 from sluice.sources.base import Source
 from sluice.sources.duckdb import DuckdbSource
+from sluice.sources.flight import FlightSource
 from sluice.sources.iceberg import IcebergSource
 from sluice.sources.mysql import MysqlSource
 from sluice.sources.postgres import PostgresSource
@@ -22,6 +23,9 @@ SCHEMES: dict[str, type[Source]] = {
     "mysql": MysqlSource,
     "mariadb": MysqlSource,
     "iceberg+sqlite": IcebergSource,
+    "grpc": FlightSource,
+    "grpc+tcp": FlightSource,
+    "grpc+tls": FlightSource,
 }
 
 

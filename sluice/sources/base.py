@@ -16,7 +16,7 @@ from __future__ import annotations
 import abc
 from pathlib import Path
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterator
+from typing import TYPE_CHECKING, ClassVar, Iterator, Sequence
 from urllib.parse import urlsplit
 
 import pyarrow as pa
@@ -24,9 +24,13 @@ import pyarrow as pa
 from sluice.dialects.base import Dialect
 from sluice.errors import ConfigError
 from sluice.masking import mask_text, mask_url
+from sluice.pushdown.levels import Verdict
+from sluice.pushdown.translator import classify_conjuncts
 from sluice.types import TableSchema
 
 if TYPE_CHECKING:
+    from sqlglot import exp
+
     from sluice.lake.pyramid import Pyramid
     from sluice.scan import ScanSpec
 
@@ -123,6 +127,18 @@ class Source(abc.ABC):
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         """Run ``task.request`` read-only and yield batches of exactly ``task.schema``."""
 
+    def classify(self, table: TableSchema, candidates: "Sequence[exp.Expression]", session_zone: str) -> tuple[Verdict, ...]:
+        """Each candidate conjunct's level, reason and remote text (the pushdown contract).
+
+        The dialect's translator decides here; a source whose remote end decides for
+        itself (a Flight server) overrides this and asks it.
+        """
+        return classify_conjuncts(self.dialect, table, candidates, session_zone)
+
+    def tables(self) -> list[tuple[str | None, str]]:
+        """Every table the source can read, as (schema, name): what a Flight server publishes."""
+        raise ConfigError(f"source {self.name!r}: a {type(self).__name__} cannot list its tables")
+
     def pruning(self, spec: "ScanSpec") -> "Pyramid | None":
         """What the scan skips before reading (lake tables: the pruning pyramid); None: nothing."""
         return None
@@ -149,6 +165,18 @@ class SqlSource(Source):
 
     def request_text(self, spec: "ScanSpec") -> str:
         return spec.query(self)
+
+    #: (schema, table) of everything readable, for :meth:`tables`; sources without an
+    #: information_schema override it
+    catalog_query: ClassVar[str] = (
+        "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN "
+        "('information_schema', 'pg_catalog', 'mysql', 'performance_schema', 'sys') ORDER BY 1, 2"
+    )
+
+    def tables(self) -> list[tuple[str | None, str]]:
+        task = ReadTask(self.catalog_query, pa.schema([("schema", pa.string()), ("name", pa.string())]))
+        return [(schema, name) for batch in self.read(task)
+                for schema, name in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist())]
 
     @abc.abstractmethod
     def split(self, table: TableSchema, count: int) -> list[str | None]:

@@ -31,6 +31,7 @@ from sluice.sources.duckdb import SESSION_SETTINGS
 from sluice.types import Column, SparkType, TableSchema
 
 if TYPE_CHECKING:
+    import duckdb
     from pyiceberg.table import Table
     from pyiceberg.types import IcebergType
 
@@ -114,39 +115,32 @@ class IcebergSource(Source):
 
     # ------------------------------------------------------------ reading
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
+        """Files strict evaluation cleared stream as they are; the rest go through one DuckDB query."""
         from sluice.lake.pyramid import FileRead
 
         request = json.loads(task.request)
         files = [FileRead(**{**f, "row_groups": tuple(f["row_groups"])}) for f in request["files"]]
         columns = pa.schema([pa.field(name, SparkType(type_name).arrow()) for name, type_name in request["read"]])
-        needs_engine = bool(request["order"] or request["limit"] is not None)
+        engine_for_all = bool(request["order"] or request["limit"] is not None)
+        filtered = [f for f in files if engine_for_all or (f.filtered and request["where"])]
         try:
-            if needs_engine:
-                yield from self._query(_stream(files, columns, self.batch_rows), request, task.schema)
-                return
-            for read in files:
-                batches = _stream([read], columns, self.batch_rows)
-                if read.filtered and request["where"]:
-                    yield from self._query(batches, request, task.schema)
-                else:
-                    for batch in batches:
-                        yield conform(batch.select(request["columns"]), task.schema)
+            for batch in _stream([f for f in files if f not in filtered], columns, self.batch_rows):
+                yield conform(batch.select(request["columns"]), task.schema)
+            if filtered:
+                yield from self._query(_stream(filtered, columns, self.batch_rows), columns, request, task.schema)
         except (OSError, pa.ArrowException) as error:
             raise SourceError(self.name, f"reading lake data failed: {error}") from None
 
-    def _query(self, batches: Iterator[pa.RecordBatch], request: dict[str, Any], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    def _query(self, batches: Iterator[pa.RecordBatch], columns: pa.Schema, request: dict[str, Any],
+               schema: pa.Schema) -> Iterator[pa.RecordBatch]:
         """Run the pushed predicates, order and limit in DuckDB over an Arrow stream."""
         import duckdb
 
-        first = next(batches, None)
-        if first is None:
-            return
-        source = pa.RecordBatchReader.from_batches(first.schema, _chain(first, batches))
-        connection = duckdb.connect(":memory:", config={"threads": 1})
+        connection = _engine().cursor()  # a connection of its own, cheaply (a new database costs ~50 ms)
         try:
             for setting in SESSION_SETTINGS:
                 connection.execute(setting)
-            connection.register(_RELATION, source)
+            connection.register(_RELATION, pa.RecordBatchReader.from_batches(columns, batches))
             select = ", ".join(self.dialect.render_identifier(c) for c in request["columns"])
             sql = f"SELECT {select} FROM {_RELATION}"
             if request["where"]:
@@ -163,9 +157,16 @@ class IcebergSource(Source):
             connection.close()
 
 
-def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    yield first
-    yield from rest
+_ENGINE: list["duckdb.DuckDBPyConnection"] = []
+
+
+def _engine() -> "duckdb.DuckDBPyConnection":
+    """The process's in-memory DuckDB (one thread per query: Spark runs the tasks in parallel)."""
+    import duckdb
+
+    if not _ENGINE:
+        _ENGINE.append(duckdb.connect(":memory:", config={"threads": 1}))
+    return _ENGINE[0]
 
 
 def _stream(files: list[FileRead], columns: pa.Schema, batch_rows: int) -> Iterator[pa.RecordBatch]:

@@ -47,6 +47,8 @@ def spark_type_for(declared: str) -> SparkType:
 class SqliteSource(SqlSource):
     dialect = SqliteDialect()
     default_schema = "main"
+    catalog_query = ("SELECT schema, name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'view') "
+                     "AND name NOT LIKE 'sqlite_%' ORDER BY 2")
 
     def __init__(self, name: str, url: str, **options: object) -> None:
         super().__init__(name, url, **options)  # type: ignore[arg-type]

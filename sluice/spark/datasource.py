@@ -35,7 +35,7 @@ from pyspark.sql.types import StructType
 
 from sluice.errors import ConfigError
 from sluice.pushdown.levels import Level
-from sluice.pushdown.translator import Translator, Unsupported
+from sluice.pushdown.translator import Unsupported
 from sluice.scan import ScanSpec, strip_password
 from sluice.sources import open_source
 from sluice.spark.filters import to_expression
@@ -81,17 +81,18 @@ class SluiceReader(DataSourceReader):
             yield from filters
             return
         source = self.spec.open(self.password)
-        translator = Translator(source.dialect, self.spec.table, self.session_zone)
-        pushed = list(self.spec.where)
+        candidates = []
         for spark_filter in filters:
             try:
-                translation = translator.predicate(to_expression(spark_filter))
+                candidates.append((spark_filter, to_expression(spark_filter)))
             except Unsupported:
                 yield spark_filter
-                continue
-            if translation.level.pushed:
-                pushed.append(source.dialect.render(translation.sql))
-            if translation.level is not Level.EXACT:
+        verdicts = source.classify(self.spec.table, [expression for _, expression in candidates], self.session_zone)
+        pushed = list(self.spec.where)
+        for (spark_filter, _), verdict in zip(candidates, verdicts):
+            if verdict.level.pushed:
+                pushed.append(verdict.remote_sql)
+            if verdict.level is not Level.EXACT:
                 yield spark_filter
         self.spec = self.spec.with_filters(tuple(pushed))
 

@@ -1,0 +1,94 @@
+"""From a request to a FlightInfo: read the filter, classify each conjunct, plan the partitions.
+
+The source classifies every conjunct it could read (:meth:`Source.classify`, the same core
+as ``Federation.sql``); what it pushes becomes the scan's remote filter, planned into read
+tasks by the source itself, one endpoint per task. The FlightInfo's ``app_metadata`` says
+each conjunct's level and reason, so a client reapplies exactly what was not EXACT. A
+limit is applied only when every conjunct is EXACT (otherwise the client still filters,
+and limiting first would lose rows).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Callable, Iterator
+
+import pyarrow as pa
+import pyarrow.flight as flight
+
+from sluice.flight import airport, filter_json, substrait
+from sluice.flight.protocol import MAX_PARTITIONS, PROTOCOL, VERSION, Conjunct, FilterSpec, Request
+from sluice.flight.publish import PublishedTables
+from sluice.flight.tickets import TicketSigner
+from sluice.pushdown.levels import Level, Verdict
+from sluice.scan import ScanSpec
+from sluice.sources.base import ReadTask, Source
+from sluice.types import TableSchema
+
+log = logging.getLogger("sluice.flight.server")
+
+_DECODERS: dict[str, Callable[[Any, TableSchema], list[Conjunct]]] = {
+    "sluice": filter_json.decode_filter, "airport": airport.decode_filter, "substrait": substrait.decode_filter,
+}
+
+
+def arrow_schema(table: TableSchema, columns: tuple[str, ...]) -> pa.Schema:
+    return pa.schema([pa.field(c.name, c.type.arrow()) for c in (table.column(n) for n in columns)])
+
+
+def read_filter(spec: FilterSpec | None, table: TableSchema) -> list[Conjunct]:
+    return [] if spec is None else _DECODERS[spec.format](spec.body, table)
+
+
+def classify(source: Source, table: TableSchema, conjuncts: list[Conjunct], session_zone: str) -> list[Verdict]:
+    """One verdict per conjunct; one the server could not read is UNSUPPORTED with its reason."""
+    decided = iter(source.classify(table, [c.tree for c in conjuncts if c.tree is not None], session_zone))
+    return [next(decided) if c.tree is not None else Verdict(c.sql, Level.UNSUPPORTED, c.reason or "not readable", None)
+            for c in conjuncts]
+
+
+class Planner:
+    """Plans requests against the published tables and signs the tickets of their endpoints."""
+
+    def __init__(self, published: PublishedTables, signer: TicketSigner) -> None:
+        self.published = published
+        self.signer = signer
+
+    def flight_info(self, request: Request, descriptor: flight.FlightDescriptor) -> flight.FlightInfo:
+        source, table = self.published.resolve(request.table)
+        columns = tuple(filter_json.column_name(table, name) for name in request.columns) if request.columns \
+            else tuple(c.name for c in table.columns)
+        conjuncts = read_filter(request.filter, table)
+        verdicts = classify(source, table, conjuncts, request.session_zone)
+        exact = all(v.level is Level.EXACT for v in verdicts)
+        limit = request.limit if exact else None
+        partitions = min(MAX_PARTITIONS, request.partitions or source.default_partitions(table))
+        pushed = tuple(v.remote_sql for v in verdicts if v.level.pushed)
+        spec = ScanSpec.for_source(source, table, columns, where=pushed, limit=limit, partitions=partitions)  # type: ignore[arg-type]
+        path = self.published.path_of(source, table.schema, table.name)
+        tasks = source.tasks(spec)
+        endpoints = [flight.FlightEndpoint(self.signer.issue(_ticket(path, columns, task)), []) for task in tasks]
+        metadata = {
+            "protocol": PROTOCOL, "version": VERSION, "table": list(path), "engine": source.dialect.name,
+            "filter_format": request.filter.format if request.filter else None,
+            "conjuncts": [{"index": i, **v.to_dict()} for i, v in enumerate(verdicts)],
+            "limit": None if request.limit is None else {
+                "requested": request.limit, "applied": limit is not None,
+                **({} if exact else {"reason": "a conjunct is not EXACT: the client filters, then limits"})},
+            "partitions": len(tasks), "row_estimate": table.row_estimate,
+        }
+        return flight.FlightInfo(spec.arrow_schema(), descriptor, endpoints, -1, -1,
+                                 app_metadata=json.dumps(metadata, separators=(",", ":")).encode())
+
+    def stream(self, ticket: bytes) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+        """The schema and batches of one endpoint, from a ticket this server signed."""
+        payload = self.signer.redeem(ticket)
+        source, table = self.published.resolve(payload["path"])
+        schema = arrow_schema(table, tuple(payload["columns"]))
+        log.info("DoGet %s partition %s", ".".join(payload["path"]), payload["partition"])
+        return schema, source.read(ReadTask(payload["request"], schema, payload["partition"]))
+
+
+def _ticket(path: tuple[str, ...], columns: tuple[str, ...], task: ReadTask) -> dict[str, Any]:
+    return {"path": list(path), "columns": list(columns), "request": task.request, "partition": task.partition}

@@ -1,0 +1,173 @@
+"""The Sluice Flight protocol: what a request for endpoints carries and what comes back.
+
+A request is a JSON object in a ``FlightDescriptor`` command (a path descriptor asks for
+a whole table). It names the table by its Flight path, the columns, a filter in one of
+three encodings, a limit and the client's session time zone (Spark's typing of timestamp
+constants depends on it). Everything a client can get wrong is checked here or by the
+filter decoders, and reported as a :class:`RequestError` naming what is wrong: a server
+must never guess, because a guess can drop rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from sluice.errors import SluiceError
+from sluice.pushdown.constants import session_zone
+
+PROTOCOL = "sluice-flight"
+VERSION = 1
+#: a request (descriptor command or action body) larger than this is refused unread
+MAX_REQUEST_BYTES = 1 << 20
+#: deeper expression trees are refused (they are not filters anyone writes)
+MAX_DEPTH = 64
+MAX_CONJUNCTS = 1024
+MAX_PARTITIONS = 64
+FORMATS = ("sluice", "airport", "substrait")
+
+ACTION_LIST_TABLES = "sluice.list_tables"
+ACTION_CAPABILITIES = "sluice.capabilities"
+
+_REQUEST_KEYS = {"protocol", "version", "table", "columns", "filter", "limit", "partitions", "session_zone"}
+
+
+class RequestError(SluiceError):
+    """A client's request is malformed: bad JSON, unknown table or column, a literal that is
+    not of its type, too large. The message says which."""
+
+
+@dataclass(frozen=True)
+class FilterSpec:
+    """A request's filter, still in its encoding: JSON for ``sluice``/``airport``, bytes for ``substrait``."""
+
+    format: str
+    body: Any
+
+
+@dataclass(frozen=True)
+class Request:
+    table: tuple[str, ...]
+    columns: tuple[str, ...] | None = None  # None: every column
+    filter: FilterSpec | None = None
+    limit: int | None = None
+    partitions: int | None = None  # None: the server's default for the table
+    session_zone: str = "UTC"
+
+    def to_json(self) -> bytes:
+        data: dict[str, Any] = {"protocol": PROTOCOL, "version": VERSION, "table": list(self.table), "session_zone": self.session_zone}
+        if self.columns is not None:
+            data["columns"] = list(self.columns)
+        if self.filter is not None:
+            data["filter"] = {"format": self.filter.format, **self.filter.body} if self.filter.format != "substrait" \
+                else {"format": "substrait", "base64": _b64encode(self.filter.body)}
+        if self.limit is not None:
+            data["limit"] = self.limit
+        if self.partitions is not None:
+            data["partitions"] = self.partitions
+        return json.dumps(data, separators=(",", ":"), allow_nan=False).encode()
+
+
+@dataclass(frozen=True)
+class Conjunct:
+    """One conjunct of a request's filter as the server read it: a Spark SQL predicate tree,
+    or the reason it could not be read (it is then reported UNSUPPORTED, never dropped)."""
+
+    tree: exp.Expression | None
+    label: str = ""
+    reason: str | None = None
+
+    @property
+    def sql(self) -> str:
+        return self.tree.sql(dialect="spark") if self.tree is not None else self.label
+
+
+def check_size(payload: bytes, what: str) -> None:
+    if len(payload) > MAX_REQUEST_BYTES:
+        raise RequestError(f"{what} is {len(payload):,} bytes; the server accepts at most {MAX_REQUEST_BYTES:,}")
+
+
+def load_json(payload: bytes, what: str) -> Any:
+    """Parse ``payload`` as JSON, or raise a :class:`RequestError` saying where it breaks."""
+    check_size(payload, what)
+    try:
+        return json.loads(payload)
+    except UnicodeDecodeError:
+        raise RequestError(f"{what} is not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise RequestError(f"{what} is not valid JSON: {error}") from None
+
+
+def parse_request(payload: bytes) -> Request:
+    """A descriptor command as a :class:`Request`; every field is validated."""
+    data = load_json(payload, "the request")
+    if not isinstance(data, dict):
+        raise RequestError(f"the request must be a JSON object, not {type(data).__name__}")
+    unknown = sorted(set(data) - _REQUEST_KEYS)
+    if unknown:
+        raise RequestError(f"the request has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_REQUEST_KEYS))}")
+    if data.get("protocol", PROTOCOL) != PROTOCOL:
+        raise RequestError(f"the request's protocol is {data['protocol']!r}; this server speaks {PROTOCOL!r}")
+    version = data.get("version", VERSION)
+    if type(version) is not int or not 1 <= version <= VERSION:
+        raise RequestError(f"the request's version {version!r} is not one this server reads (1..{VERSION})")
+    return Request(
+        table=_names(data.get("table"), "table", "a Flight path: a list of names such as [\"lite\", \"orders\"]"),
+        columns=None if data.get("columns") is None else _names(data["columns"], "columns", "a list of column names"),
+        filter=None if data.get("filter") is None else _filter(data["filter"]),
+        limit=_count(data.get("limit"), "limit", 0, None),
+        partitions=_count(data.get("partitions"), "partitions", 1, MAX_PARTITIONS),
+        session_zone=_zone(data.get("session_zone", "UTC")),
+    )
+
+
+def _names(value: Any, key: str, expected: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise RequestError(f"the request's {key} must be {expected}, not {json.dumps(value)[:200]}")
+    return tuple(value)
+
+
+def _count(value: Any, key: str, low: int, high: int | None) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int or value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise RequestError(f"the request's {key} must be an integer {bound}, not {json.dumps(value)[:50]}")
+    return value
+
+
+def _zone(value: Any) -> str:
+    if not isinstance(value, str):
+        raise RequestError(f"session_zone must be a time zone name such as 'UTC' or 'Europe/Paris', not {json.dumps(value)[:50]}")
+    try:
+        session_zone(value)
+    except (ValueError, KeyError, OSError):
+        raise RequestError(f"session_zone {value!r} is not a time zone this server knows") from None
+    return value
+
+
+def _filter(value: Any) -> FilterSpec:
+    if not isinstance(value, dict) or value.get("format") not in FORMATS:
+        raise RequestError(f"the request's filter must be an object whose format is one of {', '.join(FORMATS)}")
+    body = {k: v for k, v in value.items() if k != "format"}
+    if value["format"] == "substrait":
+        if set(body) != {"base64"} or not isinstance(body["base64"], str):
+            raise RequestError("a substrait filter is {\"format\": \"substrait\", \"base64\": <ExtendedExpression bytes>}")
+        return FilterSpec("substrait", _b64decode(body["base64"]))
+    return FilterSpec(value["format"], body)
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _b64decode(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise RequestError("the substrait filter's base64 text does not decode") from None

@@ -1,0 +1,139 @@
+"""Turn the Parquet files a Spark job wrote into Iceberg data files, and commit them at once.
+
+PyIceberg's ``add_files`` would read partition values back from each file's column
+statistics, which works for identity and day but not for bucket ("Cannot infer partition
+value ... non-linear"). The job knows every file's partition from the folder Spark put it
+in (:func:`sluice.lake.partitioning.partition_record`), so this module builds each
+:class:`DataFile` itself: that record, plus column sizes, counts and bounds from the
+Parquet footer through the same PyIceberg helpers ``add_files`` uses.
+
+All files of one job go into ONE snapshot of one transaction, so a reader sees all of
+the job's rows or none of them. Spark's files carry no Iceberg field ids; the table's
+``schema.name-mapping.default`` property maps their column names to ids, and is set in
+the same transaction when missing.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow.parquet as pq
+from pyarrow import fs as pafs
+
+from sluice.errors import SluiceError
+from sluice.lake.partitioning import PartitionColumn, partition_record
+
+if TYPE_CHECKING:
+    from pyiceberg.io.fileformat import DataFileStatistics
+    from pyiceberg.manifest import DataFile
+    from pyiceberg.table import Table
+    from pyiceberg.table.snapshots import Snapshot
+
+#: snapshot summary property naming the job (and so its folder under the data location)
+JOB_PROPERTY = "sluice.ingest-job"
+
+
+@dataclass(frozen=True)
+class WrittenFiles:
+    """What one job wrote: its data files (with their final paths) and their totals."""
+
+    data_files: list["DataFile"]
+    row_groups: int
+
+    @property
+    def rows(self) -> int:
+        return sum(data_file.record_count for data_file in self.data_files)
+
+    @property
+    def bytes(self) -> int:
+        return sum(data_file.file_size_in_bytes for data_file in self.data_files)
+
+
+def collect_data_files(table: "Table", columns: list[PartitionColumn], staging_uri: str, final_uri: str,
+                       sort_order_id: int | None) -> WrittenFiles:
+    """One DataFile per Parquet file under ``staging_uri``, its path as it will be under ``final_uri``.
+
+    Spark also leaves a ``_SUCCESS`` marker and, on local and mounted file systems, ``.crc``
+    checksum files beside each file; they are deleted so the folder holds data files only.
+    """
+    from pyiceberg.io.pyarrow import (compute_statistics_plan, data_file_statistics_from_parquet_metadata,
+                                      parquet_path_to_id_mapping)
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.types import DoubleType, FloatType
+
+    metadata = table.metadata
+    schema = metadata.schema()
+    statistics_plan = compute_statistics_plan(schema, metadata.properties)
+    field_ids = parquet_path_to_id_mapping(schema)
+    float_ids = {field.field_id for field in schema.fields if isinstance(field.field_type, (FloatType, DoubleType))}
+    filesystem, staging_path = pafs.FileSystem.from_uri(staging_uri)
+    data_files, row_groups = [], 0
+    for info in filesystem.get_file_info(pafs.FileSelector(staging_path, recursive=True)):
+        if info.type != pafs.FileType.File:
+            continue
+        if not info.base_name.endswith(".parquet"):
+            filesystem.delete_file(info.path)
+            continue
+        relative = posixpath.relpath(info.path, staging_path)
+        with filesystem.open_input_file(info.path) as stream:
+            footer = pq.read_metadata(stream)
+        statistics = data_file_statistics_from_parquet_metadata(footer, statistics_plan, field_ids)
+        _make_float_bounds_safe(statistics, footer, field_ids, float_ids)
+        row_groups += footer.num_row_groups
+        data_files.append(DataFile.from_args(
+            content=DataFileContent.DATA, file_path=f"{final_uri}/{relative}", file_format=FileFormat.PARQUET,
+            partition=partition_record(columns, posixpath.dirname(relative)), file_size_in_bytes=info.size,
+            sort_order_id=sort_order_id, spec_id=metadata.default_spec_id, equality_ids=None, key_metadata=None,
+            **statistics.to_serialized_dict()))
+    return WrittenFiles(sorted(data_files, key=lambda data_file: data_file.file_path), row_groups)
+
+
+def _make_float_bounds_safe(statistics: "DataFileStatistics", footer: pq.FileMetaData, field_ids: dict[str, int],
+                            float_ids: set[int]) -> None:
+    """Drop float/double bounds a NaN makes unknowable; widen zero bounds over -0.0 and +0.0.
+
+    Spark's Parquet writer orders NaN above every number, so a row group holding a NaN
+    has max NaN and hides its largest number; PyIceberg then folds the row groups' bounds
+    with Python's ``max``, which keeps or drops a NaN depending on the order. Iceberg's
+    bounds must not be NaN, so a column with a NaN bound in any row group gets no bounds
+    in this file (pruning on it is lost, never wrong). Parquet may also keep +0.0 as the
+    minimum of a group holding -0.0, so a zero lower bound becomes -0.0 and a zero upper
+    bound +0.0.
+    """
+    for group in range(footer.num_row_groups):
+        for position in range(footer.num_columns):
+            column = footer.row_group(group).column(position)
+            field_id = field_ids[column.path_in_schema]
+            stats = column.statistics
+            if field_id in float_ids and stats is not None and stats.has_min_max \
+                    and (math.isnan(stats.min) or math.isnan(stats.max)):
+                statistics.column_aggregates.pop(field_id, None)
+    for field_id in float_ids & set(statistics.column_aggregates):
+        bounds = statistics.column_aggregates[field_id]
+        if bounds.current_min == 0.0:
+            bounds.current_min = -0.0
+        if bounds.current_max == 0.0:
+            bounds.current_max = 0.0
+
+
+def commit_data_files(table: "Table", data_files: list["DataFile"], job_id: str) -> "Snapshot":
+    """Append ``data_files`` to ``table`` in one snapshot tagged with ``job_id``; return that snapshot."""
+    from pyiceberg.exceptions import CommitFailedException
+    from pyiceberg.table import TableProperties
+
+    transaction = table.transaction()
+    if transaction.table_metadata.name_mapping() is None:
+        mapping = transaction.table_metadata.schema().name_mapping.model_dump_json()
+        transaction.set_properties(**{TableProperties.DEFAULT_NAME_MAPPING: mapping})
+    with transaction.update_snapshot(snapshot_properties={JOB_PROPERTY: job_id}).fast_append() as append:
+        for data_file in data_files:
+            append.append_data_file(data_file)
+    try:
+        committed = transaction.commit_transaction()
+    except CommitFailedException as error:  # after PyIceberg's own retries on concurrent commits
+        raise SluiceError(f"lake table {'.'.join(table.name())}: the commit failed, nothing was appended: {error}") from None
+    return next(snapshot for snapshot in committed.snapshots()
+                if snapshot.summary is not None and snapshot.summary.get(JOB_PROPERTY) == job_id)

@@ -1,0 +1,330 @@
+"""Arrow Flight services: ``grpc://host:port``, ``grpc+tcp://...``, ``grpc+tls://...``.
+
+A table is a Flight path: ``fl.lite.orders`` is the path ``["lite", "orders"]`` (a schema
+part written ```fl.`pg.sales`.orders``` is split on dots, for three-part paths). Against a
+Sluice Flight server the client sends each conjunct in Sluice's JSON filter format and the
+server says its level (:meth:`FlightSource.classify`); Spark reapplies every conjunct that
+is not EXACT. Against any other Flight server nothing is pushed: the client reads whole
+streams and Spark filters every row.
+
+Every endpoint becomes one Spark partition. A Sluice server ends each stream with an end
+marker that states the row count; a stream that stops without it (the server died, a
+proxy cut it) fails the query instead of returning a short result.
+
+Credentials: the password (``attach(..., password=token)``) is sent as a bearer token, or
+with the URL's user name as basic authentication. It travels to Spark workers in the
+redacted ``password`` option only, never in a URL, a request text or a message. TLS:
+``grpc+tls://host:port?tls_root_certs=/path/ca.pem`` (optionally ``&override_hostname=``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
+from urllib.parse import parse_qsl, urlsplit
+
+import pyarrow as pa
+import pyarrow.flight as flight
+from sqlglot import exp
+
+from sluice.errors import BindError, ConfigError, SourceError
+from sluice.flight import filter_json
+from sluice.flight.auth import authorization_header
+from sluice.flight.dialect import FlightDialect
+from sluice.flight.protocol import ACTION_CAPABILITIES, FilterSpec, Request
+from sluice.pushdown.levels import Level, Verdict
+from sluice.pushdown.translator import Unsupported
+from sluice.sources.arrow import conform
+from sluice.sources.base import ReadTask, Source
+from sluice.types import Column, SparkType, TableSchema
+
+if TYPE_CHECKING:
+    from sluice.scan import ScanSpec
+
+T = TypeVar("T")
+_SCHEMES = {"grpc": "grpc+tcp", "grpc+tcp": "grpc+tcp", "grpc+tls": "grpc+tls"}
+_OPTIONS = ("tls_root_certs", "override_hostname")
+_REUSE = "arrow-flight-reuse-connection://?"
+_METADATA_TIMEOUT_S = 60.0
+
+
+def spark_type(arrow: pa.DataType) -> SparkType | None:
+    """The Spark type a column of Arrow type ``arrow`` is read as, or None if Sluice cannot read it."""
+    if pa.types.is_dictionary(arrow):
+        return spark_type(arrow.value_type)
+    simple = [(pa.types.is_boolean, "boolean"), (pa.types.is_int8, "tinyint"), (pa.types.is_int16, "smallint"),
+              (pa.types.is_int32, "int"), (pa.types.is_int64, "bigint"), (pa.types.is_uint8, "smallint"),
+              (pa.types.is_uint16, "int"), (pa.types.is_uint32, "bigint"), (pa.types.is_uint64, "decimal(20,0)"),
+              (pa.types.is_float16, "float"), (pa.types.is_float32, "float"), (pa.types.is_float64, "double"),
+              (pa.types.is_string, "string"), (pa.types.is_large_string, "string"), (pa.types.is_binary, "binary"),
+              (pa.types.is_large_binary, "binary"), (pa.types.is_date, "date"), (pa.types.is_null, "null")]
+    for test, name in simple:
+        if test(arrow):
+            return SparkType(name)
+    if pa.types.is_timestamp(arrow):
+        return SparkType("timestamp" if arrow.tz else "timestamp_ntz")
+    if pa.types.is_decimal(arrow) and arrow.precision <= 38:
+        return SparkType(f"decimal({arrow.precision},{arrow.scale})")
+    return None
+
+
+class FlightSource(Source):
+    dialect = FlightDialect()
+
+    def __init__(self, name: str, url: str, **options: Any) -> None:
+        super().__init__(name, url, **options)
+        parts = urlsplit(url)
+        scheme = _SCHEMES.get(parts.scheme.lower())
+        if scheme is None or not parts.hostname or parts.path not in ("", "/"):
+            raise ConfigError(f"source {name!r}: Flight URLs look like grpc://host:port or grpc+tls://host:port, not {self.display_url}")
+        try:
+            port = parts.port or 8815
+        except ValueError:
+            raise ConfigError(f"source {name!r}: the port in {self.display_url} is not a number") from None
+        query = dict(parse_qsl(parts.query))
+        unknown = sorted(set(query) - set(_OPTIONS))
+        if unknown:
+            raise ConfigError(f"source {name!r}: unknown Flight URL option(s) {', '.join(unknown)}; known: {', '.join(_OPTIONS)}")
+        self.location = f"{scheme}://{parts.hostname}:{port}"
+        self.user = parts.username
+        self.tls_root_certs = query.get("tls_root_certs")
+        self.override_hostname = query.get("override_hostname")
+        self._sluice: bool | None = None  # whether the server speaks Sluice's protocol (probed once)
+
+    # ------------------------------------------------------------ connections
+    def _client(self, location: str | None = None) -> flight.FlightClient:
+        options: dict[str, Any] = {}
+        if self.tls_root_certs:
+            try:
+                options["tls_root_certs"] = Path(self.tls_root_certs).read_bytes()
+            except OSError as error:
+                raise ConfigError(f"source {self.name!r}: cannot read tls_root_certs {self.tls_root_certs}: {error.strerror}") from None
+        if self.override_hostname:
+            options["override_hostname"] = self.override_hostname
+        return flight.FlightClient(location or self.location, **options)
+
+    def _options(self, timeout_s: float) -> flight.FlightCallOptions:
+        secret = self.credential
+        headers = [authorization_header(self.user, secret)] if secret else []
+        return flight.FlightCallOptions(timeout=timeout_s, headers=headers)
+
+    def _call(self, work: Callable[[flight.FlightClient, flight.FlightCallOptions], T], what: str) -> T:
+        """Run one metadata call; Flight failures become a :class:`SourceError` saying what failed."""
+        client = self._client()
+        try:
+            return work(client, self._options(min(_METADATA_TIMEOUT_S, self.statement_timeout_s)))
+        except flight.FlightUnauthenticatedError as error:
+            raise SourceError(self.name, f"the Flight server at {self.display_url} refused the credentials ({what}): {self._message(error)}") from None
+        except flight.FlightUnavailableError as error:
+            raise SourceError(self.name, f"cannot reach the Flight server at {self.display_url} ({what}): {self._message(error)}") from None
+        except (flight.FlightError, pa.ArrowException) as error:
+            raise SourceError(self.name, f"{what} failed: {self._message(error)}") from None
+        finally:
+            client.close()
+
+    def _message(self, error: Exception) -> str:
+        """The server's message without gRPC's detail suffix (which may quote a traceback)."""
+        return self.masked(str(error).split(". Detail:", 1)[0].strip())
+
+    def speaks_sluice(self) -> bool:
+        """Whether the server answers Sluice's capabilities action (probed once per instance)."""
+        if self._sluice is None:
+            def probe(client: flight.FlightClient, options: flight.FlightCallOptions) -> bool:
+                try:
+                    return bool(list(client.do_action(flight.Action(ACTION_CAPABILITIES, b""), options)))
+                except (flight.FlightUnauthenticatedError, flight.FlightUnavailableError, flight.FlightTimedOutError):
+                    raise
+                except (flight.FlightError, pa.ArrowException):  # a plain Flight server: no such action
+                    return False
+            self._sluice = self._call(probe, "probing the server")
+        return self._sluice
+
+    def check(self) -> None:
+        if not self.speaks_sluice():
+            self._call(lambda client, options: next(iter(client.list_flights(options=options)), None), "listing flights")
+
+    # ------------------------------------------------------------ catalog
+    def tables(self) -> list[tuple[str | None, str]]:
+        infos = self._call(lambda client, options: list(client.list_flights(options=options)), "listing flights")
+        paths = [_path_names(info.descriptor) for info in infos if info.descriptor.descriptor_type == flight.DescriptorType.PATH]
+        return [(".".join(path[:-1]) or None, path[-1]) for path in paths if path]
+
+    def describe(self, schema: str | None, table: str) -> TableSchema:
+        path = _path(schema, table)
+        self.speaks_sluice()  # unreachable server, refused credentials: those errors, not "no such table"
+        try:
+            info = self._call(lambda client, options: client.get_flight_info(flight.FlightDescriptor.for_path(*path), options),
+                              f"describing {'.'.join(path)}")
+        except SourceError as error:
+            known = ", ".join(".".join(filter(None, t)) for t in self._listed()) or "none listed"
+            raise BindError(f"source {self.name!r} has no readable table {'.'.join(path)}: {error} (tables: {known})") from None
+        columns = []
+        for field in info.schema:
+            spark = spark_type(field.type)
+            if spark is None:
+                raise BindError(f"table {self.name}.{'.'.join(path)}: column {field.name!r} has Arrow type {field.type}, "
+                                "which Sluice does not read")
+            columns.append(Column(name=field.name, type=spark, remote_type=str(field.type), nullable=field.nullable))
+        metadata = _metadata(info)
+        return TableSchema(self.name, schema, table, tuple(columns), row_estimate=metadata.get("row_estimate"))
+
+    def _listed(self) -> list[tuple[str | None, str]]:
+        try:
+            return self.tables()[:50]
+        except SourceError:
+            return []
+
+    # ------------------------------------------------------------ pushdown
+    def classify(self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str) -> tuple[Verdict, ...]:
+        """The server's verdict on each conjunct (one GetFlightInfo); a conjunct the filter
+        format cannot spell, or any conjunct for a server that takes no filters, is UNSUPPORTED."""
+        verdicts: list[Verdict | None] = [None] * len(candidates)
+        encoded: list[tuple[int, dict[str, Any]]] = []
+        for index, candidate in enumerate(candidates):
+            try:
+                encoded.append((index, filter_json.encode_conjunct(candidate, session_zone)))
+            except Unsupported as reason:
+                verdicts[index] = Verdict(candidate.sql(dialect="spark"), Level.UNSUPPORTED, str(reason))
+        if encoded and not self.speaks_sluice():
+            reason = f"the Flight server at {self.display_url} takes no filters (not a Sluice server): Spark filters every row"
+            for index, _ in encoded:
+                verdicts[index] = Verdict(candidates[index].sql(dialect="spark"), Level.UNSUPPORTED, reason)
+        elif encoded:
+            request = Request(_path(table.schema, table.name), (table.columns[0].name,),
+                              _sluice_filter([expression for _, expression in encoded]), partitions=1, session_zone=session_zone)
+            answers = self._conjunct_levels(request)
+            for (index, expression), answer in zip(encoded, answers):
+                level = Level(answer["level"])
+                remote = json.dumps({"expr": expression, "level": level.value, "zone": session_zone}, separators=(",", ":")) \
+                    if level.pushed else None
+                verdicts[index] = Verdict(candidates[index].sql(dialect="spark"), level, f"Flight server: {answer['reason']}", remote)
+        return tuple(v for v in verdicts if v is not None)
+
+    def _conjunct_levels(self, request: Request) -> list[dict[str, Any]]:
+        info = self._flight_info(request)
+        answers = _metadata(info).get("conjuncts")
+        if not isinstance(answers, list) or len(answers) != len(request.filter.body["conjuncts"]):  # type: ignore[union-attr]
+            raise SourceError(self.name, "the Flight server's answer does not give one level per conjunct")
+        return answers
+
+    def _flight_info(self, request: Request) -> flight.FlightInfo:
+        descriptor = flight.FlightDescriptor.for_command(request.to_json())
+        return self._call(lambda client, options: client.get_flight_info(descriptor, options), f"planning {'.'.join(request.table)}")
+
+    # ------------------------------------------------------------ reading
+    def _request(self, spec: "ScanSpec") -> tuple[Request, list[dict[str, Any]]]:
+        pushed = [json.loads(text) for text in spec.where]
+        zone = pushed[0]["zone"] if pushed else "UTC"
+        conjuncts = _sluice_filter([p["expr"] for p in pushed]) if pushed else None
+        request = Request(_path(spec.table.schema, spec.table.name), spec.columns, conjuncts, spec.limit, spec.partitions, zone)
+        return request, pushed
+
+    def request_text(self, spec: "ScanSpec") -> str:
+        if not self.speaks_sluice():
+            return f"DoGet {'.'.join(_path(spec.table.schema, spec.table.name))} (whole streams: the server takes no filters)"
+        return "GetFlightInfo " + self._request(spec)[0].to_json().decode()
+
+    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+        sluice = self.speaks_sluice()
+        if sluice:
+            request, pushed = self._request(spec)
+            info = self._flight_info(request)
+            self._check_levels(pushed, _metadata(info).get("conjuncts") or [])
+        else:
+            path = _path(spec.table.schema, spec.table.name)
+            info = self._call(lambda client, options: client.get_flight_info(flight.FlightDescriptor.for_path(*path), options),
+                              f"planning {'.'.join(path)}")
+        schema = spec.arrow_schema()
+        common = {"sluice": sluice, "columns": list(spec.columns), "limit": spec.limit, "table": spec.table.qualified_name}
+        tasks = [ReadTask(json.dumps({**common, "ticket": base64.b64encode(e.ticket.ticket).decode("ascii"),
+                                      "locations": [loc.uri.decode() for loc in e.locations]}), schema, index)
+                 for index, e in enumerate(info.endpoints)]
+        return tasks or [ReadTask(json.dumps({**common, "ticket": None, "locations": []}), schema, 0)]
+
+    def _check_levels(self, pushed: list[dict[str, Any]], answers: list[dict[str, Any]]) -> None:
+        """Spark dropped every conjunct planned EXACT: the server must still apply it exactly."""
+        if len(answers) != len(pushed):
+            raise SourceError(self.name, "the Flight server's answer does not give one level per conjunct")
+        for planned, answer in zip(pushed, answers):
+            if planned["level"] == "EXACT" and answer.get("level") != "EXACT":
+                raise SourceError(self.name, f"the Flight server now classifies {answer.get('sql')} as {answer.get('level')} "
+                                             "(it was EXACT when the query was planned); plan the query again")
+
+    def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
+        order = json.loads(task.request)
+        if order["ticket"] is None:
+            return
+        locations = [loc for loc in order["locations"] if loc != _REUSE]
+        client = self._client(locations[0] if locations else None)
+        where = f"the stream of {order['table']} (partition {task.partition}) from {self.display_url}"
+        rows, ended = 0, False
+        try:
+            reader = client.do_get(flight.Ticket(base64.b64decode(order["ticket"])), self._options(self.statement_timeout_s))
+            while order["limit"] is None or rows < order["limit"]:
+                try:
+                    chunk = reader.read_chunk()
+                except StopIteration:
+                    break
+                if order["sluice"] and chunk.app_metadata is not None:
+                    ended = self._end_marker(chunk.app_metadata.to_pybytes(), rows, where)
+                    continue
+                batch = chunk.data
+                if batch is None or batch.num_rows == 0:
+                    continue
+                if order["limit"] is not None:
+                    batch = batch.slice(0, order["limit"] - rows)
+                batch = conform(self._select(batch, order["columns"], where), task.schema)
+                rows += batch.num_rows
+                yield batch
+            else:
+                ended = True  # the limit was reached: the client stopped reading, not the server
+        except (flight.FlightError, pa.ArrowException) as error:
+            raise SourceError(self.name, f"{where} failed after {rows} rows: {self._message(error)}") from None
+        finally:
+            client.close()
+        if order["sluice"] and not ended:
+            raise SourceError(self.name, f"{where} ended after {rows} rows without the server's end marker: "
+                                         "the server stopped mid-stream, so the result would be short")
+
+    def _select(self, batch: pa.RecordBatch, columns: list[str], where: str) -> pa.RecordBatch:
+        """The planned columns, by name (a plain server sends every column, in its own order)."""
+        names = {name.lower(): name for name in batch.schema.names}
+        try:
+            return batch.select([names[c.lower()] for c in columns])
+        except KeyError as missing:
+            raise SourceError(self.name, f"{where}: the stream has no column {missing}") from None
+
+    def _end_marker(self, metadata: bytes, rows: int, where: str) -> bool:
+        try:
+            marker = json.loads(metadata)
+        except ValueError:
+            return False
+        if marker.get("end") and marker.get("rows") != rows:
+            raise SourceError(self.name, f"{where}: the server sent {marker.get('rows')} rows, {rows} arrived")
+        return bool(marker.get("end"))
+
+
+def _sluice_filter(conjuncts: list[dict[str, Any]]) -> FilterSpec:
+    return FilterSpec("sluice", {"version": filter_json.VERSION, "conjuncts": conjuncts})
+
+
+def _path(schema: str | None, table: str) -> tuple[str, ...]:
+    return (*schema.split("."), table) if schema else (table,)
+
+
+def _path_names(descriptor: flight.FlightDescriptor) -> list[str]:
+    return [p.decode("utf-8", "replace") if isinstance(p, bytes) else p for p in descriptor.path]
+
+
+def _metadata(info: flight.FlightInfo) -> dict[str, Any]:
+    """The Sluice answer in a FlightInfo's app_metadata ({} from other servers)."""
+    raw = info.app_metadata
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
