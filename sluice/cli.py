@@ -62,18 +62,25 @@ def _sql(args: argparse.Namespace, spark: SparkSession | None) -> int:
 def _explain(args: argparse.Namespace, spark: SparkSession | None) -> int:
     if args.json and (args.verbose or args.analyze):
         raise ConfigError("--json prints the plan only (its rules included); drop --verbose and --analyze")
+    if args.plot and not args.plot.lower().endswith(".png"):
+        raise ConfigError(f"--plot writes a PNG picture: give a file name ending in .png, not {args.plot!r}")
     fed = _federation(_sources(args), spark)
     if args.json:
         print(json.dumps(fed.plan(args.query).to_dict(), indent=2))
     else:
         print(fed.explain(args.query, verbose=args.verbose, analyze=args.analyze))
+    if args.plot:
+        from sluice.lake.plot import write_pyramid_png
+
+        write_pyramid_png(fed.pruning(args.query), args.plot, title=args.query if len(args.query) < 100 else "")
+        print(f"pruning pyramid written to {args.plot}", file=sys.stderr)
     return 0
 
 
 def _demo(args: argparse.Namespace, spark: SparkSession | None) -> int:
     from sluice.demo.run import run_demo
 
-    run_demo(args.data_dir, orders=args.rows, rebuild=args.rebuild, spark=spark)
+    run_demo(args.data_dir, orders=args.rows, rebuild=args.rebuild, spark=spark, readings=args.readings)
     return 0
 
 
@@ -91,9 +98,7 @@ def _lake_ingest(args: argparse.Namespace, spark: SparkSession | None) -> int:
             spark = build_session(app_name="sluice-lake-ingest")
     summary = ingest(spark, args.lake, args.source_path, rows=args.rows, source_format=args.format,
                      namespace=args.namespace, table=args.table)
-    print(f"snapshot {summary.snapshot_id}: {summary.files} files, {summary.row_groups} row groups, "
-          f"{summary.rows:,} rows, {summary.bytes:,} bytes in {summary.elapsed_seconds:.1f} s "
-          f"({summary.rows_per_second:,.0f} rows/s)")
+    print(summary)
     return 0
 
 
@@ -149,6 +154,12 @@ def _source_option(text: str) -> SourceConfig:
     return SourceConfig(name, url)
 
 
+def _non_negative_int(text: str) -> int:
+    if text.strip() == "0":
+        return 0
+    return _positive_int(text)
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text.replace("_", ""))
@@ -181,6 +192,7 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--verbose", action="store_true", help="add the plan after every optimizer rule")
     explain.add_argument("--json", action="store_true", help="print the plan as JSON")
     explain.add_argument("--analyze", action="store_true", help="run the query and add rows/bytes transferred")
+    explain.add_argument("--plot", metavar="PNG", help="also draw the pruning pyramid of the query's lake scans to this file")
 
     serve = commands.add_parser("serve", help="publish the sources' tables over Arrow Flight (docs/flight.md)",
                                 description="Publish every table of the sources over Arrow Flight, with pushdown. "
@@ -199,6 +211,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.set_defaults(command=_demo)
     demo.add_argument("--data-dir", metavar="DIR", default="demo-data", help="where the SQLite files go (default demo-data)")
     demo.add_argument("--rows", metavar="N", type=_positive_int, default=1_200_000, help="orders to generate (default 1200000)")
+    demo.add_argument("--readings", metavar="N", type=_non_negative_int, default=10_000_000,
+                      help="telemetry rows to ingest into the demo lake (default 10000000; 0 leaves the lake out)")
     demo.add_argument("--rebuild", action="store_true", help="regenerate the files even if they are current")
 
     lake = commands.add_parser("lake", help="manage Iceberg lake tables").add_subparsers(
@@ -207,7 +221,8 @@ def _parser() -> argparse.ArgumentParser:
                                   description="Append rows to a lake table in one snapshot, with Spark. Without "
                                   "--from, generates synthetic spacecraft telemetry.")
     lake_ingest.set_defaults(command=_lake_ingest)
-    lake_ingest.add_argument("lake", metavar="LAKE_URL", help="iceberg+sqlite:///catalog.db[?warehouse=DIR]")
+    lake_ingest.add_argument("lake", metavar="LAKE_URL", nargs="?", default="iceberg+sqlite:///demo-data/lake/catalog.db",
+                             help="iceberg+sqlite:///catalog.db[?warehouse=DIR] (default: demo-data/lake/catalog.db)")
     lake_ingest.add_argument("--rows", metavar="N", type=_positive_int,
                              help="rows to generate (default 10000000)")
     lake_ingest.add_argument("--from", dest="source_path", metavar="PATH", help="a CSV, JSON or Parquet file or folder")

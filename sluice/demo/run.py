@@ -10,8 +10,10 @@ faster run is the time shown, since first runs pay for JVM warm-up and code gene
 
 from __future__ import annotations
 
+import math
 import os
 import time
+from pathlib import Path
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
@@ -23,6 +25,8 @@ from rich.syntax import Syntax
 from rich.table import Column, Table
 from rich.text import Text
 
+from sluice.demo.lake import DEFAULT_READINGS, LAKE_QUERIES, build_lake, build_space
+from sluice.demo.queries import QUERIES, WARM_UP, DemoQuery
 from sluice.demo.world import DEFAULT_ORDERS, build_world
 from sluice.errors import PushdownError
 from sluice.render import rows_table
@@ -38,69 +42,6 @@ SHOWN_ROWS = 10
 
 
 @dataclass(frozen=True)
-class DemoQuery:
-    label: str  # short name for the summary
-    title: str
-    sql: str
-    point: str  # what to look for in the EXPLAIN
-
-
-QUERIES = (
-    DemoQuery("EXACT", "EXACT: date range + LIKE prefix", """
-SELECT o.status, count(*) AS orders, sum(CAST(o.amount AS DECIMAL(14, 2))) AS revenue
-FROM sales.orders o
-WHERE o.day >= DATE '2024-06-01' AND o.status LIKE 'ship%'
-GROUP BY o.status
-ORDER BY o.status""",
-              "Both conjuncts run in SQLite and Spark drops them. LIKE goes as GLOB, which is case-sensitive like "
-              "Spark: 'Shipped' and 'SHIPPED' stay out (SQLite's own LIKE would let them in)."),
-    DemoQuery("INEXACT", "INEXACT: equality on a NOCASE column", """
-SELECT c.id, c.name, c.email, c.region
-FROM crm.customers c
-WHERE c.email = 'ada.lovelace@example.com'
-ORDER BY c.id""",
-              "email is COLLATE NOCASE, so SQLite's = also matches 'Ada.Lovelace@example.com': the filter is "
-              "pushed as a superset and Spark re-checks it (rows transferred > rows returned)."),
-    DemoQuery("UNSUPPORTED", "UNSUPPORTED: upper() differs from Spark's", """
-SELECT c.region, count(*) AS customers
-FROM crm.customers c
-WHERE upper(c.name) LIKE 'A%'
-GROUP BY c.region
-ORDER BY c.region""",
-              "SQLite's upper() folds ASCII only, Spark's folds all of Unicode: the filter stays in Spark. The "
-              "source still sends only the two columns needed, and only non-NULL names: Spark itself offers "
-              "the implied name IS NOT NULL to the reader."),
-    DemoQuery("OR", "OR of pushable branches", """
-SELECT o.id, o.customer_id, o.status, o.amount, o.day
-FROM sales.orders o
-WHERE (o.status = 'returned' AND o.amount > 2000) OR o.customer_id = 42
-ORDER BY o.id""",
-              "Spark's Data Source API never offers an OR to a source; Sluice's planner pushes the whole "
-              "disjunction because every branch is EXACT."),
-    DemoQuery("top-N", "Top-N: ORDER BY ... LIMIT pushed", """
-SELECT o.id, o.customer_id, o.amount, o.day
-FROM sales.orders o
-ORDER BY o.amount DESC, o.id
-LIMIT 10""",
-              "Numbers order the same in SQLite and Spark and NULL placement is spelled out, so SQLite sorts "
-              "and sends 10 rows. (o.id breaks ties, so the answer is one set of rows.)"),
-    DemoQuery("join", "Cross-file join + GROUP BY region", """
-SELECT c.region, count(*) AS orders, sum(CAST(o.amount AS DECIMAL(14, 2))) AS revenue
-FROM sales.orders o
-JOIN crm.customers c ON c.id = o.customer_id
-WHERE o.day BETWEEN DATE '2024-01-01' AND DATE '2024-03-31' AND c.score >= 50
-GROUP BY c.region
-ORDER BY c.region""",
-              "Each file gets its own filter (BETWEEN becomes two EXACT range conjuncts); Spark joins the "
-              "two reduced scans and aggregates."),
-)
-#: The first queries pay for Python worker start-up, including the planner-side worker that
-#: takes Spark's own filters (a residual filter makes Spark offer one): run them untimed.
-WARM_UP = ("SELECT count(*) FROM crm.customers c WHERE c.id = 1 AND upper(c.name) = 'X'",
-           "SELECT count(*) FROM sales.orders o WHERE o.customer_id = 1 AND upper(o.note) = 'X'")
-
-
-@dataclass(frozen=True)
 class Outcome:
     query: DemoQuery
     rows: int  # rows in the answer
@@ -111,8 +52,13 @@ class Outcome:
 
 
 def run_demo(data_dir: str | os.PathLike[str] = "demo-data", orders: int = DEFAULT_ORDERS, rebuild: bool = False,
-             spark: SparkSession | None = None, console: Console | None = None) -> list[Outcome]:
-    """Build (or reuse) the demo files, run every demo query, print everything; returns the outcomes."""
+             spark: SparkSession | None = None, console: Console | None = None,
+             readings: int = DEFAULT_READINGS) -> list[Outcome]:
+    """Build (or reuse) the demo files and the lake, run every demo query, print everything.
+
+    ``readings`` is the number of telemetry rows in the lake (0 leaves the lake out).
+    Returns the outcomes.
+    """
     console = console or Console()
     started = time.perf_counter()
     console.rule("[bold]Sluice demo: the embedded world")
@@ -129,10 +75,22 @@ def run_demo(data_dir: str | os.PathLike[str] = "demo-data", orders: int = DEFAU
         for query in WARM_UP:
             fed.sql(query).collect()
     outcomes = [_show(fed, number, query, console) for number, query in enumerate(QUERIES, 1)]
+    if readings:
+        outcomes += _lake_part(fed, Path(world.crm).parent, readings, rebuild, console, first=len(outcomes) + 1)
     console.rule("[bold]Summary")
     console.print(_summary(outcomes))
     console.print(f"Every answer matched the whole-table answer. Demo time: {time.perf_counter() - started:.1f} s")
     return outcomes
+
+
+def _lake_part(fed: Federation, directory: Path, readings: int, rebuild: bool, console: Console, first: int) -> list[Outcome]:
+    """Ingest (or reuse) the lake, attach it with the missions, run the lake queries."""
+    console.rule("[bold]The lake: Iceberg telemetry, written by Spark, read through the pruning pyramid")
+    build_space(directory / "space.db")
+    lake_url = build_lake(fed.spark, directory, readings, rebuild, console)
+    fed.attach("space", "sqlite:///" + str(directory / "space.db"))
+    fed.attach("lake", lake_url)
+    return [_show(fed, number, query, console) for number, query in enumerate(LAKE_QUERIES, first)]
 
 
 def _show(fed: Federation, number: int, query: DemoQuery, console: Console) -> Outcome:
@@ -166,17 +124,18 @@ def _timed(action: Callable[[], T]) -> tuple[T, float]:
     return result, time.perf_counter() - started
 
 
-def _sort_key(row: Row) -> tuple[tuple[bool, Any], ...]:
-    """Rows sort with NULLs first in every column (None does not compare with values)."""
-    return tuple((value is not None, value) for value in row)
+def _comparable(row: Row) -> tuple[Any, ...]:
+    """The row with NaN spelled as a marker: NaN != NaN, but Spark's NaN equals NaN."""
+    return tuple("<NaN>" if isinstance(value, float) and math.isnan(value) else value for value in row)
 
 
 def _check_same(query: DemoQuery, rows: list[Row], reference: list[Row]) -> None:
     """Raise when pushdown changed the answer: the one thing Sluice must never do."""
-    if sorted(rows, key=_sort_key) == sorted(reference, key=_sort_key):
+    pushed, whole = Counter(map(_comparable, rows)), Counter(map(_comparable, reference))
+    if pushed == whole:
         return
-    extra = list((Counter(map(tuple, rows)) - Counter(map(tuple, reference))).elements())[:3]
-    lost = list((Counter(map(tuple, reference)) - Counter(map(tuple, rows))).elements())[:3]
+    extra = list((pushed - whole).elements())[:3]
+    lost = list((whole - pushed).elements())[:3]
     raise PushdownError(f"demo query {query.label!r}: pushdown returned {len(rows)} rows, the whole-table "
                         f"read {len(reference)}; only with pushdown: {extra}; lost by pushdown: {lost}")
 

@@ -72,6 +72,8 @@ _ACCEPTS: dict[type[IcebergType], tuple[type, ...]] = {
     DecimalType: (Decimal,),
 }
 
+_INT_RANGE = {IntegerType: (-(2**31), 2**31 - 1), LongType: (-(2**63), 2**63 - 1)}
+
 
 def conjunct_filter(sql: str, schema: Schema) -> IcebergFilter:
     """The pruning form of one pushed conjunct (DuckDB SQL text, as the lake dialect renders it)."""
@@ -185,6 +187,8 @@ class _Converter:
         accepted = _ACCEPTS.get(type(field_type))
         if accepted is None or not isinstance(value, accepted) or (isinstance(value, bool) and not isinstance(field_type, BooleanType)):
             return _UNKNOWN
+        if isinstance(field_type, (IntegerType, LongType)) and not _INT_RANGE[type(field_type)][0] <= value <= _INT_RANGE[type(field_type)][1]:
+            return _UNKNOWN  # binding would make it AboveMax/BelowMin: an AlwaysTrue that is true on NULL too
         if isinstance(field_type, DateType) and isinstance(value, dt.datetime):
             return _UNKNOWN
         if isinstance(field_type, (TimestamptzType, TimestampType)):

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-from pyiceberg.expressions import AlwaysTrue, BooleanExpression
+from pyiceberg.expressions import AlwaysTrue, And, BooleanExpression, Or
 from pyiceberg.expressions.visitors import (
     _InclusiveMetricsEvaluator,
     _StrictMetricsEvaluator,
@@ -112,19 +112,20 @@ class Pyramid:
 
     def render(self) -> list[str]:
         """Text lines for EXPLAIN: one per level, then each conjunct's partition pruning."""
-        lines = [f"pruning pyramid (snapshot {self.snapshot_id}; table: {self.table_rows:,} rows, {_size(self.table_bytes)}):",
+        lines = [f"pruning pyramid (snapshot {self.snapshot_id}; table: {self.table_rows:,} rows, {size_text(self.table_bytes)}):",
                  f"    {'level':<16} {'total':>8} {'kept':>8} {'pruned':>7} {'rows kept':>12} {'bytes kept':>10}"]
         for tier in self.tiers:
             lines.append(f"    {tier.level:<16} {tier.total:>8,} {tier.kept:>8,} {tier.pruned_ratio:>7.1%} "
-                         f"{tier.rows_kept:>12,} {_size(tier.bytes_kept):>10}")
-        lines.append(f"    bytes to read: {_size(self.bytes_read)} (projected columns of kept row groups); "
+                         f"{tier.rows_kept:>12,} {size_text(tier.bytes_kept):>10}")
+        lines.append(f"    bytes to read: {size_text(self.bytes_read)} (projected columns of kept row groups); "
                      f"{self.unfiltered_files} of {len(self.reads)} files proven to match entirely (read unfiltered)")
         for conjunct in self.conjuncts:
             lines.append(f"    {conjunct.sql}  ->  {conjunct.iceberg}  [partition pruning: {conjunct.partition}]")
         return lines
 
 
-def _size(count: int) -> str:
+def size_text(count: int) -> str:
+    """Bytes for people: 1,234 B, 12.5 KiB, 3.1 MiB."""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if count < 1024 or unit == "GiB":
             return f"{count:,.0f} {unit}" if unit == "B" else f"{count:,.1f} {unit}"
@@ -157,11 +158,28 @@ def _conjunct_pruning(sql: str, conjunct: IcebergFilter, schema: Schema, spec: "
     inclusive = inclusive_projection(schema, spec)(conjunct.expression)
     if isinstance(inclusive, AlwaysTrue):
         partition = "none"
-    elif conjunct.exact and str(strict_projection(schema, spec)(conjunct.expression)) == str(inclusive):
+    elif conjunct.exact and _comparable(strict_projection(schema, spec)(conjunct.expression)) == _comparable(inclusive):
         partition = "exact"
     else:
         partition = "conservative"
     return ConjunctPruning(sql, str(conjunct.expression), partition)
+
+
+def _comparable(expression: BooleanExpression) -> Any:
+    """A projection in a canonical form: over integer-valued partition fields (days, ids)
+    ``> v`` is ``>= v+1`` and ``< v`` is ``<= v-1``, so equal projections compare equal."""
+    if isinstance(expression, (And, Or)):
+        return (type(expression).__name__, _comparable(expression.left), _comparable(expression.right))
+    literal = getattr(expression, "literal", None)
+    value = getattr(literal, "value", None)
+    if isinstance(value, int) and not isinstance(value, bool):
+        name = type(expression).__name__
+        if name == "GreaterThan":
+            return ("GreaterThanOrEqual", str(expression.term), value + 1)  # type: ignore[attr-defined]
+        if name == "LessThan":
+            return ("LessThanOrEqual", str(expression.term), value - 1)  # type: ignore[attr-defined]
+        return (name, str(expression.term), value)  # type: ignore[attr-defined]
+    return str(expression)
 
 
 class _Pruner:

@@ -56,6 +56,7 @@ def _double(value: float) -> str:
     ('5 < "n"', "GreaterThan(term=Reference(name='n'), literal=LongLiteral(5))", True),
     ('"n" IN (1, 2, NULL)', "In", True),
     ('"n" <> 5', "AlwaysTrue()", False),
+    ('"n" < 9223372036854775808', "AlwaysTrue()", False),  # out of range: bound as AboveMax, true on NULL too
     ('"n" < CAST(\'1.5\' AS DECIMAL(2, 1))', "AlwaysTrue()", False),  # would bind as n < 1 and lose n = 1
     ('"x" > CAST(\'5.0\' AS DOUBLE)', "IsNaN", False),
     ('"x" = CAST(\'NaN\' AS DOUBLE)', "IsNaN(term=Reference(name='x'))", False),
