@@ -81,7 +81,7 @@ def collect_data_files(table: "Table", columns: list[PartitionColumn], staging_u
         with filesystem.open_input_file(info.path) as stream:
             footer = pq.read_metadata(stream)
         statistics = data_file_statistics_from_parquet_metadata(footer, statistics_plan, field_ids)
-        _make_float_bounds_safe(statistics, footer, field_ids, float_ids)
+        make_float_bounds_safe(statistics, footer, field_ids, float_ids)
         row_groups += footer.num_row_groups
         data_files.append(DataFile.from_args(
             content=DataFileContent.DATA, file_path=f"{final_uri}/{relative}", file_format=FileFormat.PARQUET,
@@ -91,8 +91,8 @@ def collect_data_files(table: "Table", columns: list[PartitionColumn], staging_u
     return WrittenFiles(sorted(data_files, key=lambda data_file: data_file.file_path), row_groups)
 
 
-def _make_float_bounds_safe(statistics: "DataFileStatistics", footer: pq.FileMetaData, field_ids: dict[str, int],
-                            float_ids: set[int]) -> None:
+def make_float_bounds_safe(statistics: "DataFileStatistics", footer: pq.FileMetaData, field_ids: dict[str, int],
+                           float_ids: set[int]) -> None:
     """Drop float/double bounds a NaN makes unknowable; widen zero bounds over -0.0 and +0.0.
 
     Spark's Parquet writer orders NaN above every number, so a row group holding a NaN
@@ -119,8 +119,8 @@ def _make_float_bounds_safe(statistics: "DataFileStatistics", footer: pq.FileMet
             bounds.current_max = 0.0
 
 
-def commit_data_files(table: "Table", data_files: list["DataFile"], job_id: str) -> "Snapshot":
-    """Append ``data_files`` to ``table`` in one snapshot tagged with ``job_id``; return that snapshot."""
+def commit_data_files(table: "Table", data_files: list["DataFile"], job_id: str) -> None:
+    """Append ``data_files`` to ``table`` in one snapshot whose summary names ``job_id``."""
     from pyiceberg.exceptions import CommitFailedException
     from pyiceberg.table import TableProperties
 
@@ -132,8 +132,12 @@ def commit_data_files(table: "Table", data_files: list["DataFile"], job_id: str)
         for data_file in data_files:
             append.append_data_file(data_file)
     try:
-        committed = transaction.commit_transaction()
+        transaction.commit_transaction()
     except CommitFailedException as error:  # after PyIceberg's own retries on concurrent commits
         raise SluiceError(f"lake table {'.'.join(table.name())}: the commit failed, nothing was appended: {error}") from None
-    return next(snapshot for snapshot in committed.snapshots()
-                if snapshot.summary is not None and snapshot.summary.get(JOB_PROPERTY) == job_id)
+
+
+def job_snapshot(table: "Table", job_id: str) -> "Snapshot | None":
+    """The snapshot that ingest job ``job_id`` committed, if any."""
+    return next((snapshot for snapshot in table.snapshots()
+                 if snapshot.summary is not None and snapshot.summary.get(JOB_PROPERTY) == job_id), None)

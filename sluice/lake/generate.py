@@ -67,8 +67,8 @@ def telemetry(spark: "SparkSession", rows: int) -> "DataFrame":
         pick([payload_id for _, payload_id in payloads], payload).cast("bigint").alias("payload_id"),
         pick(list(SENSORS), draw("sensor", len(SENSORS))).alias("sensor"),
         F.timestamp_micros(F.lit(start_micros) + draw("ts", window_micros)).alias("ts"),
-        glitchy(voltage_draw, 28.0 + (draw("voltage", 4001) - 2000) / 1000.0).cast("double").alias("voltage"),
-        glitchy(temperature_draw, -40.0 + draw("temperature", 100_001) / 1000.0).cast("double").alias("temperature"),
+        glitchy(voltage_draw, (draw("voltage", 4001) + 26_000) / 1000.0).cast("double").alias("voltage"),
+        glitchy(temperature_draw, (draw("temperature", 100_001) - 40_000) / 1000.0).cast("double").alias("temperature"),
         status.alias("status"),
         F.when(status != "OK", pick(list(MESSAGES), draw("message", len(MESSAGES))))
          .when(draw("silent", 10) == 0, F.lit(None)).otherwise(F.lit("")).alias("message"),

@@ -32,17 +32,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Union
 
 from pyarrow import fs as pafs
+from pyiceberg.table import TableProperties
 
 from sluice.errors import ConfigError
 from sluice.lake import telemetry
 from sluice.lake.catalog import LakeLocation, open_catalog
-from sluice.lake.commit import WrittenFiles, collect_data_files, commit_data_files
+from sluice.lake.commit import collect_data_files, commit_data_files, job_snapshot
 from sluice.lake.conform import conform, spark_type
 from sluice.lake.partitioning import PartitionColumn, partition_columns
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
-    from pyiceberg.table.snapshots import Snapshot
     from pyspark.sql import Column, DataFrame, SparkSession
 
 Source = Union["DataFrame", str, Path, None]
@@ -52,6 +52,8 @@ DEFAULT_ROWS = 10_000_000
 #: row-group size when the table sets no ``write.parquet.row-group-size-bytes`` (see docs/lake.md)
 DEFAULT_ROW_GROUP_BYTES = 1 << 20
 FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
+#: CSV ``nullValue`` that no field spells, so only an empty unquoted field is NULL
+CSV_NO_NULL_TEXT = "\u0000"
 #: how often the write's task counts are reported
 PROGRESS_INTERVAL_S = 10.0
 
@@ -61,7 +63,7 @@ class IngestSummary:
     """What one ingest job appended, and how long it took."""
 
     table: str
-    snapshot_id: int
+    snapshot_id: int | None  # None when the input had no rows: nothing to commit
     job_id: str
     files: int
     row_groups: int
@@ -79,6 +81,8 @@ class IngestSummary:
         return self.rows / self.elapsed_seconds if self.elapsed_seconds else 0.0
 
     def __str__(self) -> str:
+        if self.snapshot_id is None:
+            return f"no rows: nothing appended to {self.table}"
         return (f"snapshot {self.snapshot_id} of {self.table}: {self.files} files, {self.row_groups} row groups, "
                 f"{self.rows:,} rows, {self.bytes / 1e6:,.1f} MB in {self.elapsed_seconds:.1f} s "
                 f"(write {self.write_seconds:.1f} s, commit {self.commit_seconds:.1f} s; {self.rows_per_second:,.0f} rows/s)")
@@ -110,25 +114,32 @@ def ingest(spark: "SparkSession", lake_url: str, source: Source = None, *, rows:
     frame = conform(frame, schema, table_name)
 
     job_id = f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
-    data_uri = lake_table.metadata.properties.get("write.data.path", f"{lake_table.location()}/data").rstrip("/")
+    data_uri = lake_table.properties.get(TableProperties.WRITE_DATA_PATH, f"{lake_table.location()}/data").rstrip("/")
     staging_uri, final_uri = f"{data_uri}/_staging-{job_id}", f"{data_uri}/{job_id}"
     report(f"ingest {what} into {table_name}: job {job_id}, writing under {staging_uri}")
     started = time.monotonic()
     try:
         with _watch_tasks(spark, report):
-            _write(spark, frame, columns, _sort_columns(lake_table), staging_uri, lake_table.metadata.properties)
+            _write(spark, frame, columns, _sort_columns(lake_table), staging_uri, lake_table.properties)
         written = collect_data_files(lake_table, columns, staging_uri, final_uri, _sort_order_id(lake_table))
         write_seconds = time.monotonic() - started
         report(f"wrote {len(written.data_files)} files, {written.row_groups} row groups, {written.rows:,} rows, "
-               f"{written.bytes / 1e6:,.1f} MB in {write_seconds:.1f} s; committing them in one snapshot")
-        snapshot = _publish(lake_table, written, staging_uri, final_uri, job_id)
+               f"{written.bytes / 1e6:,.1f} MB in {write_seconds:.1f} s")
+        if written.data_files:
+            _move(staging_uri, final_uri)
+            commit_data_files(lake_table, written.data_files, job_id)
+        else:
+            _remove(staging_uri)
     except BaseException:
-        _remove(staging_uri)
-        _remove(final_uri)
+        if not _job_may_be_committed(lake_table, job_id):
+            _remove(staging_uri)
+            _remove(final_uri)
         raise
-    summary = IngestSummary(table_name, snapshot.snapshot_id, job_id, len(written.data_files), written.row_groups,
-                            written.rows, written.bytes, write_seconds, time.monotonic() - started - write_seconds)
-    report(f"committed {summary}")
+    snapshot = job_snapshot(lake_table, job_id)
+    summary = IngestSummary(table_name, snapshot.snapshot_id if snapshot else None, job_id, len(written.data_files),
+                            written.row_groups, written.rows, written.bytes, write_seconds,
+                            time.monotonic() - started - write_seconds)
+    report(f"committed snapshot {summary.snapshot_id} in {summary.commit_seconds:.1f} s" if snapshot else str(summary))
     return summary
 
 
@@ -159,7 +170,10 @@ def _read_files(spark: "SparkSession", path: str, kind: str, lake_table: "Table"
     """Parquet keeps its own types (checked later); CSV and JSON are parsed as the table's types.
 
     A value that does not parse fails the job (FAILFAST) rather than becoming NULL, and a
-    CSV header must name the table's columns in the table's order.
+    CSV header must name the table's columns in the table's order. In CSV an empty
+    unquoted field is NULL and a quoted ``""`` the empty string, as Spark writes them:
+    Spark's default reads both as NULL (its ``nullValue`` is the empty string), so the
+    ``nullValue`` here is a character no text field holds.
     """
     if kind == "parquet":
         return spark.read.parquet(path)
@@ -168,7 +182,7 @@ def _read_files(spark: "SparkSession", path: str, kind: str, lake_table: "Table"
     schema = StructType([StructField(field.name, spark_type(field.field_type)) for field in lake_table.schema().fields])
     reader = spark.read.schema(schema).option("mode", "FAILFAST")
     if kind == "csv":
-        return reader.option("header", True).option("enforceSchema", False).csv(path)
+        return reader.options(header=True, enforceSchema=False, nullValue=CSV_NO_NULL_TEXT).csv(path)
     return reader.json(path)
 
 
@@ -183,10 +197,9 @@ def _sort_columns(lake_table: "Table") -> list["Column"]:
         name = lake_table.schema().find_column_name(field.source_id)
         if not isinstance(field.transform, IdentityTransform) or name is None:
             raise ConfigError(f"the ingest pipeline sorts by plain columns only, not by {field}")
-        ascending, nulls_first = field.direction == SortDirection.ASC, field.null_order == NullOrder.NULLS_FIRST
-        column = F.col(name)
-        columns.append((column.asc_nulls_first() if nulls_first else column.asc_nulls_last()) if ascending
-                       else (column.desc_nulls_first() if nulls_first else column.desc_nulls_last()))
+        direction = "asc" if field.direction == SortDirection.ASC else "desc"
+        nulls = "first" if field.null_order == NullOrder.NULLS_FIRST else "last"
+        columns.append(getattr(F.col(name), f"{direction}_nulls_{nulls}")())
     return columns
 
 
@@ -206,8 +219,8 @@ def _write(spark: "SparkSession", frame: "DataFrame", columns: list[PartitionCol
     """
     keys = [column.folder_key for column in columns]
     partitioned = frame.select("*", *(column.spark_column().alias(column.folder_key) for column in columns))
-    row_group_bytes = properties.get("write.parquet.row-group-size-bytes", str(DEFAULT_ROW_GROUP_BYTES))
-    codec = properties.get("write.parquet.compression-codec", "zstd")
+    row_group_bytes = properties.get(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES, str(DEFAULT_ROW_GROUP_BYTES))
+    codec = properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT)
     # Spark's default INT96 timestamps are not what Iceberg reads as timestamptz
     with _session_conf(spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}):
         (partitioned.repartition(*keys).sortWithinPartitions(*keys, *sort_by)
@@ -215,11 +228,22 @@ def _write(spark: "SparkSession", frame: "DataFrame", columns: list[PartitionCol
          .parquet(staging_uri))
 
 
-def _publish(lake_table: "Table", written: WrittenFiles, staging_uri: str, final_uri: str, job_id: str) -> "Snapshot":
-    """Move the job's folder to its final name, then commit its files; the caller cleans up on failure."""
-    filesystem, staging_path = pafs.FileSystem.from_uri(staging_uri)
-    filesystem.move(staging_path, pafs.FileSystem.from_uri(final_uri)[1])
-    return commit_data_files(lake_table, written.data_files, job_id)
+def _move(source_uri: str, target_uri: str) -> None:
+    """Rename a folder (one rename on a local or mounted file system)."""
+    filesystem, source = pafs.FileSystem.from_uri(source_uri)
+    filesystem.move(source, pafs.FileSystem.from_uri(target_uri)[1])
+
+
+def _job_may_be_committed(lake_table: "Table", job_id: str) -> bool:
+    """False only when the catalog says no snapshot holds the job: then its files may go.
+
+    A commit can fail after it landed (the answer lost on the way back), and a file a
+    snapshot references must never be deleted; when the catalog cannot be asked, keep them.
+    """
+    try:
+        return job_snapshot(lake_table.refresh(), job_id) is not None
+    except Exception:
+        return True
 
 
 def _remove(uri: str) -> None:

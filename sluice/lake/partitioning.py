@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from sluice.errors import ConfigError
+from sluice.errors import ConfigError, SluiceError
 
 if TYPE_CHECKING:
-    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.partitioning import PartitionSpec
     from pyiceberg.schema import Schema
     from pyiceberg.typedef import Record
     from pyspark.sql import Column
@@ -114,7 +114,6 @@ class PartitionColumn:
     """One partition field as Spark computes it: the folder key and the column's value."""
 
     folder_key: str
-    field: "PartitionField"
     source_name: str
     kind: str  # "identity", "day" or "bucket"
     buckets: int = 0
@@ -143,6 +142,8 @@ def partition_columns(spec: "PartitionSpec", schema: "Schema") -> list[Partition
     from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform
     from pyiceberg.types import IntegerType, LongType, TimestamptzType
 
+    if not spec.fields:
+        raise ConfigError("the ingest pipeline writes partitioned tables only; this table has no partition spec")
     column_names = {field.name.lower() for field in schema.fields}
     columns = []
     for field in spec.fields:
@@ -156,7 +157,7 @@ def partition_columns(spec: "PartitionSpec", schema: "Schema") -> list[Partition
         # Spark drops partitionBy columns from the files, so the folder key must not be a table column
         folder_key = f"{field.name}_{kind}" if field.name.lower() in column_names else field.name
         buckets = field.transform.num_buckets if isinstance(field.transform, BucketTransform) else 0
-        columns.append(PartitionColumn(folder_key, field, source.name, kind, buckets))
+        columns.append(PartitionColumn(folder_key, source.name, kind, buckets))
     return columns
 
 
@@ -167,5 +168,5 @@ def partition_record(columns: list[PartitionColumn], relative_folder: str) -> "R
     values = dict(part.split("=", 1) for part in relative_folder.split("/") if "=" in part)
     expected = [column.folder_key for column in columns]
     if sorted(values) != sorted(expected):
-        raise ConfigError(f"written folder {relative_folder!r} does not name the partition keys {', '.join(expected)}")
+        raise SluiceError(f"written folder {relative_folder!r} does not name the partition keys {', '.join(expected)}")
     return Record(*(column.value_from_folder(values[column.folder_key]) for column in columns))
