@@ -13,7 +13,7 @@ BENCH_ARGS ?=
 N ?= 2000
 FUZZ_ARGS ?=
 
-.PHONY: setup services test unit demo bench docs fuzz clean
+.PHONY: setup services test unit demo bench bench-lake docs fuzz clean
 
 setup:
 	bash scripts/setup.sh
@@ -45,6 +45,10 @@ bench: setup services
 		apt-get install -y -qq libpostgresql-jdbc-java libxerial-sqlite-jdbc-java >/dev/null; } || \
 		echo "[bench] JDBC drivers not installed: the Spark JDBC paths will be skipped"
 	$(PY) -m bench $(BENCH_ARGS)
+
+# Lake scans vs spark.read.parquet on the demo lake's files (run make demo first)
+bench-lake: setup
+	$(PY) -m bench.lake --lake demo-data/lake/catalog.db $(BENCH_ARGS)
 
 # The differential fuzzer (docs/correctness.md): make fuzz N=10000 FUZZ_ARGS="--seed 7 --sources pg,lite"
 fuzz: setup services

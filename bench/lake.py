@@ -69,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     from sluice.federation import Federation
     from sluice.lake.catalog import LakeLocation
 
+    if not os.path.isfile(args.lake):
+        log(f"error: no lake catalog at {args.lake}: run `make demo` first (it ingests the demo lake), or pass --lake")
+        return 2
     location = LakeLocation.from_url(f"iceberg+sqlite:///{os.path.abspath(args.lake)}")
     fed = Federation()
     fed.attach("lake", location.url)
