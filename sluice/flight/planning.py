@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 
 from sluice.flight import airport, filter_json, substrait
-from sluice.flight.protocol import MAX_PARTITIONS, PROTOCOL, VERSION, Conjunct, FilterSpec, Request
+from sluice.flight.protocol import MAX_PARTITIONS, PROTOCOL, VERSION, Conjunct, FilterSpec, Request, RequestError
 from sluice.flight.publish import PublishedTables
 from sluice.flight.tickets import TicketSigner
 from sluice.pushdown.levels import Level, Verdict
@@ -59,6 +59,9 @@ class Planner:
         source, table = self.published.resolve(request.table)
         columns = tuple(filter_json.column_name(table, name) for name in request.columns) if request.columns \
             else tuple(c.name for c in table.columns)
+        repeated = sorted({c for c in columns if columns.count(c) > 1})
+        if repeated:
+            raise RequestError(f"column(s) {', '.join(repeated)} requested more than once")
         conjuncts = read_filter(request.filter, table)
         verdicts = classify(source, table, conjuncts, request.session_zone)
         exact = all(v.level is Level.EXACT for v in verdicts)

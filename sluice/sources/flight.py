@@ -205,7 +205,9 @@ class FlightSource(Source):
     def _conjunct_levels(self, request: Request) -> list[dict[str, Any]]:
         info = self._flight_info(request)
         answers = _metadata(info).get("conjuncts")
-        if not isinstance(answers, list) or len(answers) != len(request.filter.body["conjuncts"]):  # type: ignore[union-attr]
+        levels = {level.value for level in Level}
+        if not isinstance(answers, list) or len(answers) != len(request.filter.body["conjuncts"]) or \
+                not all(isinstance(a, dict) and a.get("level") in levels for a in answers):  # type: ignore[union-attr]
             raise SourceError(self.name, "the Flight server's answer does not give one level per conjunct")
         return answers
 
