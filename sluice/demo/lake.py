@@ -70,6 +70,18 @@ ORDER BY m.agency""",
               "partition column, but its file statistics are tight (day follows ts)."),
 )
 
+FLIGHT_QUERY = DemoQuery("flight", "Arrow Flight: missions served by an in-process Sluice Flight server", """
+SELECT m.name, m.orbit, count(*) AS faults
+FROM lake.telemetry.readings r
+JOIN fl.space.missions m ON m.mission_id = r.mission_id
+WHERE r.status = 'FAULT' AND m.orbit = 'LEO'
+GROUP BY m.name, m.orbit
+ORDER BY m.name""",
+                         "fl is a Flight service (here: a Sluice Flight server on loopback publishing space.db, "
+                         "bearer-token protected). The client sends the filter with its request; the server "
+                         "pushes orbit = 'LEO' into SQLite and answers, in the FlightInfo, that it applied it "
+                         "EXACTLY, so Spark does not filter again.")
+
 
 def build_space(path: Path) -> None:
     """``space.db``: the missions table (rewritten each run: five rows)."""

@@ -1,4 +1,5 @@
-"""Run the demo: one federated query per pushdown level, each proven against a full read.
+"""Run the demo: federated queries over SQLite, an Iceberg lake and an Arrow Flight service,
+each proven against a full read.
 
 Every query runs with pushdown and with every table read whole; the two answers must be
 the same rows or the demo stops with a :class:`PushdownError`, so the demo checks the
@@ -12,10 +13,11 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 import time
-from pathlib import Path
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from rich.console import Console
@@ -25,10 +27,11 @@ from rich.syntax import Syntax
 from rich.table import Column, Table
 from rich.text import Text
 
-from sluice.demo.lake import DEFAULT_READINGS, LAKE_QUERIES, build_lake, build_space
+from sluice.demo.lake import DEFAULT_READINGS, FLIGHT_QUERY, LAKE_QUERIES, build_lake, build_space
 from sluice.demo.queries import QUERIES, WARM_UP, DemoQuery
 from sluice.demo.world import DEFAULT_ORDERS, build_world
 from sluice.errors import PushdownError
+from sluice.flight.server import serve_in_background
 from sluice.render import rows_table
 
 if TYPE_CHECKING:
@@ -88,9 +91,20 @@ def _lake_part(fed: Federation, directory: Path, readings: int, rebuild: bool, c
     console.rule("[bold]The lake: Iceberg telemetry, written by Spark, read through the pruning pyramid")
     build_space(directory / "space.db")
     lake_url = build_lake(fed.spark, directory, readings, rebuild, console)
-    fed.attach("space", "sqlite:///" + str(directory / "space.db"))
+    space_url = "sqlite:///" + str(directory / "space.db")
+    fed.attach("space", space_url)
     fed.attach("lake", lake_url)
-    return [_show(fed, number, query, console) for number, query in enumerate(LAKE_QUERIES, first)]
+    outcomes = [_show(fed, number, query, console) for number, query in enumerate(LAKE_QUERIES, first)]
+    token = secrets.token_urlsafe(24)
+    location, stop = serve_in_background({"space": space_url}, token=token)
+    try:
+        console.print(f"Flight server listening on {location} (bearer token required), publishing space.db")
+        fed.attach("fl", location, password=token)
+        outcomes.append(_show(fed, first + len(outcomes), FLIGHT_QUERY, console))
+    finally:
+        fed.detach("fl")
+        stop()
+    return outcomes
 
 
 def _show(fed: Federation, number: int, query: DemoQuery, console: Console) -> Outcome:

@@ -5,6 +5,8 @@ for absolute paths) is the embedded default: PyIceberg's SQL catalog in a SQLite
 a local warehouse folder, so nothing needs a server. Without ``warehouse`` the warehouse
 is the folder ``warehouse`` beside the catalog file. On a cluster the warehouse must be a
 path every executor sees (a shared mount); the catalog file is only read on the driver.
+``catalog=NAME`` selects one of several catalogs kept in one file (default ``sluice``):
+tables belong to a catalog name, not to the name a source is attached under.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from pyiceberg.table import Table
 
 SCHEME = "iceberg+sqlite"
+DEFAULT_CATALOG = "sluice"
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,9 @@ class LakeLocation:
 
     catalog_path: str
     warehouse: str
+    #: the catalog's name inside the file (PyIceberg's SQL catalog keys every table by it),
+    #: so it is part of where a table lives, not the name a source is attached under
+    catalog: str = DEFAULT_CATALOG
 
     @classmethod
     def from_url(cls, url: str) -> "LakeLocation":
@@ -41,15 +47,16 @@ class LakeLocation:
             raise ConfigError(f"lake URLs look like {SCHEME}:///relative/catalog.db or {SCHEME}:////abs/catalog.db, not {url!r}")
         catalog_path = Path(rest[1:]).resolve()
         options = parse_qs(parts.query)
-        unknown = sorted(set(options) - {"warehouse"})
+        unknown = sorted(set(options) - {"warehouse", "catalog"})
         if unknown:
-            raise ConfigError(f"lake URL {url!r}: unknown option(s) {', '.join(unknown)} (known: warehouse)")
+            raise ConfigError(f"lake URL {url!r}: unknown option(s) {', '.join(unknown)} (known: warehouse, catalog)")
         warehouse = Path(options["warehouse"][0]).resolve() if "warehouse" in options else catalog_path.parent / "warehouse"
-        return cls(str(catalog_path), str(warehouse))
+        return cls(str(catalog_path), str(warehouse), options.get("catalog", [DEFAULT_CATALOG])[0])
 
     @property
     def url(self) -> str:
-        return f"{SCHEME}:///{self.catalog_path}?warehouse={self.warehouse}"
+        suffix = f"&catalog={self.catalog}" if self.catalog != DEFAULT_CATALOG else ""
+        return f"{SCHEME}:///{self.catalog_path}?warehouse={self.warehouse}{suffix}"
 
 
 #: one catalog (a SQLAlchemy engine, a connection pool) per location and process
@@ -57,7 +64,10 @@ _OPEN: dict[LakeLocation, "SqlCatalog"] = {}
 
 
 def open_catalog(location: LakeLocation, create: bool = False, name: str = "lake") -> "SqlCatalog":
-    """The PyIceberg catalog; ``create`` makes the file and warehouse folder when missing."""
+    """The PyIceberg catalog; ``create`` makes the file and warehouse folder when missing.
+
+    ``name`` is the source name errors mention; the catalog's own name is the location's.
+    """
     from pyiceberg.catalog.sql import SqlCatalog
 
     if not create and not os.path.isfile(location.catalog_path):
@@ -69,7 +79,7 @@ def open_catalog(location: LakeLocation, create: bool = False, name: str = "lake
         os.makedirs(os.path.dirname(location.catalog_path), exist_ok=True)
         os.makedirs(location.warehouse, exist_ok=True)
     try:
-        catalog = SqlCatalog(name, uri=f"sqlite:///{location.catalog_path}", warehouse=f"file://{location.warehouse}")
+        catalog = SqlCatalog(location.catalog, uri=f"sqlite:///{location.catalog_path}", warehouse=f"file://{location.warehouse}")
     except Exception as error:  # SQLAlchemy's errors: a file that is not a catalog, a locked file
         raise SourceError(name, f"cannot open Iceberg catalog {location.catalog_path}: {error}") from None
     _OPEN[location] = catalog

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from sluice.demo.lake import LAKE_QUERIES
+from sluice.demo.lake import FLIGHT_QUERY, LAKE_QUERIES
 from sluice.demo.run import QUERIES, run_demo
 
 pytestmark = pytest.mark.integration
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 def test_demo_on_a_small_world(spark, tmp_path: Path) -> None:
     output = io.StringIO()
     outcomes = run_demo(tmp_path, orders=20_000, readings=200_000, spark=spark, console=Console(file=output, width=120))
-    assert [o.query for o in outcomes] == list(QUERIES) + list(LAKE_QUERIES)
+    assert [o.query for o in outcomes] == [*QUERIES, *LAKE_QUERIES, FLIGHT_QUERY]
     by_label = {o.query.label: o for o in outcomes}
     top_n = by_label["top-N"]
     assert top_n.rows == 10 and sum(s["rows"] for s in top_n.pushed.values()) == 10
@@ -32,6 +32,7 @@ def test_demo_on_a_small_world(spark, tmp_path: Path) -> None:
     for level in ("[EXACT]", "[INEXACT]", "[UNSUPPORTED]"):
         assert level in text
     assert text.count("pruning pyramid") >= len(LAKE_QUERIES) and "lake: ingesting 200,000" in text
+    assert "Flight server listening on grpc://127.0.0.1:" in text and by_label["flight"].rows > 0
     for label in ("lake: partitions", "lake: row groups"):
         lake = by_label[label]
         assert sum(s["rows"] for s in lake.pushed.values()) < sum(s["rows"] for s in lake.whole.values()) / 5

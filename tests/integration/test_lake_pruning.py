@@ -144,3 +144,14 @@ def test_explain_plot_writes_a_picture(lake, tmp_path) -> None:
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
     text = fed.explain("SELECT voltage FROM lake.telemetry.clustered WHERE mission_id = 2")
     assert "pruning pyramid" in text and "row groups" in text
+
+
+def test_a_lake_reads_the_same_under_any_attach_name(lake, spark) -> None:
+    """PyIceberg's SQL catalog keys tables by the catalog's name: it must come from the URL,
+    not from the name the source is attached under (or the DataFrame API's 'sluice')."""
+    fed, _ = lake
+    url = fed._sources["lake"].url
+    fed.attach("archive", url)
+    frame = spark.read.format("sluice").option("url", url).option("table", "telemetry.clustered").load()
+    counts = {fed.sql(f"SELECT count(*) FROM {name}.telemetry.clustered").collect()[0][0] for name in ("lake", "archive")}
+    assert counts == {frame.count()} == {ROWS}
