@@ -2,8 +2,9 @@
 
 ``space.db`` (SQLite) holds the five missions; ``lake/`` holds an Iceberg catalog and
 warehouse with ``telemetry.readings``, written by the Spark ingestion pipeline
-(:mod:`sluice.lake.ingest`). A lake that already holds exactly the requested rows in one
-snapshot is reused, so a second ``make demo`` does not ingest again.
+(:mod:`sluice.lake.ingest`) in two jobs, one per week of readings. A lake that already
+holds exactly the requested rows in those two snapshots is reused, so a second
+``make demo`` does not ingest again.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from sluice.lake import telemetry
 from sluice.lake.catalog import LakeLocation
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_READINGS = 10_000_000
+#: the demo ingests in one job per week of readings (see :func:`_weeks`)
+INGEST_JOBS = ("first week", "second week")
 #: mission id (as the generator draws them) -> name, agency, launch date, orbit
 MISSIONS = {
     101: ("Kestrel", "ESA", dt.date(2019, 4, 2), "LEO"),
@@ -106,14 +109,27 @@ def build_lake(spark: "SparkSession", directory: Path, readings: int, rebuild: b
         console.print(f"lake: {readings:,} readings already ingested in {directory / 'lake'}")
         return location.url
     shutil.rmtree(directory / "lake", ignore_errors=True)
-    console.print(f"lake: ingesting {readings:,} telemetry readings with Spark (progress below)")
-    summary = ingest(spark, location.url, rows=readings, report=lambda line: console.print(f"  {line}", highlight=False))
-    console.print(f"lake: {summary}", highlight=False)
+    console.print(f"lake: ingesting {readings:,} telemetry readings with Spark, one job per week (progress below)")
+    for week, frame in _weeks(spark, readings):
+        summary = ingest(spark, location.url, source=frame, report=lambda line: console.print(f"  {line}", highlight=False))
+        console.print(f"lake: {week}: {summary}", highlight=False)
     return location.url
 
 
+def _weeks(spark: "SparkSession", readings: int) -> list[tuple[str, "DataFrame"]]:
+    """The generated readings split at mid-window: two appends, so two manifests whose
+    partition summaries (day ranges) let a one-day query skip a whole manifest."""
+    from pyspark.sql import functions as F
+
+    from sluice.lake.generate import WINDOW_DAYS, WINDOW_START, telemetry as generated
+
+    frame = generated(spark, readings)
+    middle = F.lit(WINDOW_START + dt.timedelta(days=WINDOW_DAYS // 2))
+    return list(zip(INGEST_JOBS, (frame.where(F.col("ts") < middle), frame.where(F.col("ts") >= middle))))
+
+
 def _holds(location: LakeLocation, readings: int) -> bool:
-    """True when the lake's readings table has one snapshot of exactly ``readings`` rows."""
+    """True when the lake's readings table holds the two weekly snapshots of ``readings`` rows."""
     if not os.path.isfile(location.catalog_path):
         return False
     from sluice.lake.catalog import open_catalog
@@ -123,6 +139,6 @@ def _holds(location: LakeLocation, readings: int) -> bool:
     except Exception:  # noqa: BLE001 - a missing or unreadable table means: build it again
         return False
     snapshot = table.current_snapshot()
-    if snapshot is None or len(table.snapshots()) != 1 or snapshot.summary is None:
+    if snapshot is None or len(table.snapshots()) != len(INGEST_JOBS) or snapshot.summary is None:
         return False
     return int(snapshot.summary.additional_properties.get("total-records", -1)) == readings
