@@ -21,7 +21,7 @@ from sluice import Federation
 from sluice.errors import SourceError
 from sluice.flight.server import serve_in_background
 from tests import corpus
-from tests.integration.test_differential import BATCH, _check_one, _query, _rows
+from tests.integration.test_differential import differential_failures
 from tests.integration.test_flight_load import ServerProcess, make_events_db
 from tests.sources import BY_NAME
 
@@ -47,19 +47,8 @@ def flight_fed(spark, edge_tables):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("source", sorted(FLIGHT_TABLES))
 def test_pushdown_equals_reference_through_flight(flight_fed, source: str) -> None:  # type: ignore[no-untyped-def]
     """The differential suite's predicates over Flight: the server's levels must be right."""
-    table = FLIGHT_TABLES[source]
     predicates = list(enumerate(corpus.differential()))[::STRIDE]
-    failures: list[str] = []
-    for start in range(0, len(predicates), BATCH):
-        batch = predicates[start:start + BATCH]
-        query = _query(table, batch)
-        try:
-            same = _rows(flight_fed, query, pushdown=True) == _rows(flight_fed, query, pushdown=False)
-        except Exception:  # noqa: BLE001 - find the predicate that fails
-            same = False
-        if not same:
-            for index, predicate in batch:
-                _check_one(flight_fed, table, index, predicate, failures)
+    failures = differential_failures(flight_fed, FLIGHT_TABLES[source], predicates)
     assert not failures, f"{len(failures)} predicate(s) differ through Flight on {source}:\n" + "\n".join(failures[:25])
 
 
