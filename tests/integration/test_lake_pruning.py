@@ -30,7 +30,8 @@ START = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
 CASES = {
     "payload range (clustering column)": "payload_id BETWEEN 40 AND 44",
     "mission (identity partition)": "mission_id = 2",
-    "one day (day partition)": "ts >= TIMESTAMP '2026-03-03 00:00:00' AND ts < TIMESTAMP '2026-03-04 00:00:00'",
+    # the test session's zone is America/New_York (UTC-5 until 8 March): 19:00 there is midnight UTC
+    "one day (day partition)": "ts >= TIMESTAMP '2026-03-02 19:00:00' AND ts < TIMESTAMP '2026-03-03 19:00:00'",
     "one payload (bucket partition)": "payload_id = 17",
 }
 
@@ -77,7 +78,7 @@ def _expected_row_groups(catalog, table_name: str, predicate: str) -> set[tuple[
         path = data_file["file_path"]
         if predicate.startswith("mission_id") and partition["mission_id"] != 2:
             continue
-        if predicate.startswith("ts >=") and partition["ts_day"] != dt.date(2026, 3, 3):
+        if predicate.startswith("ts >=") and partition["ts_day"] != dt.date(2026, 3, 3):  # one UTC day
             continue
         if predicate == "payload_id = 17" and partition["payload_id_bucket"] != bucket_of(17):
             continue
@@ -125,8 +126,7 @@ def test_identity_and_day_partitions_decide_whole_files(lake) -> None:
     """Predicates entirely on identity/day partitions: every kept file matches entirely and
     is read without a row filter; a bucketed column's range prunes no partition."""
     fed, _ = lake
-    (whole,) = fed.pruning("SELECT voltage FROM lake.telemetry.clustered WHERE mission_id = 2 "
-                           "AND ts >= TIMESTAMP '2026-03-03 00:00:00' AND ts < TIMESTAMP '2026-03-04 00:00:00'").values()
+    (whole,) = fed.pruning(f"SELECT voltage FROM lake.telemetry.clustered WHERE mission_id = 2 AND {CASES['one day (day partition)']}").values()
     assert whole.reads and whole.unfiltered_files == len(whole.reads)
     assert {c.partition for c in whole.conjuncts} == {"exact"}
     (bucketed,) = fed.pruning("SELECT voltage FROM lake.telemetry.clustered WHERE payload_id > 100").values()
