@@ -59,8 +59,17 @@ class LakeLocation:
         return f"{SCHEME}:///{self.catalog_path}?warehouse={self.warehouse}{suffix}"
 
 
-#: one catalog (a SQLAlchemy engine, a connection pool) per location and process
-_OPEN: dict[LakeLocation, "SqlCatalog"] = {}
+#: one catalog (a SQLAlchemy engine, a connection pool) per location and process, with the
+#: identity (inode) of the file it was opened on: a catalog file deleted and made again
+#: (the demo rebuilding its lake) must not be written through a pool on the old one
+_OPEN: dict[LakeLocation, tuple["SqlCatalog", int | None]] = {}
+
+
+def _inode(path: str) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except FileNotFoundError:
+        return None
 
 
 def open_catalog(location: LakeLocation, create: bool = False, name: str = "lake") -> "SqlCatalog":
@@ -70,11 +79,14 @@ def open_catalog(location: LakeLocation, create: bool = False, name: str = "lake
     """
     from pyiceberg.catalog.sql import SqlCatalog
 
+    cached = _OPEN.pop(location, None)
+    if cached is not None:
+        if cached[1] is not None and cached[1] == _inode(location.catalog_path):
+            _OPEN[location] = cached
+            return cached[0]
+        cached[0].engine.dispose()
     if not create and not os.path.isfile(location.catalog_path):
-        _OPEN.pop(location, None)
         raise SourceError(name, f"Iceberg catalog file {location.catalog_path} does not exist")
-    if location in _OPEN:
-        return _OPEN[location]
     if create:
         os.makedirs(os.path.dirname(location.catalog_path), exist_ok=True)
         os.makedirs(location.warehouse, exist_ok=True)
@@ -82,7 +94,7 @@ def open_catalog(location: LakeLocation, create: bool = False, name: str = "lake
         catalog = SqlCatalog(location.catalog, uri=f"sqlite:///{location.catalog_path}", warehouse=f"file://{location.warehouse}")
     except Exception as error:  # SQLAlchemy's errors: a file that is not a catalog, a locked file
         raise SourceError(name, f"cannot open Iceberg catalog {location.catalog_path}: {error}") from None
-    _OPEN[location] = catalog
+    _OPEN[location] = (catalog, _inode(location.catalog_path))
     return catalog
 
 

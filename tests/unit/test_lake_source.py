@@ -62,3 +62,17 @@ def test_a_lost_data_file_is_an_error_not_a_short_answer(lake: str) -> None:
         os.remove(path.removeprefix("file://"))
     with pytest.raises(SourceError, match="reading lake data failed"):
         list(source.read(task))
+
+
+def test_a_catalog_file_made_again_is_reopened(tmp_path: Path) -> None:
+    """The demo deletes a stale lake and ingests anew in one process: the cached catalog
+    must not keep writing through its pool on the deleted file ("readonly database")."""
+    import shutil
+
+    from sluice.lake.telemetry import create_readings
+
+    location = LakeLocation.from_url(f"iceberg+sqlite:///{tmp_path}/lake/catalog.db")
+    create_readings(open_catalog(location, create=True))
+    shutil.rmtree(tmp_path / "lake")
+    assert create_readings(open_catalog(location, create=True)).name() == ("telemetry", "readings")
+    assert open_catalog(location) is open_catalog(location)  # still cached while the file stays
