@@ -27,6 +27,7 @@ from pyiceberg.expressions import AlwaysTrue, And, BooleanExpression, Or
 from pyiceberg.expressions.visitors import (
     _InclusiveMetricsEvaluator,
     _StrictMetricsEvaluator,
+    expression_evaluator,
     inclusive_projection,
     manifest_evaluator,
     residual_evaluator_of,
@@ -188,16 +189,22 @@ class _Pruner:
         self.expression: BooleanExpression = scan_filter.expression
         self.exact = scan_filter.exact
         self.specs = table.specs()
+        # bound once per spec, not once per data file (planning walks every file)
+        projected = {sid: inclusive_projection(schema, spec)(self.expression) for sid, spec in self.specs.items()}
+        self.partition_filters = projected
+        self.partition_admits = {sid: expression_evaluator(Schema(*spec.partition_type(schema).fields), projected[sid], True)
+                                 for sid, spec in self.specs.items()}
+        self.residuals = {sid: residual_evaluator_of(spec, self.expression, True, schema) for sid, spec in self.specs.items()}
+        self.strict_file = _StrictMetricsEvaluator(schema, self.expression) if self.exact else None
 
     def run(self, snapshot_id: int, manifests: list, totals: tuple[int, int, int],  # type: ignore[type-arg]
             conjuncts: tuple[ConjunctPruning, ...]) -> Pyramid:
         """``totals``: the snapshot's data files, rows and bytes (from its summary)."""
         table_files, table_rows, table_bytes = totals
-        partition_filters = {sid: inclusive_projection(self.schema, spec)(self.expression) for sid, spec in self.specs.items()}
-        manifest_ok = {sid: manifest_evaluator(spec, self.schema, partition_filters[sid]) for sid, spec in self.specs.items()}
+        manifest_ok = {sid: manifest_evaluator(spec, self.schema, self.partition_filters[sid]) for sid, spec in self.specs.items()}
         kept_manifests = [m for m in manifests if manifest_ok[m.partition_spec_id](m)]
         files_in_kept = [e.data_file for m in kept_manifests for e in _manifest_entries(m, self.table.io)]
-        by_partition = [f for f in files_in_kept if self._partition_admits(f, partition_filters)]
+        by_partition = [f for f in files_in_kept if self.partition_admits[f.spec_id](f.partition)]
         metrics = _InclusiveMetricsEvaluator(self.schema, self.expression)
         by_stats = [f for f in by_partition if metrics.eval(f)]
         reads, groups_total, groups_kept = self._row_groups(by_stats)
@@ -209,24 +216,16 @@ class _Pruner:
         )
         return Pyramid(self.name, snapshot_id, table_rows, table_bytes, tiers, tuple(reads), conjuncts)
 
-    def _partition_admits(self, data_file: "DataFile", partition_filters: dict[int, BooleanExpression]) -> bool:
-        from pyiceberg.expressions.visitors import expression_evaluator
-
-        spec = self.specs[data_file.spec_id]
-        partition_schema = Schema(*spec.partition_type(self.schema).fields)
-        return expression_evaluator(partition_schema, partition_filters[data_file.spec_id], True)(data_file.partition)
-
     def _whole_file_matches(self, data_file: "DataFile") -> bool:
         """Strict evaluation: every row of the file satisfies every (exactly translated) conjunct."""
-        if not self.exact:
+        if self.strict_file is None:
             return False
-        spec = self.specs[data_file.spec_id]
-        residual = residual_evaluator_of(spec, self.expression, True, self.schema).residual_for(data_file.partition)
-        return isinstance(residual, AlwaysTrue) or _StrictMetricsEvaluator(self.schema, self.expression).eval(data_file)
+        residual = self.residuals[data_file.spec_id].residual_for(data_file.partition)
+        return isinstance(residual, AlwaysTrue) or self.strict_file.eval(data_file)
 
     def _row_groups(self, files: list["DataFile"]) -> tuple[list[FileRead], int, int]:
         inclusive = _InclusiveMetricsEvaluator(self.schema, self.expression, include_empty_files=True)
-        strict = _StrictMetricsEvaluator(self.schema, self.expression) if self.exact else None
+        strict = self.strict_file
         reads, total, kept = [], 0, 0
         for data_file in files:
             whole = self._whole_file_matches(data_file)

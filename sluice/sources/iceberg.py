@@ -82,21 +82,24 @@ class IcebergSource(Source):
     # ------------------------------------------------------------ planning
     def pruning(self, spec: "ScanSpec") -> Pyramid:
         """The pruning pyramid of a planned scan (what EXPLAIN shows and the tasks read)."""
+        return self._pyramid(spec, _needed_columns(spec))
+
+    def _pyramid(self, spec: "ScanSpec", needed: tuple[str, ...]) -> Pyramid:
         from sluice.lake.pyramid import plan_pyramid  # PyIceberg's evaluators: imported where planning happens
 
         table = self._table(spec.table.schema, spec.table.name)
-        needed = _needed_columns(spec)
         try:
             return plan_pyramid(table, spec.table.qualified_name, spec.where, needed)
         except ValueError as error:
             raise SourceError(self.name, str(error)) from None
 
     def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
-        pyramid = self.pruning(spec)
+        needed = _needed_columns(spec)
+        pyramid = self._pyramid(spec, needed)
         count = 1 if spec.limit is not None else max(1, spec.partitions)
         groups = _balanced(list(pyramid.reads), count)
         schema = spec.arrow_schema()
-        read = [[name, spec.table.column(name).type.name] for name in _needed_columns(spec)]
+        read = [[name, spec.table.column(name).type.name] for name in needed]
         base = {"snapshot": pyramid.snapshot_id, "columns": list(spec.columns), "read": read,
                 "where": list(spec.where), "order": spec.order, "limit": spec.limit}
         tasks = [ReadTask(json.dumps({**base, "files": [read.__dict__ for read in group]}), schema, index)
