@@ -13,7 +13,7 @@ BENCH_ARGS ?=
 N ?= 2000
 FUZZ_ARGS ?=
 
-.PHONY: setup services test unit demo bench bench-lake docs fuzz clean
+.PHONY: setup services test unit demo bench bench-quick bench-lake jdbc-drivers docs fuzz clean
 
 setup:
 	bash scripts/setup.sh
@@ -40,15 +40,24 @@ demo: setup
 	$(PY) -m sluice.cli demo $(DEMO_ARGS)
 
 # Spark's JDBC source is one of the compared paths; Debian ships its drivers.
-bench: setup services
-	@[ -f /usr/share/java/postgresql.jar ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq libpostgresql-jdbc-java libxerial-sqlite-jdbc-java >/dev/null; } || \
+JDBC_JARS := /usr/share/java/postgresql.jar /usr/share/java/mariadb-java-client.jar /usr/share/java/sqlite-jdbc.jar
+jdbc-drivers:
+	@for jar in $(JDBC_JARS); do [ -f $$jar ] || missing=1; done; [ -z "$$missing" ] || \
+	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpostgresql-jdbc-java \
+		libmariadb-java libxerial-sqlite-jdbc-java >/dev/null; } || \
 		echo "[bench] JDBC drivers not installed: the Spark JDBC paths will be skipped"
+
+# Every scenario (SQL sources, lake, Flight, planning) -> bench/results/<date>.json + docs/benchmarks.md
+bench: setup services jdbc-drivers
 	$(PY) -m bench $(BENCH_ARGS)
 
-# Lake scans vs spark.read.parquet on the demo lake's files (run make demo first)
+# The same suite at 100k rows, 3 rounds: a smoke run of every path (about five minutes)
+bench-quick: setup services jdbc-drivers
+	$(PY) -m bench --quick $(BENCH_ARGS)
+
+# One scenario alone, e.g. the lake: Sluice vs spark.read.parquet, PyIceberg and DuckDB on the same files
 bench-lake: setup
-	$(PY) -m bench.lake --lake demo-data/lake/catalog.db $(BENCH_ARGS)
+	$(PY) -m bench --only lake $(BENCH_ARGS)
 
 # The differential fuzzer (docs/correctness.md): make fuzz N=10000 FUZZ_ARGS="--seed 7 --sources pg,lite"
 fuzz: setup services

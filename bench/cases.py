@@ -7,20 +7,15 @@ the timing, not skipped. The warm-up run compares each path's rows with Sluice's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bench.data import COLUMN_NAMES, TABLE
+from bench.data import COLUMN_NAMES
 from sluice.scan import ScanSpec
-from sluice.sources import open_source
-from sluice.sources.base import ReadTask, Source
-
-#: the one 1%-selective predicate; the same text is valid Spark SQL, PostgreSQL and SQLite,
-#: and Spark's JDBC source can push it too (no index helps it: the server scans everything)
-FILTER_SQL = "status = 'refunded'"
+from sluice.sources.base import ReadTask, SqlSource
 
 
 @dataclass(frozen=True)
@@ -31,19 +26,32 @@ class Shape:
     title: str
     columns: tuple[str, ...]
     where: str | None = None
+    #: ``ORDER BY`` text and ``LIMIT`` (top-N); the same text is valid in every engine
+    order: str | None = None
+    limit: int | None = None
 
     def spark_sql(self, table: str) -> str:
         """The query as a Sluice user writes it (Spark SQL over ``source.[schema.]table``)."""
         select = "*" if self.columns == COLUMN_NAMES else ", ".join(self.columns)
-        where = f" WHERE {self.where}" if self.where else ""
-        return f"SELECT {select} FROM {table}{where}"
+        sql = f"SELECT {select} FROM {table}"
+        if self.where:
+            sql += f" WHERE {self.where}"
+        if self.order:
+            sql += f" ORDER BY {self.order}"
+        if self.limit is not None:
+            sql += f" LIMIT {self.limit}"
+        return sql
 
 
 SHAPES: tuple[Shape, ...] = (
     Shape("full", "full scan, all 6 columns", COLUMN_NAMES),
-    Shape("filter", f"1% filter ({FILTER_SQL}), all columns", COLUMN_NAMES, FILTER_SQL),
+    Shape("filter", "1% filter (status = 'refunded'), no index", COLUMN_NAMES, "status = 'refunded'"),
+    Shape("indexed", "0.01% filter on an indexed column (customer_id < 10)", COLUMN_NAMES, "customer_id < 10"),
+    Shape("unindexed", "0.01% filter, no index (score < 0.0001)", COLUMN_NAMES, "score < 0.0001"),
     Shape("project", "projection, 1 of 6 columns (amount)", ("amount",)),
+    Shape("topn", "ORDER BY placed_at DESC LIMIT 10, all columns", COLUMN_NAMES, order="placed_at DESC", limit=10),
 )
+BY_KEY = {shape.key: shape for shape in SHAPES}
 
 
 @dataclass
@@ -66,6 +74,58 @@ class Case:
     rows: int | None = None
     check: str | None = None
     error: str | None = None
+    #: display-only columns of the report (bytes read, rows/s, ...)
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SluiceRead:
+    """Sluice's single-stream read of one shape: what every raw path must reproduce."""
+
+    engine: str
+    url: str
+    shape: Shape
+    rows: int
+    source: SqlSource
+    spec: ScanSpec
+    task: ReadTask
+
+    @property
+    def sql(self) -> str:
+        """The exact SQL text Sluice sends for this shape."""
+        return self.task.request
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.task.schema
+
+    @property
+    def scenario(self) -> str:
+        return f"{self.engine}-raw"
+
+    def case(self, path: str, run: Callable[[], pa.Table], note: str = "", baseline: bool = False,
+             streams: int = 1) -> Case:
+        return Case(self.scenario, self.shape.key, path, run, baseline=baseline, note=note, streams=streams)
+
+    def baseline(self, reader: str) -> Case:
+        """Sluice's reader, exactly as a Spark partition runs it (``Source.read``)."""
+        return self.case(f"sluice {type(self.source).__name__}.read ({reader})",
+                         lambda: pa.Table.from_batches(list(self.source.read(self.task)), schema=self.schema),
+                         baseline=True)
+
+    def id_range_queries(self, parts: int) -> list[str] | None:
+        """The same query split into ``parts`` ranges of ``id`` (None for a top-N: its LIMIT
+        applies to the whole result, not to each range)."""
+        if self.spec.limit is not None:
+            return None
+        return [self.spec.query(self.source, f"id > {self.rows * i // parts} AND id <= {self.rows * (i + 1) // parts}")
+                for i in range(parts)]
+
+
+def sluice_read(engine: str, url: str, source: SqlSource, spec: ScanSpec, shape: Shape, rows: int) -> SluiceRead:
+    """``spec`` (as Sluice's planner pushed it) read in one stream."""
+    single = replace(spec, partitions=1)
+    return SluiceRead(engine, url, shape, rows, source, single, single.tasks(source)[0])
 
 
 def to_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -82,9 +142,16 @@ def to_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 
 def rows_to_batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:  # type: ignore[type-arg]
-    """Python row tuples to one typed Arrow batch (the naive drivers' last step)."""
+    """Python row tuples to one typed Arrow batch (the naive drivers' last step).
+
+    Decimals Sluice's SQL selects as text arrive as ``str``: Arrow casts those.
+    """
     columns = list(zip(*rows))
-    return pa.RecordBatch.from_arrays([pa.array(values, f.type) for values, f in zip(columns, schema)], schema=schema)
+    arrays = []
+    for values, f in zip(columns, schema):
+        text = pa.types.is_decimal(f.type) and any(isinstance(v, str) for v in values)
+        arrays.append(pa.array(values, pa.string()).cast(f.type) if text else pa.array(values, f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def same_rows(table: pa.Table, reference: pa.Table) -> str:
@@ -97,21 +164,3 @@ def same_rows(table: pa.Table, reference: pa.Table) -> str:
     ordered = table.sort_by(keys).combine_chunks()
     expected = reference.sort_by(keys).combine_chunks()
     return "same" if ordered.equals(expected) else "DIFFERENT values"
-
-
-def sluice_task(name: str, url: str, schema: str | None, shape: Shape) -> tuple[Source, ScanSpec, ReadTask]:
-    """Sluice's own single-partition read of ``shape``: source, scan spec, and the task
-    (SQL text and Arrow schema).
-
-    Every raw path runs this very SQL text and must produce this schema, so the paths
-    differ only in the driver.
-    """
-    source = open_source(name, url)
-    table = source.describe(schema, TABLE)
-    spec = ScanSpec.for_source(source, table, shape.columns, where=(shape.where,) if shape.where else ())
-    return source, spec, spec.tasks(source)[0]
-
-
-def read_sluice(source: Source, task: ReadTask) -> pa.Table:
-    """Sluice's reader, exactly as a Spark partition runs it (``Source.read``)."""
-    return pa.Table.from_batches(list(source.read(task)), schema=task.schema)

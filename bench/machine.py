@@ -17,7 +17,7 @@ from importlib import metadata
 import psycopg
 
 PACKAGES = ("pyarrow", "pyspark", "adbc-driver-manager", "adbc-driver-postgresql", "adbc-driver-sqlite", "connectorx",
-            "psycopg", "psycopg-binary", "sqlglot", "numpy")
+            "psycopg", "psycopg-binary", "pymysql", "duckdb", "pyiceberg", "sqlglot", "numpy")
 
 
 def _cpu_model() -> str:
@@ -58,7 +58,22 @@ def _version(package: str) -> str | None:
         return None
 
 
-def facts(pg_url: str, jars: dict[str, str]) -> dict[str, object]:
+def _mariadb_version(url: str) -> str:
+    from bench.data import mysql_connect
+
+    try:
+        connection = mysql_connect(url)
+    except Exception as error:  # noqa: BLE001 - a fact, not a failure
+        return f"unreachable: {type(error).__name__}"
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT VERSION()")
+            return str(cursor.fetchone()[0])
+    finally:
+        connection.close()
+
+
+def facts(pg_url: str, mysql_url: str, jars: dict[str, str]) -> dict[str, object]:
     """Machine, interpreter, library, server and repository facts, as JSON-ready values."""
     try:
         with psycopg.connect(pg_url) as connection:
@@ -80,6 +95,7 @@ def facts(pg_url: str, jars: dict[str, str]) -> dict[str, object]:
         "sqlite_library": sqlite3.sqlite_version,
         "postgresql_server": server,
         "postgresql_shared_buffers": shared_buffers,
+        "mariadb_server": _mariadb_version(mysql_url),
         "java": _command("java", "-version"),
         "jdbc_jars": {kind: os.path.basename(os.path.realpath(path)) for kind, path in jars.items()},
         "git_commit": f"{commit}{' (uncommitted changes)' if dirty else ''}" if commit else None,

@@ -1,106 +1,151 @@
 """End to end through Spark: Sluice with pushdown on and off, and Spark's own JDBC source.
 
-All three write to Spark's ``noop`` sink, so the time is the read plus Spark's per-row
-work, with nothing spent on output. One SparkSession serves every path, with the JDBC
-drivers on its classpath: a Python process can hold only one SparkContext, and sharing
-it keeps every path in the same JVM, interleaved in the same run.
+All paths write to Spark's ``noop`` sink, so the time is the read plus Spark's per-row
+work, with nothing spent on output. Spark's JDBC source is split on ``id`` into as many
+partitions as Sluice uses, and Spark pushes the shape's filter, projection and (top-N)
+limit to the database itself, so the comparison is pushdown to pushdown. DuckDB has no
+JDBC driver in Debian: its Spark comparison is Sluice on against Sluice off.
 """
 
 from __future__ import annotations
 
 import os
 from typing import Callable
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
 
+from bench import data
 from bench.cases import Case, Shape
-from bench.data import PG_SCHEMA, TABLE
 from sluice import Federation
-from sluice.spark.session import build_session
 
-#: Debian's packages libpostgresql-jdbc-java and libxerial-sqlite-jdbc-java
-JDBC_JARS = {"postgresql": "/usr/share/java/postgresql.jar", "sqlite": "/usr/share/java/sqlite-jdbc.jar"}
-JDBC_DRIVERS = {"postgresql": "org.postgresql.Driver", "sqlite": "org.sqlite.JDBC"}
-JDBC_INSTALL = "apt-get update && apt-get install -y libpostgresql-jdbc-java libxerial-sqlite-jdbc-java"
+#: Debian's packages libpostgresql-jdbc-java, libmariadb-java and libxerial-sqlite-jdbc-java
+JDBC_JARS = {"postgresql": "/usr/share/java/postgresql.jar", "mariadb": "/usr/share/java/mariadb-java-client.jar",
+             "sqlite": "/usr/share/java/sqlite-jdbc.jar"}
+JDBC_DRIVERS = {"postgresql": "org.postgresql.Driver", "mariadb": "org.mariadb.jdbc.Driver", "sqlite": "org.sqlite.JDBC"}
+JDBC_INSTALL = "apt-get update && apt-get install -y libpostgresql-jdbc-java libmariadb-java libxerial-sqlite-jdbc-java"
+#: the name each engine's source is attached under
+SOURCE_NAMES = {"postgresql": "pg", "mariadb": "my", "sqlite": "lite", "duckdb": "duck"}
 
 
 def available_jars() -> dict[str, str]:
-    """The JDBC driver jars that are installed, by source kind."""
+    """The JDBC driver jars that are installed, by engine."""
     return {kind: path for kind, path in JDBC_JARS.items() if os.path.exists(path)}
 
 
-def start(jars: dict[str, str]) -> Federation:
-    """A Federation on a local session whose classpath also holds the JDBC jars."""
-    conf = {"spark.jars": ",".join(jars.values())} if jars else {}
-    return Federation(spark=build_session(app_name="sluice-bench", conf=conf))
-
-
-def attach(fed: Federation, pg_url: str, sqlite_path: str) -> None:
-    """(Re-)attach both sources: attaching anew drops cached catalogs of regenerated data."""
+def attach(fed: Federation, pg_url: str, mysql_url: str, data_dir: str, rows: int) -> None:
+    """(Re-)attach every engine's table at this scale: attaching anew drops cached catalogs."""
     fed.attach("pg", pg_url)
-    fed.attach("lite", "sqlite:///" + sqlite_path)
+    fed.attach("my", mysql_url)
+    fed.attach("lite", "sqlite:///" + data.sqlite_path(data_dir, rows))
+    fed.attach("duck", "duckdb:///" + data.duckdb_path(data_dir, rows))
 
 
-def table_name(kind: str) -> str:
-    return f"pg.{PG_SCHEMA}.{TABLE}" if kind == "postgresql" else f"lite.{TABLE}"
+def table_name(engine: str) -> str:
+    name = SOURCE_NAMES[engine]
+    schema = {"postgresql": data.PG_SCHEMA, "mariadb": data.MYSQL_DATABASE}.get(engine)
+    return f"{name}.{schema}.{data.TABLE}" if schema else f"{name}.{data.TABLE}"
 
 
-def _noop(frame: DataFrame) -> None:
+def noop(frame: DataFrame) -> None:
     frame.write.format("noop").mode("overwrite").save()
 
 
 def sluice_partitions(fed: Federation, query: str) -> int:
-    """How many partitions Sluice reads the (single) scan of ``query`` with."""
+    """How many partitions Sluice reads the first scan of ``query`` with."""
     spec = fed.plan(query).scans[0].spec
     return len(spec.tasks(spec.open(None)))
 
 
-def jdbc_frame(spark: SparkSession, kind: str, pg_url: str, sqlite_path: str, shape: Shape, rows: int,
-               partitions: int) -> DataFrame:
-    """Spark's JDBC source over the table, split on ``id`` like a tuned user would split it.
-
-    Spark pushes the shape's column pruning and its ``status = 'refunded'`` filter to the
-    database itself (both are plain JDBC-pushable), so the comparison is pushdown to pushdown.
-    """
-    if kind == "postgresql":
-        parts = urlsplit(pg_url)
-        url = f"jdbc:postgresql://{parts.hostname}:{parts.port or 5432}{parts.path}"
-        properties = {"user": parts.username or "", "password": parts.password or ""}
-        table = f"{PG_SCHEMA}.{TABLE}"
+def jdbc_frame(spark: SparkSession, engine: str, url: str, rows: int, partitions: int) -> DataFrame:
+    """Spark's JDBC source over the whole table, split on ``id`` like a tuned user would split it."""
+    parts = urlsplit(url)
+    properties = {"driver": JDBC_DRIVERS[engine]}
+    if engine == "sqlite":
+        jdbc_url, table = f"jdbc:sqlite:{url}", data.TABLE
     else:
-        url, properties, table = f"jdbc:sqlite:{sqlite_path}", {}, TABLE
-    properties["driver"] = JDBC_DRIVERS[kind]
-    frame = spark.read.jdbc(url, table, column="id", lowerBound=1, upperBound=rows, numPartitions=partitions,
-                            properties=properties)
+        # Spark picks its MySQL dialect (backquoted identifiers) by the jdbc:mysql: prefix,
+        # which MariaDB's driver accepts with permitMysqlScheme
+        scheme, port, schema = (("postgresql", 5432, data.PG_SCHEMA) if engine == "postgresql"
+                                else ("mysql", 3306, data.MYSQL_DATABASE))
+        database = parts.path if engine == "postgresql" else f"/{data.MYSQL_DATABASE}?permitMysqlScheme"
+        jdbc_url, table = f"jdbc:{scheme}://{parts.hostname}:{parts.port or port}{database}", f"{schema}.{data.TABLE}"
+        properties.update(user=unquote(parts.username or ""), password=unquote(parts.password or ""))
+        if engine == "mariadb":
+            properties["sessionVariables"] = "time_zone='+00:00'"
+    return spark.read.jdbc(jdbc_url, table, column="id", lowerBound=1, upperBound=rows, numPartitions=partitions,
+                           properties=properties)
+
+
+def _shaped(frame: DataFrame, shape: Shape) -> DataFrame:
     if shape.where:
         frame = frame.where(shape.where)
-    return frame.select(*shape.columns)
+    frame = frame.select(*shape.columns)
+    if shape.order:
+        frame = frame.sort(_order(shape.order))
+    if shape.limit is not None:
+        frame = frame.limit(shape.limit)
+    return frame
 
 
-def cases(fed: Federation, kind: str, pg_url: str, sqlite_path: str, shape: Shape, rows: int, jdbc: bool) -> list[Case]:
-    """Sluice (pushdown on: the baseline), Sluice (pushdown off) and, if installed, JDBC."""
-    query = shape.spark_sql(table_name(kind))
-    scenario = f"{kind}-spark"
+def _order(text: str) -> Column:
+    """``placed_at DESC`` as a Spark sort key."""
+    column, _, direction = text.partition(" ")
+    return F.col(column).desc() if direction.upper() == "DESC" else F.col(column).asc()
+
+
+def cases(fed: Federation, engine: str, jdbc_url: str | None, shape: Shape, rows: int) -> list[Case]:
+    """Sluice (pushdown on: the baseline), Sluice (pushdown off) and, where a jar exists, JDBC."""
+    query = shape.spark_sql(table_name(engine))
+    scenario = f"{engine}-spark"
     partitions = sluice_partitions(fed, query)
 
     def case(path: str, run: Callable[[], None], note: str = "", baseline: bool = False) -> Case:
         return Case(scenario, shape.key, path, run, baseline=baseline, note=note, streams=partitions)
 
     found = [
-        case("sluice fed.sql, pushdown on", lambda: _noop(fed.sql(query)), baseline=True,
-             note=query),
-        case("sluice fed.sql, pushdown=False", lambda: _noop(fed.sql(query, pushdown=False)),
+        case("sluice fed.sql, pushdown on", lambda: noop(fed.sql(query)), baseline=True, note=query),
+        case("sluice fed.sql, pushdown=False", lambda: noop(fed.sql(query, pushdown=False)),
              note="reads the whole table; Spark filters and projects"),
     ]
-    if jdbc:
+    if jdbc_url is not None:
         found.append(case("Spark JDBC, partitionColumn=id",
-                          lambda: _noop(jdbc_frame(fed.spark, kind, pg_url, sqlite_path, shape, rows, partitions)),
-                          note=f"{JDBC_JARS[kind]}, default fetchsize"))
+                          lambda: noop(_shaped(jdbc_frame(fed.spark, engine, jdbc_url, rows, partitions), shape)),
+                          note=f"{os.path.basename(JDBC_JARS[engine])}, default fetch size"))
     return found
 
 
-def transferred(fed: Federation, kind: str, shape: Shape) -> dict[str, dict[str, dict[str, int]]]:
+#: a cross-source join: PostgreSQL orders against the same orders in MariaDB, filtered on both sides
+JOIN_SQL = (f"SELECT p.status, count(*) AS orders, sum(p.amount) AS amount "
+            f"FROM {table_name('postgresql')} p JOIN {table_name('mariadb')} m ON p.id = m.id "
+            f"WHERE p.customer_id < 1000 AND m.score < 0.5 GROUP BY p.status")
+JOIN_TITLE = "join PostgreSQL x MariaDB on id, 1% x 50% filters, GROUP BY"
+
+
+def join_cases(fed: Federation, pg_url: str, mysql_url: str, rows: int, jdbc: dict[str, str]) -> list[Case]:
+    """The cross-source join through Sluice (on, off) and through two JDBC sources."""
+    partitions = sluice_partitions(fed, JOIN_SQL)
+
+    def case(path: str, run: Callable[[], None], note: str = "", baseline: bool = False) -> Case:
+        return Case("join-spark", "join", path, run, baseline=baseline, note=note, streams=partitions)
+
+    found = [
+        case("sluice fed.sql, pushdown on", lambda: noop(fed.sql(JOIN_SQL)), baseline=True, note=JOIN_SQL),
+        case("sluice fed.sql, pushdown=False", lambda: noop(fed.sql(JOIN_SQL, pushdown=False))),
+    ]
+    if {"postgresql", "mariadb"} <= set(jdbc):
+        def run() -> None:
+            spark = fed.spark
+            left = jdbc_frame(spark, "postgresql", pg_url, rows, partitions).where("customer_id < 1000").alias("p")
+            right = jdbc_frame(spark, "mariadb", mysql_url, rows, partitions).where("score < 0.5").alias("m")
+            joined = left.join(right, F.col("p.id") == F.col("m.id"))
+            noop(joined.groupBy("p.status").agg(F.count("*").alias("orders"), F.sum("p.amount").alias("amount")))
+
+        found.append(case("Spark JDBC x2, partitionColumn=id", run))
+    return found
+
+
+def transferred(fed: Federation, query: str) -> dict[str, dict[str, dict[str, int]]]:
     """Rows and bytes each scan read, with pushdown on and off (one extra run of each)."""
-    query = shape.spark_sql(table_name(kind))
     return {"pushdown": fed.transferred(query), "no_pushdown": fed.transferred(query, pushdown=False)}

@@ -20,6 +20,14 @@ from bench.cases import Case, same_rows
 Log = Callable[[str], None]
 
 
+def describe(error: BaseException) -> str:
+    """One line naming the failure; for a Spark job, the innermost Java cause (not "o1095.save")."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    causes = [line for line in lines if line.startswith("Caused by:")]
+    text = causes[-1].removeprefix("Caused by:").strip() if causes else (lines[0] if lines else "")
+    return f"{type(error).__name__}: {text[:300]}"
+
+
 def _timed(case: Case) -> tuple[float, object]:
     gc.collect()
     started = time.perf_counter()
@@ -34,7 +42,7 @@ def warm_up(cases: list[Case], log: Log) -> None:
         try:
             seconds, result = _timed(case)
         except Exception as error:  # noqa: BLE001 - any driver failure is a result to report
-            case.error = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:300]}"
+            case.error = describe(error)
             log(f"  warm-up {case.scenario} {case.shape} {case.path}: FAILED {case.error}")
             continue
         if result is not None:
@@ -70,7 +78,7 @@ def measure(cases: list[Case], runs: int, seed: int, log: Log) -> list[dict[str,
             try:
                 seconds, _ = _timed(case)
             except Exception as error:  # noqa: BLE001
-                case.error = f"round {round_number}: {type(error).__name__}: {str(error).strip().splitlines()[0][:300]}"
+                case.error = f"round {round_number}: {describe(error)}"
                 log(f"  {case.scenario} {case.shape} {case.path}: FAILED {case.error}")
                 continue
             case.seconds.append(seconds)
@@ -87,6 +95,8 @@ def summary(case: Case, baseline: Case | None) -> dict[str, object]:
         "note": case.note, "streams": case.streams, "rows": case.rows, "check": case.check, "error": case.error,
         "runs_s": [round(s, 4) for s in case.seconds],
     }
+    if case.extra:
+        record["extra"] = dict(case.extra)
     if case.seconds:
         median = statistics.median(case.seconds)
         record.update(median_s=round(median, 4), min_s=round(min(case.seconds), 4), max_s=round(max(case.seconds), 4))
