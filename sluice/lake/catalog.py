@@ -12,6 +12,7 @@ tables belong to a catalog name, not to the name a source is attached under.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,11 +73,20 @@ def _inode(path: str) -> int | None:
         return None
 
 
+_OPENING = threading.Lock()
+
+
 def open_catalog(location: LakeLocation, create: bool = False, name: str = "lake") -> "SqlCatalog":
     """The PyIceberg catalog; ``create`` makes the file and warehouse folder when missing.
 
     ``name`` is the source name errors mention; the catalog's own name is the location's.
+    One thread at a time: two jobs opening a new lake at once would both create its tables.
     """
+    with _OPENING:
+        return _open_catalog(location, create, name)
+
+
+def _open_catalog(location: LakeLocation, create: bool, name: str) -> "SqlCatalog":
     from pyiceberg.catalog.sql import SqlCatalog
 
     cached = _OPEN.pop(location, None)

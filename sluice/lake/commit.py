@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import posixpath
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 
 #: snapshot summary property naming the job (and so its folder under the data location)
 JOB_PROPERTY = "sluice.ingest-job"
+#: commit attempts while the catalog database fails (a locked SQLite file fails after its 5 s busy timeout)
+CATALOG_ATTEMPTS = 3
+CATALOG_RETRY_WAIT_S = 0.5
+_RETRIES = "commit.retry.num-retries"  # PyIceberg's TableProperties.COMMIT_NUM_RETRIES
 
 
 @dataclass(frozen=True)
@@ -120,8 +125,43 @@ def make_float_bounds_safe(statistics: "DataFileStatistics", footer: pq.FileMeta
 
 
 def commit_data_files(table: "Table", data_files: list["DataFile"], job_id: str) -> None:
-    """Append ``data_files`` to ``table`` in one snapshot whose summary names ``job_id``."""
+    """Append ``data_files`` to ``table`` in one snapshot whose summary names ``job_id``.
+
+    A commit that loses the race with another writer is retried by PyIceberg (refresh, then
+    append again on top of the winner; ``commit.retry.*`` table properties). A catalog
+    database that fails (SQLite's lock held past its busy timeout, an I/O error) is retried
+    here, at most :data:`CATALOG_ATTEMPTS` times, each time after checking that the job's
+    snapshot did not land after all: the files are never appended twice.
+    """
     from pyiceberg.exceptions import CommitFailedException
+    from sqlalchemy.exc import SQLAlchemyError
+
+    name = ".".join(table.name())
+    for attempt in range(1, CATALOG_ATTEMPTS + 1):
+        try:
+            _append(table, data_files, job_id)
+            return
+        except CommitFailedException as error:  # after PyIceberg's own retries on concurrent commits
+            raise SluiceError(f"lake table {name}: the commit of job {job_id} kept losing the race with concurrent commits "
+                              f"(retried up to {_retries(table)} times, table property {_RETRIES}); nothing was appended, "
+                              f"run the job again: {error}") from None
+        except SQLAlchemyError as error:  # the catalog database failed: locked past its busy timeout, I/O, ...
+            reason = str(getattr(error, "orig", None) or str(error).splitlines()[0])
+            try:
+                if job_snapshot(table.refresh(), job_id) is not None:
+                    return  # the commit landed; only its answer was lost
+            except SQLAlchemyError:
+                raise SluiceError(f"lake table {name}: the catalog failed during the commit of job {job_id} ({reason}) "
+                                  f"and cannot say whether it landed: look for a snapshot whose summary has "
+                                  f"{JOB_PROPERTY}={job_id}") from None
+            if attempt == CATALOG_ATTEMPTS:
+                raise SluiceError(f"lake table {name}: the catalog kept failing the commit of job {job_id} ({reason}) "
+                                  f"through {attempt} attempts; nothing was appended, run the job again") from None
+            time.sleep(CATALOG_RETRY_WAIT_S * attempt)
+
+
+def _append(table: "Table", data_files: list["DataFile"], job_id: str) -> None:
+    """One transaction: the name mapping if missing, and one fast append of every file."""
     from pyiceberg.table import TableProperties
 
     transaction = table.transaction()
@@ -131,10 +171,13 @@ def commit_data_files(table: "Table", data_files: list["DataFile"], job_id: str)
     with transaction.update_snapshot(snapshot_properties={JOB_PROPERTY: job_id}).fast_append() as append:
         for data_file in data_files:
             append.append_data_file(data_file)
-    try:
-        transaction.commit_transaction()
-    except CommitFailedException as error:  # after PyIceberg's own retries on concurrent commits
-        raise SluiceError(f"lake table {'.'.join(table.name())}: the commit failed, nothing was appended: {error}") from None
+    transaction.commit_transaction()
+
+
+def _retries(table: "Table") -> int:
+    from pyiceberg.table import TableProperties
+
+    return int(table.properties.get(_RETRIES, TableProperties.COMMIT_NUM_RETRIES_DEFAULT))
 
 
 def job_snapshot(table: "Table", job_id: str) -> "Snapshot | None":

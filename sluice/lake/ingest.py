@@ -42,6 +42,7 @@ from sluice.lake.conform import conform, spark_type
 from sluice.lake.partitioning import PartitionColumn, partition_columns
 
 if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
     from pyiceberg.table import Table
     from pyspark.sql import Column, DataFrame, SparkSession
 
@@ -106,7 +107,7 @@ def ingest(spark: "SparkSession", lake_url: str, source: Source = None, *, rows:
     if rows is not None and source is not None:
         raise ConfigError("rows= is the number of rows to generate; it cannot be combined with a source")
     catalog = open_catalog(LakeLocation.from_url(lake_url), create=True)
-    lake_table = telemetry.create_readings(catalog, namespace, table)
+    lake_table = _create_or_load(catalog, namespace, table)
     table_name = f"{namespace}.{table}"
     schema = lake_table.metadata.schema()
     columns = partition_columns(lake_table.spec(), schema)
@@ -141,6 +142,21 @@ def ingest(spark: "SparkSession", lake_url: str, source: Source = None, *, rows:
                             time.monotonic() - started - write_seconds)
     report(f"committed snapshot {summary.snapshot_id} in {summary.commit_seconds:.1f} s" if snapshot else str(summary))
     return summary
+
+
+def _create_or_load(catalog: "Catalog", namespace: str, table: str) -> "Table":
+    """The table, created with the telemetry layout if missing.
+
+    Two jobs creating a new lake at once race between PyIceberg's "does the namespace
+    exist" and its insert; the loser's insert fails on the catalog's unique key, and the
+    second try finds what the winner made.
+    """
+    from sqlalchemy.exc import IntegrityError
+
+    try:
+        return telemetry.create_readings(catalog, namespace, table)
+    except IntegrityError:
+        return telemetry.create_readings(catalog, namespace, table)
 
 
 def _source_frame(spark: "SparkSession", source: Source, rows: int | None, source_format: str | None,
@@ -252,20 +268,38 @@ def _remove(uri: str) -> None:
         filesystem.delete_dir(path)
 
 
+#: session settings held by running jobs: (session, key) -> (jobs holding it, value before the first)
+_HELD: dict[tuple[int, str], tuple[int, str | None]] = {}
+_HELD_LOCK = threading.Lock()
+
+
 @contextmanager
 def _session_conf(spark: "SparkSession", settings: dict[str, str]) -> Iterator[None]:
-    """Set Spark SQL settings for the duration of a block, then put back what was there."""
-    previous = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
+    """Set Spark SQL settings for the duration of a block, then put back what was there.
+
+    Jobs running at once in one session (threads) set the same values: the first one in
+    saves the previous value and the last one out restores it, so no job's write sees the
+    setting undone by another job finishing first.
+    """
+    with _HELD_LOCK:
+        for key, value in settings.items():
+            holders, previous = _HELD.get((id(spark), key), (0, None))
+            if holders == 0:
+                previous = spark.conf.get(key, None)
+            spark.conf.set(key, value)
+            _HELD[(id(spark), key)] = (holders + 1, previous)
     try:
         yield
     finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+        with _HELD_LOCK:
+            for key in settings:
+                holders, previous = _HELD.pop((id(spark), key))
+                if holders > 1:
+                    _HELD[(id(spark), key)] = (holders - 1, previous)
+                elif previous is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, previous)
 
 
 @contextmanager

@@ -125,8 +125,10 @@ class FlightSource(Source):
             client.close()
 
     def _message(self, error: Exception) -> str:
-        """The server's message without gRPC's detail suffix (which may quote a traceback)."""
-        return self.masked(str(error).split(". Detail:", 1)[0].strip())
+        """The server's message without gRPC's detail suffix (which may quote a traceback) or its
+        debug context (which repeats the message with connection internals)."""
+        text = str(error).split(". Detail:", 1)[0].split(". gRPC client debug context:", 1)[0]
+        return self.masked(text.strip())
 
     def speaks_sluice(self) -> bool:
         """Whether the server answers Sluice's capabilities action (probed once per instance)."""
@@ -158,7 +160,11 @@ class FlightSource(Source):
             info = self._call(lambda client, options: client.get_flight_info(flight.FlightDescriptor.for_path(*path), options),
                               f"describing {'.'.join(path)}")
         except SourceError as error:
-            known = ", ".join(".".join(filter(None, t)) for t in self._listed()) or "none listed"
+            try:
+                listed = self.tables()[:50]
+            except SourceError:  # the server went away after attach: that is the error, not the table
+                raise error from None
+            known = ", ".join(".".join(filter(None, t)) for t in listed) or "none listed"
             raise BindError(f"source {self.name!r} has no readable table {'.'.join(path)}: {error} (tables: {known})") from None
         columns = []
         for field in info.schema:
@@ -169,12 +175,6 @@ class FlightSource(Source):
             columns.append(Column(name=field.name, type=spark, remote_type=str(field.type), nullable=field.nullable))
         metadata = _metadata(info)
         return TableSchema(self.name, schema, table, tuple(columns), row_estimate=metadata.get("row_estimate"))
-
-    def _listed(self) -> list[tuple[str | None, str]]:
-        try:
-            return self.tables()[:50]
-        except SourceError:
-            return []
 
     # ------------------------------------------------------------ pushdown
     def classify(self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str) -> tuple[Verdict, ...]:
@@ -282,6 +282,11 @@ class FlightSource(Source):
                 yield batch
             else:
                 ended = True  # the limit was reached: the client stopped reading, not the server
+        except flight.FlightUnauthenticatedError as error:
+            raise SourceError(self.name, f"{where}: the Flight server refused the credentials: {self._message(error)}") from None
+        except flight.FlightUnavailableError as error:
+            raise SourceError(self.name, f"{where} broke after {rows} rows (the server stopped or cannot be reached), "
+                                         f"so the query fails rather than return a short result: {self._message(error)}") from None
         except (flight.FlightError, pa.ArrowException) as error:
             raise SourceError(self.name, f"{where} failed after {rows} rows: {self._message(error)}") from None
         finally:

@@ -92,6 +92,11 @@ class IcebergSource(Source):
             return plan_pyramid(table, spec.table.qualified_name, spec.where, needed)
         except ValueError as error:
             raise SourceError(self.name, str(error)) from None
+        except FileNotFoundError as error:  # planning reads manifests and data file footers
+            raise SourceError(self.name, f"lake table {spec.table.qualified_name}: a file its current snapshot names is "
+                                         f"missing: {error}") from None
+        except (OSError, pa.ArrowException) as error:
+            raise SourceError(self.name, f"lake table {spec.table.qualified_name}: planning the scan failed: {error}") from None
 
     def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
         needed = _needed_columns(spec)
@@ -100,7 +105,7 @@ class IcebergSource(Source):
         groups = _balanced(list(pyramid.reads), count)
         schema = spec.arrow_schema()
         read = [[name, spec.table.column(name).type.name] for name in needed]
-        base = {"snapshot": pyramid.snapshot_id, "columns": list(spec.columns), "read": read,
+        base = {"table": spec.table.qualified_name, "snapshot": pyramid.snapshot_id, "columns": list(spec.columns), "read": read,
                 "where": list(spec.where), "order": spec.order, "limit": spec.limit}
         tasks = [ReadTask(json.dumps({**base, "files": [read.__dict__ for read in group]}), schema, index)
                  for index, group in enumerate(groups)]
@@ -131,19 +136,35 @@ class IcebergSource(Source):
                 yield conform(batch.select(request["columns"]), task.schema)
             if filtered:
                 yield from self._query(_stream(filtered, columns, self.batch_rows), columns, request, task.schema)
+        except _FileError as error:
+            raise SourceError(self.name, f"lake table {request['table']} (snapshot {request['snapshot']}): data file "
+                                         f"{error.path} {error.problem}") from None
         except (OSError, pa.ArrowException) as error:
-            raise SourceError(self.name, f"reading lake data failed: {error}") from None
+            raise SourceError(self.name, f"reading lake table {request['table']} failed: {error}") from None
 
     def _query(self, batches: Iterator[pa.RecordBatch], columns: pa.Schema, request: dict[str, Any],
                schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-        """Run the pushed predicates, order and limit in DuckDB over an Arrow stream."""
+        """Run the pushed predicates, order and limit in DuckDB over an Arrow stream.
+
+        A data file that fails inside the stream reaches us as DuckDB's or Arrow's error
+        text; the file's own error is kept aside and raised instead.
+        """
         import duckdb
+
+        failed: list[_FileError] = []
+
+        def watched() -> Iterator[pa.RecordBatch]:
+            try:
+                yield from batches
+            except _FileError as error:
+                failed.append(error)
+                raise
 
         connection = _engine().cursor()  # a connection of its own, cheaply (a new database costs ~50 ms)
         try:
             for setting in SESSION_SETTINGS:
                 connection.execute(setting)
-            connection.register(_RELATION, pa.RecordBatchReader.from_batches(columns, batches))
+            connection.register(_RELATION, pa.RecordBatchReader.from_batches(columns, watched()))
             select = ", ".join(self.dialect.render_identifier(c) for c in request["columns"])
             sql = f"SELECT {select} FROM {_RELATION}"
             if request["where"]:
@@ -154,10 +175,22 @@ class IcebergSource(Source):
                 sql += f" LIMIT {int(request['limit'])}"
             for batch in connection.sql(sql).to_arrow_reader(self.batch_rows):
                 yield conform(batch, schema)
-        except duckdb.Error as error:
+        except (duckdb.Error, OSError, pa.ArrowException) as error:  # DuckDB reports a failed stream as an OSError
+            if failed:
+                raise failed[0] from None
+            if not isinstance(error, duckdb.Error):
+                raise
             raise SourceError(self.name, f"filtering lake rows failed: {error}") from None
         finally:
             connection.close()
+
+
+class _FileError(Exception):
+    """One data file of a planned scan could not be read (it is named, and the query fails)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"data file {path} {problem}")
+        self.path, self.problem = path, problem
 
 
 _ENGINE: list["duckdb.DuckDBPyConnection"] = []
@@ -183,14 +216,20 @@ def _stream(files: list[FileRead], columns: pa.Schema, batch_rows: int) -> Itera
     for read in files:
         if not read.row_groups:
             continue
-        with open_input(read.path) as handle:
-            parquet = pq.ParquetFile(handle)
-            present = set(parquet.schema_arrow.names)
-            wanted = [f.name for f in columns if f.name in present]
-            for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=list(read.row_groups), columns=wanted):
-                arrays = [_cast(batch.column(f.name), f.type) if f.name in present else pa.nulls(batch.num_rows, f.type)
-                          for f in columns]
-                yield pa.RecordBatch.from_arrays(arrays, schema=columns)
+        try:
+            with open_input(read.path) as handle:
+                parquet = pq.ParquetFile(handle)
+                present = set(parquet.schema_arrow.names)
+                wanted = [f.name for f in columns if f.name in present]
+                for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=list(read.row_groups), columns=wanted):
+                    arrays = [_cast(batch.column(f.name), f.type) if f.name in present else pa.nulls(batch.num_rows, f.type)
+                              for f in columns]
+                    yield pa.RecordBatch.from_arrays(arrays, schema=columns)
+        except FileNotFoundError:
+            raise _FileError(read.path, "is missing (deleted after the scan was planned?): the query fails rather than "
+                                        "return fewer rows") from None
+        except (OSError, pa.ArrowException) as error:
+            raise _FileError(read.path, f"cannot be read: {error}") from None
 
 
 def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:

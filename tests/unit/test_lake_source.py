@@ -60,7 +60,7 @@ def test_a_lost_data_file_is_an_error_not_a_short_answer(lake: str) -> None:
     (task,) = spec.tasks(source)
     for path in {read["path"] for read in __import__("json").loads(task.request)["files"]}:
         os.remove(path.removeprefix("file://"))
-    with pytest.raises(SourceError, match="reading lake data failed"):
+    with pytest.raises(SourceError, match=r"lake table lake\.ns\.t \(snapshot \d+\): data file \S+ is missing"):
         list(source.read(task))
 
 
