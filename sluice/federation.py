@@ -78,18 +78,21 @@ class Federation:
     def _bind(self, query: str, prefix: str) -> BoundQuery:
         return bind(query, self.table, sorted(self._sources), prefix)
 
-    def plan(self, query: str) -> QueryPlan:
-        """Plan ``query``: every scan's pushdown decisions, without running anything."""
-        return self._plan(query, execute.next_prefix())[0]
+    def plan(self, query: str, trace: bool = False) -> QueryPlan:
+        """Plan ``query``: every scan's pushdown decisions, without running anything.
 
-    def _plan(self, query: str, prefix: str) -> tuple[QueryPlan, BoundQuery]:
+        ``trace`` keeps the plan after every optimizer rule (EXPLAIN VERBOSE, ``rules`` in JSON).
+        """
+        return self._plan(query, execute.next_prefix(), trace)[0]
+
+    def _plan(self, query: str, prefix: str, trace: bool = False) -> tuple[QueryPlan, BoundQuery]:
         bound = self._bind(query, prefix)
         zone = self.spark.conf.get("spark.sql.session.timeZone") or "UTC"
         dialects = {name: source.dialect for name, source in self._sources.items()}
-        state, trace = optimize(PlanState(bound.qualified, bound.scans, zone, dialects, dict(self._sources)))
+        state, steps = optimize(PlanState(bound.qualified, bound.scans, zone, dialects, dict(self._sources)), trace)
         scans = tuple(self._scan_plan(scan) for scan in state.scans)
         spark_sql = state.tree.sql(dialect="spark")
-        return QueryPlan(query, spark_sql, bound.reference.sql(dialect="spark"), scans, trace), bound
+        return QueryPlan(query, spark_sql, bound.reference.sql(dialect="spark"), scans, steps), bound
 
     def _scan_plan(self, scan: ScanState) -> ScanPlan:
         source = self._sources[scan.source]
@@ -117,8 +120,9 @@ class Federation:
         """
         return self._dataframe(query, pushdown, metrics_dir=None)[0]
 
-    def _dataframe(self, query: str, pushdown: bool, metrics_dir: str | None) -> tuple[DataFrame, QueryPlan]:
-        plan, bound = self._plan(query, execute.next_prefix())
+    def _dataframe(self, query: str, pushdown: bool, metrics_dir: str | None,
+                   trace: bool = False) -> tuple[DataFrame, QueryPlan]:
+        plan, bound = self._plan(query, execute.next_prefix(), trace)
         labels = {s.scan_id: s.table.qualified_name for s in bound.scans}
         if not pushdown:
             whole = {s.scan_id: (s.source, self._whole_table(s)) for s in bound.scans}
@@ -139,11 +143,11 @@ class Federation:
             frames[scan_id] = execute.scan_frame(self.spark, spec, self._sources[source_name].credential)
         return frames
 
-    def _measure(self, query: str, pushdown: bool) -> tuple[QueryPlan, dict[str, dict[str, int]]]:
+    def _measure(self, query: str, pushdown: bool, trace: bool = False) -> tuple[QueryPlan, dict[str, dict[str, int]]]:
         """Run ``query`` to completion; rows and bytes each scan transferred, by scan id."""
         directory = tempfile.mkdtemp(prefix="sluice-metrics-")
         try:
-            frame, plan = self._dataframe(query, pushdown, directory)
+            frame, plan = self._dataframe(query, pushdown, directory, trace)
             frame.write.format("noop").mode("overwrite").save()
             return plan, {scan.scan_id: _read_metrics(os.path.join(directory, scan.scan_id)) for scan in plan.scans}
         finally:
@@ -156,9 +160,9 @@ class Federation:
         and adds rows and bytes transferred per scan.
         """
         if not analyze:
-            plan = self.plan(query)
+            plan = self.plan(query, trace=verbose)
             return render_explain(plan, verbose=verbose, pruning=self._pruning(plan))
-        plan, metrics = self._measure(query, pushdown=True)
+        plan, metrics = self._measure(query, pushdown=True, trace=verbose)
         return render_explain(plan, verbose=verbose, metrics=metrics, pruning=self._pruning(plan))
 
     def pruning(self, query: str) -> "dict[str, Pyramid]":

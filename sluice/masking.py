@@ -2,17 +2,24 @@
 
 Every URL shown in a message, a log line or EXPLAIN goes through :func:`mask_url`;
 free text that might echo a driver's message goes through :func:`mask_text`, which
-also removes any password Sluice knows about (drivers sometimes quote the DSN).
+also removes any password Sluice knows about (drivers sometimes quote the DSN). py4j
+logs every command it sends to Spark at DEBUG, a password option's value included:
+:func:`guard_py4j_logs` masks those values.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from urllib.parse import urlsplit, urlunsplit
 
 MASK = "***"
 _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:/@\s]*):(?P<pw>[^@\s]*)@")
 _KEYVALUE = re.compile(r"(?i)\b(password|passwd|pwd|token|secret)\s*=\s*('[^']*'|\"[^\"]*\"|[^\s&;]+)")
+#: py4j sends one argument a line, a string as ``s<text>``: the string argument after one that
+#: names a key Spark redacts (``spark.redaction.regex``'s default), as in ``option("password", ...)``
+_PY4J_SECRET_ARGUMENT = re.compile(r"(?m)^(s[^\n]*(?i:secret|password|token|access[.]?key)[^\n]*\n)s[^\n]*")
+_PY4J_LOGGERS = ("py4j.clientserver", "py4j.java_gateway")
 
 
 def mask_url(url: str) -> str:
@@ -35,3 +42,20 @@ def mask_text(text: str, secrets: tuple[str, ...] = ()) -> str:
         if secret:
             text = text.replace(secret, MASK)
     return text
+
+
+class Py4jSecretFilter(logging.Filter):
+    """Masks, in the commands py4j logs, every secret-named option's value and URL password."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = mask_text(_PY4J_SECRET_ARGUMENT.sub(rf"\1s{MASK}", record.msg))
+        return True
+
+
+def guard_py4j_logs() -> None:
+    """Install :class:`Py4jSecretFilter` on py4j's loggers (once per process)."""
+    for name in _PY4J_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, Py4jSecretFilter) for f in logger.filters):
+            logger.addFilter(Py4jSecretFilter())

@@ -49,7 +49,7 @@ class ScanSpec:
 
     @classmethod
     def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: object) -> "ScanSpec":
-        url, _ = strip_password(source.url)
+        url, _ = strip_password(source.portable_url)
         return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s, **kwargs)  # type: ignore[arg-type]
 
     def open(self, password: str | None) -> Source:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import ModuleType
 
+from sluice.errors import QuerySyntaxError
 from sluice.planner.rules import (
     classify_filters,
     drop_exact_filters,
@@ -48,14 +49,22 @@ def rule_name(rule: ModuleType) -> str:
     return rule.__name__.rsplit(".", 1)[-1]
 
 
-def optimize(state: PlanState) -> tuple[PlanState, tuple[TraceStep, ...]]:
-    """Run every rule in order; return the final state and the trace of each step."""
-    trace = [TraceStep("bind", state.render(), True)]
-    previous = trace[0].text
+def optimize(state: PlanState, trace: bool = False) -> tuple[PlanState, tuple[TraceStep, ...]]:
+    """Run every rule in order; return the final state and, with ``trace``, each step.
+
+    Rendering the state after every rule is for EXPLAIN VERBOSE only: it costs about as much
+    as the rules themselves (bench: planning scenario), so plain planning skips it.
+    """
+    steps = [TraceStep("bind", state.render(), True)] if trace else []
+    previous = steps[0].text if trace else ""
     for rule in RULES:
-        state = rule.apply(state)
-        text = state.render()
-        changed = text != previous
-        trace.append(TraceStep(rule_name(rule), text if changed else "same as above", changed))
-        previous = text
-    return state, tuple(trace)
+        try:
+            state = rule.apply(state)
+            text = state.render() if trace else ""
+        except RecursionError:  # the binder bounds the tree's depth; this keeps any miss a clear error
+            raise QuerySyntaxError(f"the query is nested too deeply to plan (rule {rule_name(rule)})") from None
+        if trace:
+            changed = text != previous
+            steps.append(TraceStep(rule_name(rule), text if changed else "same as above", changed))
+            previous = text
+    return state, tuple(steps)

@@ -49,5 +49,6 @@ class QueryPlan:
             "query": self.query,
             "spark_sql": self.spark_sql,
             "scans": [scan.to_dict() for scan in self.scans],
-            "rules": [{"rule": step.rule, "changed": step.changed} for step in self.trace],
+            # only when planned with trace=True (EXPLAIN VERBOSE, `sluice plan`)
+            **({"rules": [{"rule": step.rule, "changed": step.changed} for step in self.trace]} if self.trace else {}),
         }

@@ -17,16 +17,16 @@ import abc
 from pathlib import Path
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterator, Sequence
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
 
 from sluice.dialects.base import Dialect
-from sluice.errors import ConfigError
+from sluice.errors import ConfigError, SluiceError, SourceError
 from sluice.masking import mask_text, mask_url
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
-from sluice.types import TableSchema
+from sluice.types import Column, TableSchema
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -46,6 +46,8 @@ class ReadTask:
     request: str
     schema: pa.Schema
     partition: int = 0
+    #: the table as planned: a reader compares what the source returns now against it
+    table: TableSchema | None = None
 
 
 def file_path(name: str, url: str, kind: str, suffix: str) -> str:
@@ -56,6 +58,13 @@ def file_path(name: str, url: str, kind: str, suffix: str) -> str:
         raise ConfigError(f"source {name!r}: {kind} URLs look like {scheme}:///relative{suffix} or "
                           f"{scheme}:////abs/path{suffix}, not {url!r}")
     return str(Path(rest[1:]).resolve())
+
+
+def absolute_file_url(url: str, path: str) -> str:
+    """``url`` with its (possibly relative) file path replaced by the absolute ``path``."""
+    scheme, _, rest = url.partition("://")
+    query = rest.partition("?")[2]
+    return f"{scheme}:///{path}" + (f"?{query}" if query else "")
 
 
 def key_ranges(key: str, low: int | None, high: int | None, count: int) -> list[str | None]:
@@ -96,16 +105,31 @@ class Source(abc.ABC):
         return mask_url(self.url)
 
     @property
+    def portable_url(self) -> str:
+        """The URL a scan carries to the executors. It must name this source from any working
+        directory (an executor's is not the driver's), so file sources make their path absolute."""
+        return self.url
+
+    @property
     def credential(self) -> str | None:
-        """The password to log in with: given separately, or inside the URL."""
-        return self.password or urlsplit(self.url).password
+        """The password to log in with: given separately, or inside the URL (percent-decoded)."""
+        in_url = urlsplit(self.url).password
+        return self.password or (unquote(in_url) if in_url else None)
 
     def secrets(self) -> tuple[str, ...]:
-        return tuple(s for s in (self.password, urlsplit(self.url).password) if s)
+        """Every spelling of the password a message could echo (the URL's encoded one too)."""
+        in_url = urlsplit(self.url).password
+        return tuple(s for s in (self.password, in_url, in_url and unquote(in_url)) if s)
 
     def masked(self, text: str) -> str:
         """Driver messages may echo the DSN: strip every secret before showing them."""
         return mask_text(text, self.secrets())
+
+    def timeout_named(self, message: str) -> str:
+        """``message``, naming Sluice's setting when the server says the statement ran too long."""
+        if any(words in message for words in ("statement timeout", "max_statement_time", "maximum statement execution time")):
+            return f"{message} (statement_timeout_s={self.statement_timeout_s:g})"
+        return message
 
     @abc.abstractmethod
     def check(self) -> None:
@@ -160,8 +184,14 @@ class SqlSource(Source):
         """One query per partition; a pushed LIMIT is answered by a single stream."""
         count = 1 if spec.limit is not None else spec.partitions
         schema = spec.arrow_schema()
-        return [ReadTask(spec.query(self, predicate), schema, index)
-                for index, predicate in enumerate(self.split(spec.table, count))]
+        try:
+            parts = self.split(spec.table, count)
+        except SluiceError:
+            raise
+        except Exception as error:  # noqa: BLE001 - each driver has its own errors (a table dropped since planning)
+            raise SourceError(self.name, f"cannot split {spec.table.qualified_name} into partitions: "
+                                         f"{self.masked(str(error)).strip()}") from None
+        return [ReadTask(spec.query(self, predicate), schema, index, spec.table) for index, predicate in enumerate(parts)]
 
     def request_text(self, spec: "ScanSpec") -> str:
         return spec.query(self)
@@ -188,3 +218,82 @@ class SqlSource(Source):
     def select_expression(self, column_name: str, table: TableSchema) -> str:
         """How the reader selects a column (a cast for types Arrow cannot carry as-is)."""
         return self.dialect.render_identifier(column_name)
+
+    def checked(self, batch: pa.RecordBatch, task: ReadTask) -> pa.RecordBatch:
+        """``batch`` if every column still holds the kind of value planned, else a SourceError.
+
+        The table may change between planning and reading; casting blindly to the planned
+        type would turn text ``'00042'`` into the integer 42 or read a float as an integer.
+        Only the kind is compared: drivers may widen (``uint8`` for ``smallint``), and
+        decimals travel as text.
+        """
+        where = task.table.qualified_name if task.table is not None else "the query"
+        if batch.num_columns != len(task.schema):
+            raise SourceError(self.name, f"{where}: the source returned {batch.num_columns} columns, "
+                                         f"{len(task.schema)} were planned{STALE_PLAN}")
+        for field, array in zip(task.schema, batch.columns):
+            got = array.type.storage_type if isinstance(array.type, pa.ExtensionType) else array.type
+            if not _holds(got, field.type):
+                planned = task.table.column(field.name).remote_type if task.table is not None else field.type
+                raise SourceError(self.name, f"{where}: column {field.name!r} was {planned} when planned (read as "
+                                             f"{field.type}) but the source now returns {got}{STALE_PLAN}")
+        return batch
+
+    def ensure_unchanged(self, planned: TableSchema, current: Sequence[Column] | None) -> None:
+        """Fail, naming it, if a planned column is gone or has another type or collation now.
+
+        ``current`` is the table's columns as the catalog shows them now (None: the table is
+        gone). For sources that convert between types without a word (SQLite, MySQL), where a
+        stale plan would return wrong rows rather than fail.
+        """
+        if current is None:
+            raise SourceError(self.name, f"table {planned.qualified_name} no longer exists{STALE_PLAN}")
+        now = {column.name.lower(): column for column in current}
+        for column in planned.columns:
+            found = now.get(column.name.lower())
+            if found is None:
+                raise SourceError(self.name, f"{planned.qualified_name}: column {column.name!r} no longer exists{STALE_PLAN}")
+            if (found.remote_type, found.collation) != (column.remote_type, column.collation):
+                raise SourceError(self.name, f"{planned.qualified_name}: column {column.name!r} was {_declared(column)} when "
+                                             f"planned and is {_declared(found)} now{STALE_PLAN}")
+
+
+def _declared(column: Column) -> str:
+    return column.remote_type + (f" COLLATE {column.collation}" if column.collation else "")
+
+
+STALE_PLAN = "; the table changed after it was described (attach the source again to read its new schema)"
+
+
+def _kind(arrow_type: pa.DataType) -> str:
+    """The kind of value an Arrow type holds, whatever its width or encoding."""
+    for kind, tests in _KINDS:
+        if any(test(arrow_type) for test in tests):
+            return kind
+    return str(arrow_type)
+
+
+_KINDS = (
+    ("boolean", (pa.types.is_boolean,)),
+    ("integer", (pa.types.is_integer,)),
+    ("floating", (pa.types.is_floating,)),
+    ("decimal", (pa.types.is_decimal,)),
+    ("text", (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view)),
+    ("binary", (pa.types.is_binary, pa.types.is_large_binary, pa.types.is_fixed_size_binary, pa.types.is_binary_view)),
+    ("date", (pa.types.is_date,)),
+    ("timestamp", (pa.types.is_timestamp,)),
+)
+
+
+def _holds(got: pa.DataType, planned: pa.DataType) -> bool:
+    """Whether a driver column of type ``got`` carries the values of a ``planned`` column.
+
+    Decimals may arrive as text (read with a cast to keep every digit). A time-zone-aware
+    instant must not become a wall-clock timestamp; the reverse is how MySQL's TIMESTAMP
+    arrives (UTC wall clock in a ``+00:00`` session).
+    """
+    if pa.types.is_decimal(planned) and _kind(got) == "text":
+        return True
+    if pa.types.is_timestamp(planned) and pa.types.is_timestamp(got) and planned.tz is None and got.tz is not None:
+        return False
+    return _kind(got) == _kind(planned)

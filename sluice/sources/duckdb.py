@@ -25,7 +25,7 @@ from sqlglot import exp
 from sluice.dialects.duckdb import UNKNOWN_COLLATION, DuckdbDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources.arrow import conform
-from sluice.sources.base import ReadTask, SqlSource, file_path, key_ranges
+from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, file_path, key_ranges
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
@@ -65,6 +65,10 @@ class DuckdbSource(SqlSource):
     def __init__(self, name: str, url: str, **options: object) -> None:
         super().__init__(name, url, **options)  # type: ignore[arg-type]
         self.path = file_path(name, url, "DuckDB", ".duckdb")
+
+    @property
+    def portable_url(self) -> str:
+        return absolute_file_url(self.url, self.path)
 
     # ------------------------------------------------------------ connections
     def _connect(self) -> "duckdb.DuckDBPyConnection":
@@ -165,7 +169,7 @@ class DuckdbSource(SqlSource):
         try:
             try:
                 for batch in connection.sql(task.request).to_arrow_reader(self.batch_rows):
-                    yield conform(batch, task.schema)
+                    yield conform(self.checked(batch, task), task.schema)
             except (duckdb.Error, pa.ArrowException, OSError) as error:  # a failed stream surfaces as OSError
                 if expired.is_set():
                     raise SourceError(self.name, f"query interrupted after statement_timeout_s={self.statement_timeout_s:g}") from None

@@ -62,6 +62,7 @@ class MysqlSource(SqlSource):
                 host=parts.hostname, port=parts.port or 3306, user=unquote(parts.username or "root"),
                 password=self.credential or "", database=self.database, charset="utf8mb4",
                 connect_timeout=10, read_timeout=int(self.statement_timeout_s), autocommit=True,
+                init_command="SET SESSION TRANSACTION READ ONLY", program_name="sluice",
             )
         except pymysql.MySQLError as error:
             raise SourceError(self.name, f"cannot connect to {self.display_url}: {self.masked(str(error.args[-1]))}") from None
@@ -91,7 +92,10 @@ class MysqlSource(SqlSource):
         user = parts.username or "root"
         password = self.credential
         auth = f"{user}:{_quote(password)}" if password else user
-        return f"mysql://{auth}@{parts.hostname}:{parts.port or 3306}/{_quote(self.database or '')}"
+        # prefer_socket=false: on a loopback address connectorx would otherwise reconnect to the
+        # Unix socket the server names (@@socket), which on this machine may be another server
+        # than the one behind the port (an SSH tunnel, a proxy)
+        return f"mysql://{auth}@{parts.hostname}:{parts.port or 3306}/{_quote(self.database or '')}?prefer_socket=false"
 
     # ------------------------------------------------------------ catalog
     def describe(self, schema: str | None, table: str) -> TableSchema:
@@ -142,20 +146,43 @@ class MysqlSource(SqlSource):
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         import connectorx
 
+        self._verify(task)
         try:
             reader = connectorx.read_sql(self._reader_url(), task.request, return_type="arrow_stream",
                                          batch_size=self.batch_rows, pre_execution_query=self._session_setup())
         except _STOPS:
             raise
         except BaseException as error:  # noqa: BLE001 - connectorx raises RuntimeErrors and Rust panics
-            raise SourceError(self.name, f"query failed: {self.masked(str(error)).strip()}") from None
+            raise SourceError(self.name, f"query failed: {self.timeout_named(self.masked(str(error)).strip())}") from None
         try:
             for batch in reader:
-                yield conform(_check_booleans(batch, task.schema, self.name), task.schema)
+                yield conform(self.checked(_check_booleans(batch, task.schema, self.name), task), task.schema)
         except (SourceError, *_STOPS):
             raise
         except BaseException as error:  # noqa: BLE001 - a server error mid-stream arrives as a Rust panic
-            raise SourceError(self.name, f"read failed: {self.masked(str(error)).strip()}") from None
+            raise SourceError(self.name, f"read failed: {self.timeout_named(self.masked(str(error)).strip())}") from None
+
+    def _verify(self, task: ReadTask) -> None:
+        """Log in with PyMySQL and fail, naming the column, if the table changed since it was planned.
+
+        The login fails at once where connectorx's pool retries an unreachable server for
+        30 s. MySQL compares text with numbers by converting, so a stale plan would return
+        wrong rows rather than fail.
+        """
+        import pymysql
+
+        connection = self._catalog()
+        try:
+            if task.table is None:
+                return
+            with connection.cursor() as cursor:
+                cursor.execute(_DESCRIBE, (task.table.schema, task.table.name))
+                rows = cursor.fetchall()
+        except pymysql.MySQLError as error:
+            raise SourceError(self.name, f"cannot read the catalog of {task.table.qualified_name}: {self.masked(str(error))}") from None
+        finally:
+            connection.close()
+        self.ensure_unchanged(task.table, [catalog_column(row) for row in rows] if rows else None)
 
 
 def _quote(text: str) -> str:

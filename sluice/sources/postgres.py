@@ -49,8 +49,10 @@ class PostgresSource(SqlSource):
         query = dict(parse_qsl(parts.query))
         query.pop("partitions", None)
         timeout_ms = int(self.statement_timeout_s * 1000)
+        # client_connection_check_interval: a backend whose reader died (a cancelled Spark
+        # task's worker is killed) stops within a second instead of running to the timeout
         query["options"] = (query.get("options", "") + f" -c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
-                            " -c standard_conforming_strings=on -c TimeZone=UTC").strip()
+                            " -c standard_conforming_strings=on -c TimeZone=UTC -c client_connection_check_interval=1000").strip()
         query.setdefault("connect_timeout", "10")
         query.setdefault("application_name", "sluice")
         netloc = parts.netloc
@@ -154,11 +156,11 @@ class PostgresSource(SqlSource):
                     cursor.execute(task.request)
                     reader = cursor.fetch_record_batch()
                     for batch in reader:
-                        yield conform(batch, task.schema)
+                        yield conform(self.checked(batch, task), task.schema)
                 except SourceError:
                     raise
                 except Exception as error:  # noqa: BLE001
-                    raise SourceError(self.name, f"query failed: {self.masked(str(error)).strip()}") from None
+                    raise SourceError(self.name, f"query failed: {self.timeout_named(self.masked(str(error)).strip())}") from None
         finally:
             connection.close()
 

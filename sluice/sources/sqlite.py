@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from typing import Iterator
 from urllib.parse import quote
 
@@ -20,7 +21,7 @@ from sqlglot import exp
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources.arrow import strict_booleans
-from sluice.sources.base import ReadTask, SqlSource, file_path, key_ranges
+from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, file_path, key_ranges
 from sluice.types import Column, SparkType, TableSchema
 
 
@@ -54,6 +55,10 @@ class SqliteSource(SqlSource):
         super().__init__(name, url, **options)  # type: ignore[arg-type]
         self.path = file_path(name, url, "SQLite", ".db")
 
+    @property
+    def portable_url(self) -> str:
+        return absolute_file_url(self.url, self.path)
+
     def _connect(self) -> sqlite3.Connection:
         if not os.path.exists(self.path):
             raise SourceError(self.name, f"SQLite file {self.path} does not exist")
@@ -62,6 +67,7 @@ class SqliteSource(SqlSource):
         except sqlite3.Error as error:
             raise SourceError(self.name, f"cannot open {self.path}: {error}") from None
         connection.execute(f"PRAGMA busy_timeout = {int(self.statement_timeout_s * 1000)}")
+        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # mode=ro binds the main file only; ATTACH would open another read-write
         return connection
 
     def check(self) -> None:
@@ -69,26 +75,34 @@ class SqliteSource(SqlSource):
             try:
                 connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
             except sqlite3.DatabaseError as error:
+                if _locked(error):
+                    raise SourceError(self.name, self._explained(error)) from None
                 raise SourceError(self.name, f"{self.path} is not a readable SQLite database: {error}") from None
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
         schema = schema or self.default_schema
         connection = self._connect()
         try:
-            listing = connection.execute(
-                "SELECT type, strict, wr FROM pragma_table_list WHERE schema = ? AND name = ? COLLATE NOCASE", (schema, table)
-            ).fetchone()
-            if listing is None:
-                names = [r[0] for r in connection.execute("SELECT name FROM pragma_table_list WHERE schema = ? AND name NOT LIKE 'sqlite_%' ORDER BY 1", (schema,))]
-                raise BindError(f"source {self.name!r} has no table {table!r} (tables: {', '.join(names) or 'none'})")
-            info = connection.execute("SELECT name, type, \"notnull\" FROM pragma_table_info(?, ?)", (table, schema)).fetchall()
-            ddl_row = connection.execute(f"SELECT sql FROM {self.dialect.render_identifier(schema)}.sqlite_master WHERE name = ? COLLATE NOCASE", (table,)).fetchone()
-            rows = None
-            row_id = _row_id_name(listing, {name.lower() for name, _, _ in info})
-            if row_id is not None:
-                rows = connection.execute(f"SELECT max({row_id}) FROM {self.dialect.quote_table(schema, table)}").fetchone()[0]
+            return self._describe(connection, schema, table)
+        except sqlite3.Error as error:
+            raise SourceError(self.name, f"cannot describe {schema}.{table}: {self._explained(error)}") from None
         finally:
             connection.close()
+
+    def _describe(self, connection: sqlite3.Connection, schema: str, table: str) -> TableSchema:
+        """The table as ``connection`` sees it (a reader checks its plan in its own snapshot)."""
+        listing = connection.execute(
+            "SELECT type, strict, wr FROM pragma_table_list WHERE schema = ? AND name = ? COLLATE NOCASE", (schema, table)
+        ).fetchone()
+        if listing is None:
+            names = [r[0] for r in connection.execute("SELECT name FROM pragma_table_list WHERE schema = ? AND name NOT LIKE 'sqlite_%' ORDER BY 1", (schema,))]
+            raise BindError(f"source {self.name!r} has no table {table!r} (tables: {', '.join(names) or 'none'})")
+        info = connection.execute("SELECT name, type, \"notnull\" FROM pragma_table_info(?, ?)", (table, schema)).fetchall()
+        ddl_row = connection.execute(f"SELECT sql FROM {self.dialect.render_identifier(schema)}.sqlite_master WHERE name = ? COLLATE NOCASE", (table,)).fetchone()
+        rows = None
+        row_id = _row_id_name(listing, {name.lower() for name, _, _ in info})
+        if row_id is not None:
+            rows = connection.execute(f"SELECT max({row_id}) FROM {self.dialect.quote_table(schema, table)}").fetchone()[0]
         collations = _collations(ddl_row[0] if ddl_row else None)
         strict = bool(listing[1])
         columns = []
@@ -112,24 +126,60 @@ class SqliteSource(SqlSource):
 
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         connection = self._connect()
+        # SQLite has no statement timeout: a progress handler interrupts the statement at the deadline
+        deadline = time.monotonic() + self.statement_timeout_s
+        connection.set_progress_handler(lambda: time.monotonic() > deadline, 100_000)
         try:
             try:
+                if task.table is not None:
+                    self._verify(connection, task.table)
                 cursor = connection.execute(task.request)
             except sqlite3.Error as error:
-                raise SourceError(self.name, f"query failed: {error}") from None
+                raise SourceError(self.name, f"query failed: {self._failure(error, deadline)}") from None
             while True:
                 try:
                     rows = cursor.fetchmany(self.batch_rows)
                 except sqlite3.Error as error:
-                    raise SourceError(self.name, f"read failed: {error}") from None
+                    raise SourceError(self.name, f"read failed: {self._failure(error, deadline)}") from None
                 if not rows:
                     break
                 yield _batch(rows, task.schema, self.name)
         finally:
             connection.close()
 
+    def _failure(self, error: sqlite3.Error, deadline: float) -> str:
+        if "interrupted" in str(error) and time.monotonic() > deadline:
+            return f"query interrupted after statement_timeout_s={self.statement_timeout_s:g}"
+        return self._explained(error)
+
+    def _explained(self, error: sqlite3.Error) -> str:
+        """The driver's message; a lock names who holds it and how long Sluice waited."""
+        if _locked(error):
+            return (f"{self.path} is locked by another connection writing to it ({error} after waiting "
+                    f"statement_timeout_s={self.statement_timeout_s:g})")
+        return str(error)
+
+    def _verify(self, connection: sqlite3.Connection, planned: TableSchema) -> None:
+        """Fail, naming the column, if the table changed since it was planned.
+
+        Checked in the query's own snapshot (one transaction). Without it a stale plan can
+        return wrong rows with no error: SQLite reads the quoted name of a dropped column
+        as a string literal (``"w"`` becomes ``'w'``) and converts values by the new affinity.
+        """
+        connection.execute("BEGIN")
+        try:
+            current = self._describe(connection, planned.schema or self.default_schema, planned.name).columns
+        except BindError:
+            current = None
+        self.ensure_unchanged(planned, current)
+
 
 _ROW_ID_NAMES = ("rowid", "_rowid_", "oid")
+
+
+def _locked(error: sqlite3.Error) -> bool:
+    """SQLITE_BUSY: a writer holds the file and busy_timeout ran out."""
+    return (getattr(error, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_BUSY
 
 
 def _row_id_name(listing: tuple, declared: set[str]) -> str | None:  # type: ignore[type-arg]
@@ -173,6 +223,8 @@ def _batch(rows: list[tuple], schema: pa.Schema, source: str) -> pa.RecordBatch:
 
 
 def _array(values: tuple, arrow_type: pa.DataType) -> pa.Array:  # type: ignore[type-arg]
+    if (pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type)) and float in set(map(type, values)):
+        raise ValueError("a REAL value in an integer column (Arrow would truncate 10.5 to 10)")
     if pa.types.is_boolean(arrow_type):
         return strict_booleans(pa.array(values, pa.int64()))
     if pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type):

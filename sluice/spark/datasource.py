@@ -27,7 +27,8 @@ import json
 import os
 import time
 import uuid
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
+from urllib.parse import unquote
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
@@ -51,8 +52,8 @@ class SluiceDataSource(DataSource):
             return ScanSpec.from_json(self.options["scan"])
         if "url" not in self.options or "table" not in self.options:
             raise ConfigError("format('sluice') needs options 'url' and 'table' (or a planned 'scan')")
-        url, url_password = strip_password(self.options["url"])
-        source = open_source("sluice", url, password=self.options.get("password") or url_password)
+        url, _ = strip_password(self.options["url"])
+        source = open_source("sluice", url, password=_password(self.options))
         table_name = self.options["table"]
         schema, _, table = table_name.rpartition(".")
         described = source.describe(schema or None, table)
@@ -66,8 +67,13 @@ class SluiceDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         spec = self._spec()
-        url_password = strip_password(self.options.get("url", ""))[1]
-        return SluiceReader(spec, self.options.get("password") or url_password, self.options.get("session_zone", "UTC"))
+        return SluiceReader(spec, _password(self.options), self.options.get("session_zone", "UTC"))
+
+
+def _password(options: Mapping[str, str]) -> str | None:
+    """Option ``password``, else the URL's password percent-decoded (as the login uses it)."""
+    in_url = strip_password(options.get("url", ""))[1]
+    return options.get("password") or (unquote(in_url) if in_url else None)
 
 
 class SluiceReader(DataSourceReader):

@@ -7,6 +7,8 @@ import sys
 
 from pyspark.sql import SparkSession
 
+from sluice.masking import guard_py4j_logs
+
 #: settings Sluice needs in every session it uses
 REQUIRED_CONF = {
     "spark.sql.python.filterPushdown.enabled": "true",
@@ -42,6 +44,7 @@ def build_session(master: str | None = None, app_name: str = "sluice", conf: dic
 
 def prepare(session: SparkSession) -> SparkSession:
     """Apply Sluice's required settings to a caller's session and register the source."""
+    guard_py4j_logs()  # before any password option crosses py4j
     for key, value in REQUIRED_CONF.items():
         session.conf.set(key, value)
     from sluice.spark.datasource import SluiceDataSource

@@ -19,13 +19,13 @@ from sluice.pushdown.levels import Level
 from tests.unit.tables import PG_TABLE, SQLITE_TABLE
 
 
-def plan(sql: str):  # type: ignore[no-untyped-def]
+def plan(sql: str, trace: bool = True):  # type: ignore[no-untyped-def]
     def resolve(source: str, schema, table: str):  # type: ignore[no-untyped-def]
         return PG_TABLE if source == "pg" else SQLITE_TABLE
 
     bound = bind(sql, resolve, ["lite", "pg"], "q")
     state = PlanState(bound.qualified, bound.scans, "UTC", {"pg": PostgresDialect(), "lite": SqliteDialect()})
-    return optimize(state)
+    return optimize(state, trace)
 
 
 def placed(state, index: int) -> list[str]:  # type: ignore[no-untyped-def]
@@ -119,6 +119,13 @@ def test_trace_names_every_rule() -> None:
     _, trace = plan("SELECT id FROM pg.t WHERE NOT (i BETWEEN 1 AND 2)")
     assert [step.rule for step in trace] == ["bind"] + [rule_name(r) for r in RULES]
     assert any(step.text == "same as above" for step in trace)
+
+
+def test_plain_planning_records_no_trace_and_plans_alike() -> None:
+    query = "SELECT id FROM pg.t WHERE NOT (i BETWEEN 1 AND 2) AND name = 'x'"
+    (traced, steps), (plain, none) = plan(query), plan(query, trace=False)
+    assert steps and none == ()
+    assert plain.render() == traced.render()
 
 
 def test_projection_reads_only_what_spark_needs() -> None:
