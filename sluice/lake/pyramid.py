@@ -280,9 +280,20 @@ def _bytes(files: list["DataFile"]) -> int:
 
 
 def open_input(path: str) -> Any:
-    """A readable file for a data file path (a local path or any URI pyarrow knows)."""
-    filesystem, inner = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
-    return filesystem.open_input_file(inner)
+    """A readable file for a data file path (a local path or any URI pyarrow knows).
+
+    The path is taken literally, never percent-decoded: Iceberg writers escape partition
+    values into directory names (PyIceberg and Spark write ``s=%5C`` for the value ``\\``)
+    and record that name as is, so decoding (as ``FileSystem.from_uri`` does) opens a
+    file that does not exist.
+    """
+    if path.startswith("file:"):  # file:///tmp/x, and Hadoop's file:/tmp/x
+        return pafs.LocalFileSystem().open_input_file("/" + path[len("file:"):].lstrip("/"))
+    if "://" not in path:
+        return pafs.LocalFileSystem().open_input_file(path)
+    scheme, rest = path.split("://", 1)
+    filesystem, _ = pafs.FileSystem.from_uri(f"{scheme}://{rest.partition('/')[0]}/")
+    return filesystem.open_input_file(rest)
 
 
 def read_footer(path: str) -> pq.FileMetaData:
