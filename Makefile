@@ -63,6 +63,11 @@ bench-lake: setup
 fuzz: setup services
 	$(PY) -m fuzz --cases $(N) $(FUZZ_ARGS)
 
+# The parsers of outside input (SQL, Flight filters, catalog) under hostile input, no services: make fuzz-parsers N=20000 FUZZ_ARGS="--seed 7"
+.PHONY: fuzz-parsers
+fuzz-parsers: setup
+	$(PY) -m fuzz.parsers --target all --cases $(N) $(FUZZ_ARGS)
+
 # docs/pushdown-matrix.md is generated from the dialect code; a unit test fails when it is stale.
 docs: setup
 	$(PY) -m sluice.pushdown.matrix --write docs/pushdown-matrix.md

@@ -80,6 +80,10 @@ def load_catalog(path: str | os.PathLike[str]) -> dict[str, SourceConfig]:
         raise ConfigError(f"{where}: cannot read: {getattr(error, 'strerror', None) or error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{where}: TOML syntax error: {error}") from None
+    except RecursionError:  # tomllib recurses per nesting level of arrays and inline tables
+        raise ConfigError(f"{where}: arrays or inline tables nested too deeply") from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise ConfigError(f"{where}: a number too long to read") from None
     unknown = sorted(set(data) - {"sources"})
     if unknown:
         raise ConfigError(f"{where}: unknown top-level key(s) {', '.join(unknown)} (expected [sources.NAME] tables)")
@@ -113,6 +117,10 @@ def _source(where: str, name: str, table: Any) -> SourceConfig:
         raise ConfigError(f"{where}: missing url")
     if not isinstance(url, str) or "://" not in url:  # not echoed: masking cannot find a password in a non-URL
         raise ConfigError(f"{where}: url must be a string like scheme://... (the value is not shown)")
+    try:
+        urlsplit(url).port  # raises on a malformed host or port, which masking could not read either
+    except ValueError:  # its message may quote part of a password (``u:pa/ss@h`` reads ``pa`` as the port)
+        raise ConfigError(f"{where}: url has a malformed host or port (the value is not shown)") from None
     password_env = table.get("password_env")
     if password_env is not None:
         if not isinstance(password_env, str) or not password_env:

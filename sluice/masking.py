@@ -14,7 +14,9 @@ import re
 from urllib.parse import urlsplit, urlunsplit
 
 MASK = "***"
-_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:/@\s]*):(?P<pw>[^@\s]*)@")
+#: the scheme's length is bounded: unbounded, a long run of letters (a 1 MB literal in a remote
+#: query) is rescanned from every position, quadratic time (minutes for 100 KB)
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]{0,31}://)(?P<user>[^:/@\s]*):(?P<pw>[^@\s]*)@")
 _KEYVALUE = re.compile(r"(?i)\b(password|passwd|pwd|token|secret)\s*=\s*('[^']*'|\"[^\"]*\"|[^\s&;]+)")
 #: py4j sends one argument a line, a string as ``s<text>``: the string argument after one that
 #: names a key Spark redacts (``spark.redaction.regex``'s default), as in ``option("password", ...)``

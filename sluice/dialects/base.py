@@ -15,6 +15,7 @@ from typing import Callable, ClassVar
 from sqlglot import exp
 
 from sluice.dialects import functions
+from sluice.pushdown import nesting
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.like import LikePattern
@@ -22,6 +23,17 @@ from sluice.pushdown.translator import TextRules, Translation, Translator, Unsup
 from sluice.types import Column, Kind, SparkType
 
 FunctionHandler = Callable[[Translator, exp.Expression], Value]
+
+
+def check_text(text: str, refuses_nul: str | None) -> None:
+    """Raise :class:`Unsupported` for text no SQL driver can send (a lone surrogate is not
+    UTF-8), or holding NUL where the engine refuses it (``refuses_nul`` says why)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Unsupported("string constant is not valid Unicode (a lone surrogate)") from None
+    if refuses_nul and "\x00" in text:
+        raise Unsupported(f"string constant holds NUL (U+0000): {refuses_nul}")
 
 
 def wall_clock(value: dt.datetime) -> str:
@@ -40,6 +52,10 @@ class Dialect:
     functions: ClassVar[dict[type[exp.Expression], FunctionHandler]] = functions.COMMON
     #: whether ORDER BY on timestamps orders like Spark (top-N pushdown)
     orders_timestamps: ClassVar[bool] = True
+    #: why a string literal holding NUL (U+0000) cannot be sent, or None when it can
+    refuses_nul: ClassVar[str | None] = None
+    #: deepest pushed predicate (sqlglot nodes) the engine's parser takes; deeper stays with Spark
+    max_depth: ClassVar[int] = nesting.MAX_PUSH_DEPTH
 
     # ------------------------------------------------------------- rendering
     def render(self, node: exp.Expression) -> str:
@@ -72,7 +88,7 @@ class Dialect:
         if kind is Kind.FLOAT:
             return self.float_literal(float(value), constant.type)  # type: ignore[arg-type]
         if kind is Kind.STRING:
-            return exp.Literal.string(str(value))
+            return self.string_literal(str(value))
         if kind is Kind.DATE:
             return self.date_literal(value)  # type: ignore[arg-type]
         if kind is Kind.TIMESTAMP:
@@ -80,6 +96,12 @@ class Dialect:
         if kind is Kind.TIMESTAMP_NTZ:
             return self.timestamp_ntz_literal(value)  # type: ignore[arg-type]
         raise Unsupported(f"{self.name} has no literal for {constant.type}")
+
+    def string_literal(self, text: str) -> exp.Expression:
+        """``text`` as a quoted literal; :class:`Unsupported` when the engine could not receive
+        it as sent, so the predicate stays with Spark instead of failing or matching wrongly."""
+        check_text(text, self.refuses_nul)
+        return exp.Literal.string(text)
 
     def float_literal(self, value: float, spark_type: SparkType) -> exp.Expression:
         if math.isnan(value) or math.isinf(value):
@@ -132,7 +154,7 @@ class Dialect:
         if text is not None and text.equality is not Level.EXACT:
             raise Unsupported(f"LIKE follows the collation: {text.why}")
         spelled = pattern.render("%", "_", lambda c: "\\" + c if c in "%_\\" else c)
-        like = exp.Like(this=paren(value.sql), expression=exp.Literal.string(spelled))
+        like = exp.Like(this=paren(value.sql), expression=self.string_literal(spelled))
         return Translation(Level.EXACT, "LIKE with an explicit escape character", exp.Escape(this=like, expression=exp.Literal.string("\\")))
 
     def arithmetic(self, op: type[exp.Expression], left: Value, right: Value) -> Value:

@@ -61,19 +61,27 @@ def substring(translator: "Translator", node: exp.Expression) -> Value:
     return Value(exp.Substring(**args), value.type, translator.dialect.derived_text(value.text))
 
 
+#: arguments of a pushed variadic function: SQLite refuses more than 127 (SQLITE_MAX_FUNCTION_ARG)
+MAX_ARGUMENTS = 100
+
+
 def coalesce(translator: "Translator", node: exp.Expression) -> Value:
     nodes = [node.this, *node.expressions]
-    typed = [translator.value(n) for n in nodes if constants.evaluate(n, translator.zone) is None]
+    if len(nodes) > MAX_ARGUMENTS:
+        raise Unsupported(f"coalesce() with {len(nodes)} arguments: pushed with at most {MAX_ARGUMENTS} (SQLite takes 127)")
+    # each argument is translated once: nested coalesce() would otherwise cost 2**depth
+    folded = [constants.evaluate(n, translator.zone) for n in nodes]
+    values = [translator.value(n) if constant is None else None for n, constant in zip(nodes, folded)]
+    typed = [v for v in values if v is not None]
     if not typed:
         raise Unsupported("coalesce() of constants only")
     result_type = typed[0].type
     parts = []
-    for part in nodes:
-        constant = constants.evaluate(part, translator.zone)
+    for constant, value in zip(folded, values):
         if constant is not None:
             parts.append(translator.dialect.literal(constants.coerce(constant, result_type, translator.zone), typed[0]))
             continue
-        value = translator.value(part)
+        assert value is not None
         if value.type != result_type:
             raise Unsupported(f"coalesce() over {value.type} and {result_type}: Spark's common type is not mirrored")
         parts.append(value.sql)

@@ -30,7 +30,7 @@ import re
 from sqlglot import exp
 
 from sluice.dialects import functions
-from sluice.dialects.base import Dialect, wall_clock
+from sluice.dialects.base import Dialect, check_text, wall_clock
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.like import LikePattern
@@ -83,10 +83,8 @@ class MariadbDialect(Dialect):
         """Plain ASCII as a quoted string; anything else as UTF-8 hex, immune to sql_mode."""
         if _PLAIN_TEXT.fullmatch(text):
             return exp.Literal.string(text)
-        try:
-            encoded = text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise Unsupported("string constant is not valid Unicode (a lone surrogate)") from None
+        check_text(text, self.refuses_nul)
+        encoded = text.encode("utf-8")
         if not encoded:
             return exp.Literal.string("")
         return exp.Introducer(this="_utf8mb4", expression=exp.HexString(this=encoded.hex().upper()))

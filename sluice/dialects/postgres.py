@@ -26,6 +26,7 @@ _EXACT_INTEGER_OPS = (exp.Add, exp.Sub, exp.Mul, exp.Mod, exp.BitwiseXor, exp.Bi
 class PostgresDialect(Dialect):
     name = "PostgreSQL"
     sqlglot = "postgres"
+    refuses_nul = "PostgreSQL text cannot hold it (no stored value equals it; Spark compares)"
     type_names = {
         "boolean": "BOOLEAN",
         "smallint": "SMALLINT",

@@ -28,6 +28,7 @@ from sqlglot import exp
 from sluice.flight import literals
 from sluice.flight.filter_json import column_name
 from sluice.flight.protocol import MAX_CONJUNCTS, MAX_DEPTH, Conjunct, RequestError
+from sluice.pushdown import nesting
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.translator import Unsupported, paren
 from sluice.types import TableSchema, SparkType
@@ -79,6 +80,14 @@ def decode_filter(document: dict[str, Any], table: TableSchema) -> list[Conjunct
     return conjuncts
 
 
+def _name(node: dict, key: str) -> str | None:  # type: ignore[type-arg]
+    """A node's ``type`` or ``name``: text (or absent), never another JSON value."""
+    value = node.get(key)
+    if value is not None and not isinstance(value, str):
+        raise RequestError(f"{node['expression_class']}'s {key!r} must be a string, not {type(value).__name__}")
+    return value
+
+
 def _class_of(node: Any) -> str:
     return str(node.get("expression_class", "?")) if isinstance(node, dict) else "?"
 
@@ -125,7 +134,7 @@ class _Reader:
         return literals.constant_node(constant(node.get("value")))
 
     def _bound_comparison(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
-        kind = node.get("type")
+        kind = _name(node, "type")
         left, right = self._operand(node, "left", depth), self._operand(node, "right", depth)
         if kind == "COMPARE_IN" and isinstance(right, exp.Array):  # x IN list_value(...)
             return exp.In(this=paren(left), expressions=right.expressions)
@@ -134,17 +143,13 @@ class _Reader:
         return _COMPARISONS[kind](this=paren(left), expression=paren(right))
 
     def _bound_conjunction(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
-        connector = {"CONJUNCTION_AND": exp.And, "CONJUNCTION_OR": exp.Or}.get(node.get("type"))  # type: ignore[arg-type]
+        connector = {"CONJUNCTION_AND": exp.And, "CONJUNCTION_OR": exp.Or}.get(_name(node, "type"))  # type: ignore[arg-type]
         if connector is None:
             raise RequestError(f"BOUND_CONJUNCTION type {node.get('type')!r} is neither CONJUNCTION_AND nor CONJUNCTION_OR")
-        children = self._children(node, depth)
-        tree = children[0]
-        for child in children[1:]:
-            tree = connector(this=paren(tree), expression=paren(child))
-        return tree
+        return nesting.chain(connector, self._children(node, depth), paren)
 
     def _bound_operator(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
-        kind = node.get("type")
+        kind = _name(node, "type")
         children = self._children(node, depth)
         if kind in ("OPERATOR_IS_NULL", "OPERATOR_IS_NOT_NULL", "OPERATOR_NOT") and len(children) != 1:
             raise RequestError(f"{kind} takes one child, not {len(children)}")
@@ -181,7 +186,7 @@ class _Reader:
         raise Unsupported("DuckDB casts are not mirrored in Spark SQL")
 
     def _bound_function(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
-        name = node.get("name")
+        name = _name(node, "name")
         if name in _NEGATED_FUNCTIONS:
             return exp.Not(this=exp.Paren(this=self._function(_NEGATED_FUNCTIONS[name], node, depth)))
         return self._function(name, node, depth)
@@ -274,9 +279,15 @@ def _decimal(raw: Any, logical: dict, mismatch: RequestError) -> Decimal:  # typ
             raise mismatch from None
     else:
         raise mismatch
-    info = logical.get("type_info") or {}
-    scale = info.get("scale", 0) if logical.get("id") == "DECIMAL" else 0
+    scale = _type_info(logical).get("scale", 0) if logical.get("id") == "DECIMAL" else 0
     return Decimal(unscaled).scaleb(-scale)
+
+
+def _type_info(logical: dict) -> dict:  # type: ignore[type-arg]
+    info = logical.get("type_info") or {}
+    if not isinstance(info, dict):
+        raise RequestError(f"a DuckDB type's type_info is an object or null, not {type(info).__name__}")
+    return info
 
 
 def _spark_type(logical: Any) -> SparkType:
@@ -284,7 +295,7 @@ def _spark_type(logical: Any) -> SparkType:
         raise RequestError("a DuckDB type is {\"id\": ..., \"type_info\": ...}")
     type_id = logical["id"]
     if type_id == "DECIMAL":
-        info = logical.get("type_info") or {}
+        info = _type_info(logical)
         width, scale = info.get("width"), info.get("scale")
         if type(width) is not int or type(scale) is not int or not 0 <= scale <= width <= 38:
             raise RequestError(f"DECIMAL type_info {info!r} needs width and scale (0 <= scale <= width <= 38)")

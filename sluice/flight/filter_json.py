@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from sluice.flight import literals
 from sluice.flight.protocol import MAX_CONJUNCTS, MAX_DEPTH, Conjunct, RequestError
-from sluice.pushdown import constants
+from sluice.pushdown import constants, nesting
 from sluice.pushdown.negation import unfold_negate
 from sluice.pushdown.translator import Unsupported, paren
 from sluice.types import TableSchema
@@ -172,10 +172,7 @@ def _binary(name: str, args: list[exp.Expression], node: dict, table: TableSchem
 
 def _connector(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:  # type: ignore[type-arg]
     _arity(name, args, 2, None)
-    tree = args[0]
-    for arg in args[1:]:
-        tree = _CONNECTORS[name](this=paren(tree), expression=paren(arg))
-    return tree
+    return nesting.chain(_CONNECTORS[name], args, paren)
 
 
 def _not(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:  # type: ignore[type-arg]

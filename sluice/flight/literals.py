@@ -98,6 +98,7 @@ def from_json(value: Any, type_name: Any) -> Constant:
     except ValueError:
         raise RequestError(f"literal type {type_name!r} is not a Spark type Sluice knows (boolean, tinyint, smallint, int, "
                            "bigint, float, double, decimal(p,s), string, binary, date, timestamp, timestamp_ntz, null)") from None
+    check_decimal(spark)
     if value is None:
         return Constant(None, spark)
     kind = spark.kind
@@ -133,6 +134,15 @@ def from_json(value: Any, type_name: Any) -> Constant:
     return Constant(_timestamp(value, kind is Kind.TIMESTAMP, spark), spark)
 
 
+def check_decimal(spark: SparkType) -> None:
+    """Spark's decimals have 1 to 38 digits and a scale of at most the precision; a wider one
+    (``decimal(999999999,2)``) would overflow the arithmetic that types its constants."""
+    if spark.kind is Kind.DECIMAL:
+        precision, scale = spark.precision_scale
+        if not 0 < precision <= 38 or scale > precision:
+            raise RequestError(f"{spark} is not a Spark decimal type (precision 1 to 38, scale at most the precision)")
+
+
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -162,7 +172,10 @@ def _float(value: Any, mismatch: RequestError) -> float:
         return _FLOAT_WORDS[value]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise mismatch
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond the double range
+        raise mismatch from None
 
 
 def _date(value: str, mismatch: RequestError) -> dt.date:

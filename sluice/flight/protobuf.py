@@ -22,15 +22,15 @@ class Message:
         self.fields: dict[int, list[int | bytes]] = defaultdict(list)
         position = 0
         while position < len(data):
-            key, position = _varint(data, position)
+            key, position = read_varint(data, position)
             number, wire = key >> 3, key & 7
             if number == 0:
                 raise WireError("field number 0")
             if wire == 0:
-                value, position = _varint(data, position)
+                value, position = read_varint(data, position)
                 self.fields[number].append(value)
             elif wire == 2:
-                size, position = _varint(data, position)
+                size, position = read_varint(data, position)
                 if position + size > len(data):
                     raise WireError("a length-delimited field runs past the end")
                 self.fields[number].append(data[position:position + size])
@@ -89,12 +89,16 @@ class Message:
         return _bytes(values[-1]) if values else b""
 
     def double(self, number: int) -> float:
-        raw = self.raw(number)
-        return struct.unpack("<d", raw)[0] if raw else 0.0
+        return self._fixed(number, "<d", 8)
 
     def single(self, number: int) -> float:
+        return self._fixed(number, "<f", 4)
+
+    def _fixed(self, number: int, layout: str, width: int) -> float:
         raw = self.raw(number)
-        return struct.unpack("<f", raw)[0] if raw else 0.0
+        if raw and len(raw) != width:
+            raise WireError(f"field {number} holds {len(raw)} bytes, not a {width * 8}-bit value")
+        return struct.unpack(layout, raw)[0] if raw else 0.0
 
 
 def _int32(value: int) -> int:
@@ -108,7 +112,8 @@ def _bytes(value: int | bytes) -> bytes:
     return value
 
 
-def _varint(data: bytes, position: int) -> tuple[int, int]:
+def read_varint(data: bytes, position: int) -> tuple[int, int]:
+    """The varint at ``position`` and the position after it (:class:`WireError` if malformed)."""
     result = shift = 0
     while True:
         if position >= len(data):

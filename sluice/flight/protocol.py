@@ -14,7 +14,7 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from sqlglot import exp
 
@@ -29,6 +29,8 @@ MAX_REQUEST_BYTES = 1 << 20
 MAX_DEPTH = 64
 MAX_CONJUNCTS = 1024
 MAX_PARTITIONS = 64
+#: the largest LIMIT sent (BIGINT's maximum): a larger one would fail the remote read
+MAX_LIMIT = 2**63 - 1
 FORMATS = ("sluice", "airport", "substrait")
 
 ACTION_LIST_TABLES = "sluice.list_tables"
@@ -101,6 +103,10 @@ def load_json(payload: bytes, what: str) -> Any:
         raise RequestError(f"{what} is not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise RequestError(f"{what} is not valid JSON: {error}") from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise RequestError(f"{what} holds a number too long to read") from None
+    except RecursionError:  # json's C parser recurses per nesting level
+        raise RequestError(f"{what} is nested too deeply (filters are at most {MAX_DEPTH} levels deep)") from None
 
 
 def parse_request(payload: bytes) -> Request:
@@ -120,10 +126,23 @@ def parse_request(payload: bytes) -> Request:
         table=_names(data.get("table"), "table", "a Flight path: a list of names such as [\"lite\", \"orders\"]"),
         columns=None if data.get("columns") is None else _names(data["columns"], "columns", "a list of column names"),
         filter=None if data.get("filter") is None else _filter(data["filter"]),
-        limit=_count(data.get("limit"), "limit", 0, None),
+        limit=_limit(_count(data.get("limit"), "limit", 0, None)),
         partitions=_count(data.get("partitions"), "partitions", 1, MAX_PARTITIONS),
         session_zone=_zone(data.get("session_zone", "UTC")),
     )
+
+
+def path_request(path: Sequence[bytes | str]) -> Request:
+    """A path descriptor as a :class:`Request` for the whole table (names must be UTF-8)."""
+    try:
+        return Request(tuple(p.decode("utf-8") if isinstance(p, bytes) else p for p in path))
+    except UnicodeDecodeError:
+        raise RequestError("a path descriptor's names must be UTF-8 text") from None
+
+
+def _limit(value: int | None) -> int | None:
+    """Past BIGINT no engine takes the LIMIT literal, and no table holds that many rows."""
+    return None if value is None else min(value, MAX_LIMIT)
 
 
 def _names(value: Any, key: str, expected: str) -> tuple[str, ...]:

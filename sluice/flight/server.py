@@ -45,6 +45,7 @@ from sluice.flight.protocol import (
     RequestError,
     check_size,
     parse_request,
+    path_request,
 )
 from sluice.flight.publish import PublishedTables
 from sluice.flight.tickets import TicketSigner
@@ -107,7 +108,7 @@ class SluiceFlightServer(flight.FlightServerBase):
 
     def _request(self, descriptor: flight.FlightDescriptor) -> Request:
         if descriptor.descriptor_type == flight.DescriptorType.PATH:
-            return Request(tuple(p.decode("utf-8") if isinstance(p, bytes) else p for p in descriptor.path))
+            return path_request(descriptor.path)
         return parse_request(descriptor.command)
 
     # ------------------------------------------------------------ streams

@@ -22,6 +22,7 @@ from sluice.flight import literals
 from sluice.flight.filter_json import column_name
 from sluice.flight.protobuf import Message, WireError
 from sluice.flight.protocol import MAX_CONJUNCTS, MAX_DEPTH, Conjunct, RequestError
+from sluice.pushdown import nesting
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.translator import Unsupported, paren
 from sluice.types import Kind, SparkType, TableSchema
@@ -52,7 +53,10 @@ def decode_filter(payload: bytes, table: TableSchema) -> list[Conjunct]:
         raise RequestError(f"the filter has {len(references)} conjuncts; the server accepts at most {MAX_CONJUNCTS}")
     conjuncts = []
     for index, reference in enumerate(references):
-        label = f"substrait expression {index} ({', '.join(reference.texts(3)) or 'unnamed'})"
+        try:
+            label = f"substrait expression {index} ({', '.join(reference.texts(3)) or 'unnamed'})"
+        except WireError as error:
+            raise RequestError(f"substrait expression {index} is malformed: {error}") from None
         try:
             expression = reference.message(1)
             if expression is None:
@@ -137,11 +141,7 @@ class _Reader:
         if name in ("and", "or"):
             if len(args) < 2:
                 raise RequestError(f"{name}() takes at least two arguments")
-            connector = exp.And if name == "and" else exp.Or
-            tree = args[0]
-            for arg in args[1:]:
-                tree = connector(this=paren(tree), expression=paren(arg))
-            return tree
+            return nesting.chain(exp.And if name == "and" else exp.Or, args, paren)
         if name in ("not", "is_null", "is_not_null"):
             _arity(name, args, 1)
             if name == "not":
@@ -261,7 +261,9 @@ def _spark_type(kind: Message) -> SparkType:
     if kind.has(24):
         decimal = kind.message(24)
         assert decimal is not None
-        return SparkType(f"decimal({decimal.integer(2)},{decimal.integer(1)})")
+        spark = SparkType(f"decimal({decimal.integer(2)},{decimal.integer(1)})")
+        literals.check_decimal(spark)
+        return spark
     for number, spark in _TYPES.items():
         if kind.has(number):
             return SparkType(spark)

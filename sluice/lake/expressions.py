@@ -79,9 +79,11 @@ def conjunct_filter(sql: str, schema: Schema) -> IcebergFilter:
     """The pruning form of one pushed conjunct (DuckDB SQL text, as the lake dialect renders it)."""
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
+        return _Converter(schema).convert(tree)
     except sqlglot.errors.ParseError:
         return IcebergFilter.everything()
-    return _Converter(schema).convert(tree)
+    except RecursionError:  # nested deeper than sqlglot re-reads: prune nothing (DuckDB still applies it)
+        return IcebergFilter.everything()
 
 
 def combined(filters: list[IcebergFilter]) -> IcebergFilter:

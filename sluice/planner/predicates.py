@@ -52,12 +52,18 @@ def rewrite_predicates(tree: exp.Expression, rewrite: Callable[[exp.Expression],
 
 
 def conjuncts(condition: exp.Expression) -> list[exp.Expression]:
-    """Top-level AND-ed parts, looking through parentheses."""
-    if isinstance(condition, exp.Paren) and isinstance(condition.this, exp.And):
-        return conjuncts(condition.this)
-    if isinstance(condition, exp.And):
-        return conjuncts(condition.this) + conjuncts(condition.expression)
-    return [condition]
+    """Top-level AND-ed parts, looking through parentheses (left to right; iterative, so a
+    generated query with thousands of ANDs splits without deep recursion)."""
+    parts, pending = [], [condition]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, exp.Paren) and isinstance(node.this, exp.And):
+            pending.append(node.this)
+        elif isinstance(node, exp.And):
+            pending += [node.expression, node.this]
+        else:
+            parts.append(node)
+    return parts
 
 
 def and_all(parts: list[exp.Expression]) -> exp.Expression | None:

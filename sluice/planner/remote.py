@@ -9,6 +9,10 @@ from sluice.planner.state import OrderKey
 from sluice.types import Kind, TableSchema
 
 
+#: pushed conjuncts per flat AND chain (see :func:`_conjunction`)
+AND_CHUNK = 256
+
+
 def order_by(dialect: Dialect, table: TableSchema, keys: tuple[OrderKey, ...]) -> str | None:
     """``ORDER BY`` with NULL placement spelled out and text under a binary collation."""
     if not keys:
@@ -27,9 +31,19 @@ def build_query(select_list: list[str], table_sql: str, where: list[str], order:
     """Assemble the query; every pushed predicate is parenthesised on its own."""
     sql = f"SELECT {', '.join(select_list)} FROM {table_sql}"
     if where:
-        sql += " WHERE " + " AND ".join(f"({w})" for w in where)
+        sql += " WHERE " + _conjunction([f"({w})" for w in where])
     if order:
         sql += f" {order}"
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     return sql
+
+
+def _conjunction(parts: list[str]) -> str:
+    """``a AND b AND ...``; past :data:`AND_CHUNK` parts, grouped in parenthesised chunks:
+    SQLite nests a flat AND chain one level per AND and refuses 1,000 levels, while each
+    parenthesis costs its parser a little stack (it overflows at about 100), so chunks
+    stay flat and few."""
+    while len(parts) > AND_CHUNK:
+        parts = [f"({' AND '.join(parts[i:i + AND_CHUNK])})" for i in range(0, len(parts), AND_CHUNK)]
+    return " AND ".join(parts)

@@ -48,6 +48,8 @@ class Constant:
 _TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?")
 _TS_ZONE = re.compile(r"(?P<ts>.*?)\s*(?P<zone>Z|UTC|[+-]\d{2}:?\d{2})$")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: a numeric literal as Spark's grammar writes one (its type suffix is sqlglot's CAST)
+_NUMBER = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # ASCII digits only, as Spark's lexer
 _FLOAT_WORDS = {"nan": math.nan, "inf": math.inf, "+inf": math.inf, "infinity": math.inf,
                 "+infinity": math.inf, "-inf": -math.inf, "-infinity": -math.inf}
 
@@ -156,6 +158,8 @@ def _literal(node: exp.Literal) -> Constant | None:
     text = node.this
     if node.is_string:
         return Constant(text, STRING)
+    if not _NUMBER.fullmatch(text):
+        return None  # sqlglot reads some malformed numbers as one token ('1e', '1e308-9'); Spark does not
     if re.search(r"[eE]", text):
         return Constant(float(text), DOUBLE)
     if "." in text:
@@ -224,9 +228,11 @@ def spark_type_of(target: exp.DataType) -> SparkType | None:
     if target.this in simple:
         return SparkType(simple[target.this])
     if target.this is DT.DECIMAL:
-        params = [int(p.this.this) if isinstance(p.this, exp.Literal) else int(p.name) for p in target.expressions]
-        precision, scale = (params + [10, 0][len(params):])[:2]
-        return SparkType(f"decimal({precision},{scale})")
+        texts = [p.this.this if isinstance(p.this, exp.Literal) else p.name for p in target.expressions]
+        if len(texts) > 2 or not all(text.isascii() and text.isdigit() for text in texts):
+            return None
+        precision, scale = ([int(text) for text in texts] + [10, 0][len(texts):])[:2]
+        return SparkType(f"decimal({precision},{scale})") if 0 < precision <= 38 and scale <= precision else None
     return None
 
 

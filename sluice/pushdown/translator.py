@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 from sqlglot import exp
 
 from sluice.errors import PushdownError
-from sluice.pushdown import constants
+from sluice.pushdown import constants, nesting
 from sluice.pushdown.constants import Constant, NotRepresentable
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.like import LikePattern
@@ -67,6 +67,9 @@ class Translation:
         return cls(Level.UNSUPPORTED, reason)
 
 
+#: pushed SQL per scan, in characters: a 100,000-item IN list fits; more is left to Spark,
+#: never sent (MariaDB's max_allowed_packet is 16 MiB, SQLite's statement limit 1e9 bytes)
+MAX_PUSHED_CHARS = 4_000_000
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 _EQUALITIES = (exp.EQ, exp.NullSafeEQ)
 _MIRROR = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
@@ -93,6 +96,8 @@ class Translator:
     def predicate(self, node: exp.Expression) -> Translation:
         try:
             return self._predicate(node)
+        except RecursionError:  # classify_conjuncts bounds the depth; this keeps any miss a reason
+            return Translation.unsupported("the predicate is nested too deeply to translate")
         except Unsupported as unsupported:
             return Translation.unsupported(str(unsupported))
         except NotRepresentable as unsupported:
@@ -326,11 +331,41 @@ class Translator:
 
 def classify_conjuncts(dialect: "Dialect", table: TableSchema, candidates: "Sequence[exp.Expression]",
                        session_zone: str) -> tuple[Verdict, ...]:
-    """Each candidate conjunct's verdict under ``dialect``: level, reason and remote SQL."""
+    """Each candidate conjunct's verdict under ``dialect``: level, reason and remote SQL.
+
+    A conjunct nested deeper than remote engines parse, or whose SQL would take the scan's
+    pushed text past :data:`MAX_PUSHED_CHARS`, is left to Spark (UNSUPPORTED, with why)."""
     translator = Translator(dialect, table, session_zone)
     verdicts = []
+    budget = MAX_PUSHED_CHARS
     for candidate in candidates:
+        levels = nesting.depth(candidate)
+        if levels > nesting.MAX_PUSH_DEPTH:
+            verdicts.append(Verdict(_label(candidate, levels), Level.UNSUPPORTED, f"the predicate is nested {levels} levels deep; "
+                                    f"Sluice pushes at most {nesting.MAX_PUSH_DEPTH} (remote engines limit expression depth)", None))
+            continue
         translation = translator.predicate(candidate)
-        remote = dialect.render(translation.sql) if translation.sql is not None else None
-        verdicts.append(Verdict(candidate.sql(dialect="spark"), translation.level, translation.reason, remote))
+        remote_levels = nesting.depth(translation.sql) if translation.sql is not None else 0
+        if remote_levels > dialect.max_depth:
+            translation = Translation.unsupported(f"its {dialect.name} SQL nests {remote_levels} levels; "
+                                                  f"{dialect.name}'s parser takes {dialect.max_depth}")
+        try:
+            remote = dialect.render(translation.sql) if translation.sql is not None else None
+        except RecursionError:
+            translation, remote = Translation.unsupported("the pushed SQL is nested too deeply to write"), None
+        if remote is not None and len(remote) > budget:
+            left = "" if budget == MAX_PUSHED_CHARS else f" ({budget:,} left after the conjuncts before it)"
+            translation = Translation.unsupported(
+                f"its SQL is {len(remote):,} characters; a scan pushes at most {MAX_PUSHED_CHARS:,}{left} "
+                "(remote engines limit a statement's length)")
+            remote = None
+        budget -= len(remote or "")
+        verdicts.append(Verdict(_label(candidate, levels), translation.level, translation.reason, remote))
     return tuple(verdicts)
+
+
+def _label(candidate: exp.Expression, levels: int) -> str:
+    try:
+        return candidate.sql(dialect="spark")
+    except RecursionError:
+        return f"(a predicate nested {levels} levels deep)"

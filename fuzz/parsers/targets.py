@@ -1,0 +1,117 @@
+"""The parsers that take outside input, each wrapped as the code that serves it calls it.
+
+* ``sql``: the SQL front end as ``Federation.plan`` runs it (parse, bind, every optimizer
+  rule, classification), bound against the fixed tables of :mod:`fuzz.parsers.tables`;
+  then the remote query of every scan is assembled as a source would send it.
+* ``flight-json``, ``airport``, ``substrait``: a GetFlightInfo descriptor as the Flight
+  server reads it (``protocol.parse_request`` or ``path_request``, the filter decoder of
+  the request's format, classification of every conjunct by a SQL dialect).
+* ``catalog``: a TOML catalog file through ``load_catalog``.
+
+Accepted outcomes are success and a :class:`SluiceError` (the Flight server maps its
+``RequestError`` to a Flight error); a :class:`PushdownError` is a Sluice bug and counts as
+a failure, as does any other exception, a hang, and a
+:class:`~fuzz.parsers.oracles.Violation` of what every accepted input must give. Cases are
+made by :mod:`fuzz.parsers.generate`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from dataclasses import dataclass
+from typing import Callable
+
+from fuzz.parsers import generate, seeds
+from fuzz.parsers.oracles import check_remote, utf8
+from fuzz.parsers.tables import DIALECTS, TABLES, resolve
+from sluice.catalog import load_catalog
+from sluice.errors import BindError, PushdownError, SluiceError
+from sluice.flight import filter_json, planning
+from sluice.flight.protocol import RequestError, parse_request, path_request
+from sluice.planner.binder import bind
+from sluice.planner.optimizer import optimize
+from sluice.planner.state import PlanState
+from sluice.pushdown.translator import classify_conjuncts
+from sluice.types import TableSchema
+
+ZONE = "America/New_York"  # DST makes timestamp constants earn their keep
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    seeds: Callable[[], list[bytes]]
+    generate: Callable[[random.Random, list[bytes]], bytes]
+    run: Callable[[bytes], None]
+
+
+def accepted(error: BaseException) -> bool:
+    """Whether ``error`` is a clean, typed refusal."""
+    return isinstance(error, SluiceError) and not isinstance(error, PushdownError)
+
+
+# ---------------------------------------------------------------- sql
+def run_sql(data: bytes) -> None:
+    """Plan the query as ``Federation.plan`` does; check every scan's remote query."""
+    bound = bind(data.decode("utf-8", "surrogateescape"), resolve, sorted(TABLES), "q")
+    state, _ = optimize(PlanState(bound.qualified, bound.scans, ZONE, dict(DIALECTS)))
+    utf8(state.tree.sql(dialect="spark"), "the Spark SQL")
+    utf8(bound.reference.sql(dialect="spark"), "the reference SQL")
+    for scan in state.scans:
+        check_remote(scan.source, scan.table, [v.remote_sql for v in scan.verdicts if v.level.pushed])
+
+
+# ---------------------------------------------------------------- flight
+def _resolve_path(path: tuple[str, ...]) -> tuple[str, TableSchema]:
+    """As ``PublishedTables.resolve``: [source, table] or [source, schema, table]."""
+    if not 2 <= len(path) <= 3 or path[0].lower() not in TABLES:
+        raise RequestError(f"table path {list(path)} names no published table")
+    schema, name = (None, path[1]) if len(path) == 2 else (path[1], path[2])
+    try:
+        return path[0].lower(), resolve(path[0].lower(), schema, name)
+    except BindError as error:
+        raise RequestError(f"unknown table {list(path)}: {error}") from None
+
+
+def run_flight(data: bytes) -> None:
+    """A descriptor as the server plans it: a command (JSON) or, for input starting with
+    ``path:``, a path descriptor of NUL-separated names."""
+    if data.startswith(b"path:"):
+        request = path_request(data[5:].split(b"\x00"))
+    else:
+        request = parse_request(data)
+    source, table = _resolve_path(request.table)
+    for name in request.columns or ():
+        filter_json.column_name(table, name)
+    conjuncts = planning.read_filter(request.filter, table)
+    trees = [c.tree for c in conjuncts if c.tree is not None]
+    for name in (source, "lite", "my"):
+        verdicts = classify_conjuncts(DIALECTS[name], TABLES[name], trees, request.session_zone)  # the fuzz tables share names
+        check_remote(name, TABLES[name], [v.remote_sql for v in verdicts if v.level.pushed])  # type: ignore[misc]
+    for conjunct in conjuncts:
+        json.dumps({"sql": conjunct.sql, "reason": conjunct.reason})  # the FlightInfo's app_metadata
+
+
+def run_catalog(data: bytes) -> None:
+    handle, path = tempfile.mkstemp(prefix="sluice-fuzz-", suffix=".toml")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        load_catalog(path)
+    finally:
+        os.unlink(path)
+
+
+TARGETS: dict[str, Target] = {
+    "sql": Target("sql", seeds.sql_seeds, generate.sql, run_sql),
+    "flight-json": Target("flight-json", seeds.flight_json_seeds,
+                          generate.json_generator(seeds.flight_json_seeds, generate.SLUICE_WORDS, generate.nested_sluice), run_flight),
+    "airport": Target("airport", seeds.airport_seeds,
+                      generate.json_generator(seeds.airport_seeds, generate.AIRPORT_WORDS, generate.nested_airport), run_flight),
+    "substrait": Target("substrait", generate.substrait_seeds, generate.substrait, run_flight),
+    "catalog": Target("catalog", seeds.catalog_seeds, generate.catalog, run_catalog),
+}
+
