@@ -94,6 +94,45 @@ def combined(filters: list[IcebergFilter]) -> IcebergFilter:
     return IcebergFilter(expression, all(f.exact for f in filters))
 
 
+#: an integer range this narrow is also pruned as the set of its values (see :func:`with_value_sets`)
+MAX_RANGE_AS_SET = 64
+_LOWER = {ice.GreaterThanOrEqual: 0, ice.GreaterThan: 1, ice.EqualTo: 0}
+_UPPER = {ice.LessThanOrEqual: 0, ice.LessThan: -1, ice.EqualTo: 0}
+
+
+def with_value_sets(expression: ice.BooleanExpression, schema: Schema) -> ice.BooleanExpression:
+    """``expression`` AND, for each integer column it bounds to at most
+    :data:`MAX_RANGE_AS_SET` values, ``column IN (those values)``.
+
+    For partition pruning only. A range projects through no bucket transform (Iceberg's
+    inclusive projection of ``payload_id BETWEEN 7 AND 8`` onto ``bucket(4, payload_id)``
+    is *true*), but the equal set does: ``IN (7, 8)`` keeps at most two buckets. The set is
+    implied by the bounds (an integer in ``[lo, hi]`` is one of them; NULL satisfies
+    neither), so the result is true exactly where ``expression`` is.
+    """
+    integer_columns = {f.name for f in schema.fields if isinstance(f.field_type, (IntegerType, LongType))}
+    lower: dict[str, int] = {}
+    upper: dict[str, int] = {}
+    pending = [expression]
+    while pending:  # the top-level AND only: bounds under an OR bound nothing
+        node = pending.pop()
+        if isinstance(node, ice.And):
+            pending += [node.left, node.right]
+            continue
+        name = getattr(getattr(node, "term", None), "name", None)
+        value = getattr(getattr(node, "literal", None), "value", None)
+        if name not in integer_columns or not isinstance(value, int) or isinstance(value, bool):
+            continue
+        if type(node) in _LOWER:
+            lower[name] = max(lower.get(name, value + _LOWER[type(node)]), value + _LOWER[type(node)])
+        if type(node) in _UPPER:
+            upper[name] = min(upper.get(name, value + _UPPER[type(node)]), value + _UPPER[type(node)])
+    for name in sorted(lower.keys() & upper.keys()):
+        if 1 < upper[name] - lower[name] + 1 <= MAX_RANGE_AS_SET:
+            expression = ice.And(expression, ice.In(name, list(range(lower[name], upper[name] + 1))))
+    return expression
+
+
 class _Converter:
     def __init__(self, schema: Schema) -> None:
         self.fields = {field.name.lower(): field for field in schema.fields}

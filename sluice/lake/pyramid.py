@@ -36,7 +36,7 @@ from pyiceberg.expressions.visitors import (
 from pyiceberg.manifest import ManifestContent
 from pyiceberg.schema import Schema
 
-from sluice.lake.expressions import IcebergFilter, combined, conjunct_filter
+from sluice.lake.expressions import IcebergFilter, combined, conjunct_filter, with_value_sets
 from sluice.lake.stats import RowGroupMetrics, row_group_metrics
 
 if TYPE_CHECKING:
@@ -189,8 +189,10 @@ class _Pruner:
         self.expression: BooleanExpression = scan_filter.expression
         self.exact = scan_filter.exact
         self.specs = table.specs()
-        # bound once per spec, not once per data file (planning walks every file)
-        projected = {sid: inclusive_projection(schema, spec)(self.expression) for sid, spec in self.specs.items()}
+        # bound once per spec, not once per data file (planning walks every file); narrow
+        # integer ranges as value sets, which bucket partitions can prune
+        partition_expression = with_value_sets(self.expression, schema)
+        projected = {sid: inclusive_projection(schema, spec)(partition_expression) for sid, spec in self.specs.items()}
         self.partition_filters = projected
         self.partition_admits = {sid: expression_evaluator(Schema(*spec.partition_type(schema).fields), projected[sid], True)
                                  for sid, spec in self.specs.items()}

@@ -82,6 +82,8 @@ def _expected_row_groups(catalog, table_name: str, predicate: str) -> set[tuple[
             continue
         if predicate == "payload_id = 17" and partition["payload_id_bucket"] != bucket_of(17):
             continue
+        if predicate.startswith("payload_id BETWEEN") and partition["payload_id_bucket"] not in {bucket_of(v) for v in range(40, 45)}:
+            continue  # a narrow range prunes buckets as the set of its values
         metadata = pq.read_metadata(path.removeprefix("file://"))
         names = [metadata.schema.column(i).name for i in range(metadata.num_columns)]
         for index in range(metadata.num_row_groups):

@@ -142,3 +142,39 @@ def test_zero_bounds_are_widened_to_both_signs(tmp_path: Path) -> None:
     _write_groups(path, [[0.0, 0.0]])
     (group,) = row_group_metrics(pq.read_metadata(path), Schema(NestedField(1, "x", DoubleType(), required=False)))
     assert math.copysign(1, __import__("struct").unpack("<d", group.lower_bounds[1])[0]) == -1
+
+
+
+@pytest.mark.parametrize(("where", "spark", "narrow"), [
+    (('"n" >= 40', '"n" <= 44'), lambda n: 40 <= n <= 44, True),
+    (('"n" > 39', '"n" < 45'), lambda n: 39 < n < 45, True),
+    (('("n" >= 7) AND ("n" <= 8)',), lambda n: 7 <= n <= 8, True),
+    (('"n" >= 0', '"n" <= 200'), lambda n: 0 <= n <= 200, False),  # more values than MAX_RANGE_AS_SET
+    (('("n" >= 7) OR ("n" <= 8)',), lambda n: True, False),  # bounds under an OR bound nothing
+])
+def test_narrow_integer_ranges_prune_bucket_partitions(tmp_path: Path, where: tuple[str, ...], spark, narrow: bool) -> None:  # type: ignore[no-untyped-def]
+    """A range projects through no bucket transform; the set of its values does. Files of
+    buckets none of the values hash to are dropped, never a file holding a matching row."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.transforms import BucketTransform
+
+    from sluice.lake.pyramid import plan_pyramid
+
+    catalog = SqlCatalog("c", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}")
+    catalog.create_namespace("ns")
+    schema = Schema(NestedField(1, "n", LongType(), required=False))
+    table = catalog.create_table(("ns", "t"), schema=schema,
+                                 partition_spec=PartitionSpec(PartitionField(1, 1000, BucketTransform(8), "n_bucket")))
+    table.append(pa.table({"n": pa.array([*range(0, 120), None], pa.int64())}))  # 8 buckets and the NULL partition
+    pyramid = plan_pyramid(table, "ns.t", where, ("n",))
+    files = {task.file.file_path: pq.read_table(task.file.file_path.removeprefix("file://"))["n"].to_pylist()
+             for task in table.scan().plan_files()}
+    matching = {path for path, values in files.items() if any(v is not None and spark(v) for v in values)}
+    assert matching <= {read.path for read in pyramid.reads}
+    partitions = pyramid.tiers[1]
+    assert partitions.total == len(files) == 9
+    if narrow:  # at most one bucket per value of the range
+        assert partitions.kept <= 5 and partitions.kept == len(matching), partitions
+    else:  # a range projects through no bucket: every partition is kept
+        assert partitions.kept == 9, partitions
