@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sluice.errors import ConfigError
+from sluice.errors import ConfigError, QueryError
 from sluice.explain import render_explain
 from sluice.masking import mask_url
 from sluice.planner.binder import BoundQuery, bind
+from sluice.planner.names import known_names
 from sluice.planner.optimizer import optimize
 from sluice.planner.plan import QueryPlan, ScanPlan
 from sluice.planner.remote import order_by
@@ -127,12 +128,29 @@ class Federation:
         if not pushdown:
             whole = {s.scan_id: (s.source, self._whole_table(s)) for s in bound.scans}
             return execute.run(self.spark, plan.reference_sql, self._frames(whole, metrics_dir), labels=labels), plan
-        # Result names come from the reference query, analysed over empty stand-ins
-        # (same schemas, no reads), so no rewrite can rename a column.
-        stand_ins = {s.scan_id: self.spark.createDataFrame([], s.table.spark_ddl()) for s in bound.scans}
-        names = execute.run(self.spark, plan.reference_sql, stand_ins, labels=labels).columns
+        # Result names are the reference query's, so no rewrite can rename a column: read off
+        # its text when its shape allows (sluice/planner/names.py), else Spark's analysis of
+        # it over empty stand-ins (same schemas, no reads).
+        names = self._known_names(bound)
         pushed = {s.scan_id: (s.source, s.spec) for s in plan.scans}
-        return execute.run(self.spark, plan.spark_sql, self._frames(pushed, metrics_dir), names, labels), plan
+        if names is None:
+            names = self._analysed_names(plan, bound, labels)
+            return execute.run(self.spark, plan.spark_sql, self._frames(pushed, metrics_dir), names, labels), plan
+        try:
+            return execute.run(self.spark, plan.spark_sql, self._frames(pushed, metrics_dir), names, labels), plan
+        except QueryError:
+            self._analysed_names(plan, bound, labels)  # the reference query's own error, as without the shortcut
+            raise
+
+    def _known_names(self, bound: BoundQuery) -> list[str] | None:
+        if self.spark.conf.get("spark.sql.caseSensitive", "false").lower() != "false":
+            return None
+        return known_names(bound.reference, {s.scan_id: s.table for s in bound.scans})
+
+    def _analysed_names(self, plan: QueryPlan, bound: BoundQuery, labels: dict[str, str]) -> list[str]:
+        """Spark's result names for the reference query, analysed over empty stand-ins."""
+        stand_ins = {s.scan_id: self.spark.createDataFrame([], s.table.spark_ddl()) for s in bound.scans}
+        return execute.run(self.spark, plan.reference_sql, stand_ins, labels=labels).columns
 
     def _frames(self, specs: dict[str, tuple[str, ScanSpec]], metrics_dir: str | None) -> dict[str, DataFrame]:
         frames = {}

@@ -48,6 +48,9 @@ class ReadTask:
     partition: int = 0
     #: the table as planned: a reader compares what the source returns now against it
     table: TableSchema | None = None
+    #: the same read in a form a faster reader takes, when the source judged it safe
+    #: (SQLite: sluice/sources/sqlite_arrow.py); None: ``request`` is the only form
+    fast_request: str | None = None
 
 
 def file_path(name: str, url: str, kind: str, suffix: str) -> str:
@@ -191,7 +194,11 @@ class SqlSource(Source):
         except Exception as error:  # noqa: BLE001 - each driver has its own errors (a table dropped since planning)
             raise SourceError(self.name, f"cannot split {spec.table.qualified_name} into partitions: "
                                          f"{self.masked(str(error)).strip()}") from None
-        return [ReadTask(spec.query(self, predicate), schema, index, spec.table) for index, predicate in enumerate(parts)]
+        return [self.read_task(spec, predicate, index, schema) for index, predicate in enumerate(parts)]
+
+    def read_task(self, spec: "ScanSpec", partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
+        """The task reading one partition of ``spec``."""
+        return ReadTask(spec.query(self, partition_predicate), schema, index, spec.table)
 
     def request_text(self, spec: "ScanSpec") -> str:
         return spec.query(self)

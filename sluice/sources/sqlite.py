@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from typing import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Iterator
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -20,9 +21,13 @@ from sqlglot import exp
 
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.errors import BindError, SourceError
+from sluice.sources import sqlite_arrow
 from sluice.sources.arrow import strict_booleans
 from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, file_path, key_ranges
 from sluice.types import Column, SparkType, TableSchema
+
+if TYPE_CHECKING:
+    from sluice.scan import ScanSpec
 
 
 def spark_type_for(declared: str) -> SparkType:
@@ -59,9 +64,13 @@ class SqliteSource(SqlSource):
     def portable_url(self) -> str:
         return absolute_file_url(self.url, self.path)
 
-    def _connect(self) -> sqlite3.Connection:
+    def ensure_exists(self) -> None:
+        """Opening a missing file read-only fails with a vaguer message; say which file is missing."""
         if not os.path.exists(self.path):
             raise SourceError(self.name, f"SQLite file {self.path} does not exist")
+
+    def _connect(self) -> sqlite3.Connection:
+        self.ensure_exists()
         try:
             connection = sqlite3.connect(f"file:{quote(self.path)}?mode=ro", uri=True, check_same_thread=False)
         except sqlite3.Error as error:
@@ -124,7 +133,18 @@ class SqliteSource(SqlSource):
             connection.close()
         return key_ranges(row_id, low, high, count)
 
+    def read_task(self, spec: "ScanSpec", partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
+        task = super().read_task(spec, partition_predicate, index, schema)
+        return replace(task, fast_request=sqlite_arrow.fast_request(self, spec, partition_predicate))
+
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
+        """Arrow batches of ``task``: through ADBC when the task has a fast form (sqlite_arrow),
+        else row by row through the sqlite3 module (below), converting and checking each value."""
+        if task.fast_request is not None:
+            batches = sqlite_arrow.read(self, task)
+            if batches is not None:
+                yield from batches
+                return
         connection = self._connect()
         # SQLite has no statement timeout: a progress handler interrupts the statement at the deadline
         deadline = time.monotonic() + self.statement_timeout_s
@@ -154,10 +174,15 @@ class SqliteSource(SqlSource):
 
     def _explained(self, error: sqlite3.Error) -> str:
         """The driver's message; a lock names who holds it and how long Sluice waited."""
-        if _locked(error):
-            return (f"{self.path} is locked by another connection writing to it ({error} after waiting "
-                    f"statement_timeout_s={self.statement_timeout_s:g})")
-        return str(error)
+        return self._lock_named(str(error)) if _locked(error) else str(error)
+
+    def explained_text(self, message: str) -> str:
+        """:meth:`_explained` for a driver that gives only text (ADBC): SQLITE_BUSY reads "database is locked"."""
+        return self._lock_named(message) if "database is locked" in message else message
+
+    def _lock_named(self, message: str) -> str:
+        return (f"{self.path} is locked by another connection writing to it ({message} after waiting "
+                f"statement_timeout_s={self.statement_timeout_s:g})")
 
     def _verify(self, connection: sqlite3.Connection, planned: TableSchema) -> None:
         """Fail, naming the column, if the table changed since it was planned.
@@ -167,6 +192,11 @@ class SqliteSource(SqlSource):
         as a string literal (``"w"`` becomes ``'w'``) and converts values by the new affinity.
         """
         connection.execute("BEGIN")
+        self.verify(connection, planned)
+
+    def verify(self, connection: sqlite3.Connection, planned: TableSchema) -> None:
+        """:meth:`_verify` inside a transaction already open on ``connection`` (any object with
+        sqlite3's ``execute(sql, params)`` shape: the ADBC path passes its own)."""
         try:
             current = self._describe(connection, planned.schema or self.default_schema, planned.name).columns
         except BindError:
