@@ -160,9 +160,15 @@ def bind(sql: str, resolve: Resolver, sources: list[str], prefix: str) -> BoundQ
 def _qualify(tree: exp.Expression, scans: list[ScanState]) -> tuple[exp.Expression, list[ScanState]]:
     # sqlglot reads schema keys as SQL: a column named ``semi;colon`` or ``dash--x`` must reach it quoted
     mapping = {s.scan_id: {"`" + c.name.replace("`", "``") + "`": c.type.name for c in s.table.columns} for s in scans}
+    schema = MappingSchema(mapping, dialect="spark")
     try:
-        tree = qualify(tree, dialect="spark", schema=MappingSchema(mapping, dialect="spark"), quote_identifiers=False,
-                       identify=False, canonicalize_table_aliases=True)
+        if any(isinstance(column.this, exp.Star) for column in tree.find_all(exp.Column)):
+            # sqlglot's alias canonicalization loses the alias of ``t.*`` ("Unknown table: t"):
+            # expand qualified stars first, scope by scope, under the query's own aliases
+            tree = qualify(tree, dialect="spark", schema=schema, quote_identifiers=False, identify=False,
+                           canonicalize_table_aliases=False)
+        tree = qualify(tree, dialect="spark", schema=schema, quote_identifiers=False, identify=False,
+                       canonicalize_table_aliases=True)
     except OptimizeError as error:
         columns = "; ".join(dict.fromkeys(f"{s.table.qualified_name}: {', '.join(c.name for c in s.table.columns)}" for s in scans))
         raise BindError(f"{error} (columns: {columns})") from None

@@ -39,6 +39,9 @@ UNKNOWN = [
     "SELECT * FROM {E} a JOIN {L} b USING (id)",
     "SELECT * FROM {E} a LEFT SEMI JOIN {L} b ON a.id = b.id",
     "SELECT id FROM {E} UNION ALL SELECT id FROM {L}",
+    "SELECT e.* FROM {E} e WHERE e.i > 0",  # qualified stars: sqlglot's canonical aliases lost them once
+    "SELECT a.*, b.id AS bid FROM {E} a JOIN {L} b ON a.id = b.id WHERE a.i > 0",
+    "SELECT s.* FROM (SELECT id, t FROM {E}) s",
 ]
 
 

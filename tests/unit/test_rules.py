@@ -146,3 +146,11 @@ def test_bind_errors_name_the_problem() -> None:
         plan("SELEC id FRM pg.t")
     with pytest.raises(QuerySyntaxError, match="only queries"):
         plan("DROP TABLE pg.t")
+
+
+def test_qualified_stars_expand_under_their_own_alias() -> None:
+    """``t.*`` once failed with sqlglot's "Unknown table: t" (its alias canonicalization)."""
+    state, _ = plan("SELECT a.*, b.id AS bid FROM pg.t a JOIN lite.t b ON a.id = b.id WHERE a.i = 1")
+    projections = [p.sql(dialect="spark") for p in state.tree.expressions]
+    assert projections == [f"a__s0.{c.name} AS {c.name}" for c in PG_TABLE.columns] + ["b__s1.id AS bid"]
+    assert placed(state, 0) == ["a__s0.i = 1"]
