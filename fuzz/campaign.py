@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import itertools
-import os
 import random
 import re
 import time
@@ -102,8 +101,7 @@ class Campaign:
         self._shrunk: collections.Counter = collections.Counter()  # type: ignore[type-arg]
 
     def _fresh(self, hint: str) -> str:
-        """A table name no concurrent run uses (the pid) and no earlier load used (a counter)."""
-        return f"fz{os.getpid()}_{hint}_{next(self._names)}"
+        return tables.fresh_name(hint, next(self._names))
 
     def round(self, number: int) -> tuple[tables.Table, list[Pred]]:
         rng = random.Random(f"{self.seed}:{number}")

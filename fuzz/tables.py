@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import random
+import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -61,6 +63,16 @@ class Table:
 
     def renamed(self, name: str) -> "Table":
         return replace(self, name=name)
+
+
+def fresh_name(hint: str, number: int) -> str:
+    """A table name no concurrent run uses (the pid) and no earlier load of this run used (``number``)."""
+    return f"fz{os.getpid()}_{hint}_{number}"
+
+
+def run_independent(name: str) -> str:
+    """``name`` without :func:`fresh_name`'s pid prefix (any run's): what a table's layout may follow."""
+    return re.sub(r"^fz\d+_", "", name)
 
 
 def generate(rng: random.Random, name: str, text_variants: dict[str, tuple[str, ...]]) -> Table:

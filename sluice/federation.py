@@ -131,15 +131,14 @@ class Federation:
         # Result names are the reference query's, so no rewrite can rename a column: read off
         # its text when its shape allows (sluice/planner/names.py), else Spark's analysis of
         # it over empty stand-ins (same schemas, no reads).
-        names = self._known_names(bound)
+        known = self._known_names(bound)
+        names = known if known is not None else self._analysed_names(plan, bound, labels)
         pushed = {s.scan_id: (s.source, s.spec) for s in plan.scans}
-        if names is None:
-            names = self._analysed_names(plan, bound, labels)
-            return execute.run(self.spark, plan.spark_sql, self._frames(pushed, metrics_dir), names, labels), plan
         try:
             return execute.run(self.spark, plan.spark_sql, self._frames(pushed, metrics_dir), names, labels), plan
         except QueryError:
-            self._analysed_names(plan, bound, labels)  # the reference query's own error, as without the shortcut
+            if known is not None:  # the reference query's own error, as without the shortcut
+                self._analysed_names(plan, bound, labels)
             raise
 
     def _known_names(self, bound: BoundQuery) -> list[str] | None:

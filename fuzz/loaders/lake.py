@@ -10,11 +10,10 @@ are ints. Text has one variant (Parquet strings are bytes).
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
 from fuzz.loaders.base import ServerLoader
-from fuzz.tables import ColumnSpec, Table
+from fuzz.tables import ColumnSpec, Table, run_independent
 
 _PARTITIONABLE = {"smallint", "int", "bigint", "string", "date", "timestamp", "boolean"}
 
@@ -48,7 +47,7 @@ class LakeLoader(ServerLoader):
         fields += [NestedField(i + 2, c.name, _iceberg_type(c), required=False) for i, c in enumerate(table.columns)]
         schema = Schema(*fields)
         # the layout follows the table, not the run: the name's pid prefix would make a finding unrepeatable
-        layout = random.Random(re.sub(r"^fz\d+_", "", table.name) + str(len(table.rows)))
+        layout = random.Random(run_independent(table.name) + str(len(table.rows)))
         created = self._catalog().create_table((self.namespace, table.name), schema=schema,
                                                partition_spec=_partition_spec(schema, table, layout),
                                                properties={"write.parquet.row-group-limit": str(layout.choice([2, 3, 5]))})

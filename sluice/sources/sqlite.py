@@ -247,8 +247,7 @@ def _batch(rows: list[tuple], schema: pa.Schema, source: str) -> pa.RecordBatch:
         try:
             arrays.append(_array(values, field.type))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as error:
-            raise SourceError(source, f"column {field.name!r} holds a value that is not {field.type} "
-                                      f"(SQLite affinity lets a column hold any type): {error}") from None
+            raise SourceError(source, sqlite_arrow.not_held(field, str(error))) from None
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 

@@ -172,10 +172,11 @@ def _read_failure(message: str, schema: pa.Schema, source: "SqliteSource") -> st
         return f"read failed: {source.explained_text(message)}"
     field = schema.field(int(found[1]))
     stored = _FOUND.get(found[2], found[2])
-    return _not_held(field, f"a {stored} value")
+    return not_held(field, f"a {stored} value")
 
 
-def _not_held(field: pa.Field, what: str) -> str:
+def not_held(field: pa.Field, what: str) -> str:
+    """The message of both SQLite readers for a value the planned type cannot hold."""
     return f"column {field.name!r} holds a value that is not {field.type} (SQLite affinity lets a column hold any type): {what}"
 
 
@@ -184,15 +185,15 @@ def _conformed(batch: pa.RecordBatch, schema: pa.Schema, source: str) -> pa.Reco
     if flags.null_count != len(flags):
         field = schema.field(pc.drop_null(flags)[0].as_py() - 1)
         what = "an INTEGER value no double holds exactly" if field.type == pa.float64() else "a number (INTEGER or REAL)"
-        raise SourceError(source, _not_held(field, what))
+        raise SourceError(source, not_held(field, what))
     arrays = []
     for field, array in zip(schema, batch.columns):
         if array.type != _ADBC_TYPE[field.type]:  # the first batch held another kind of value: ADBC widened the column
-            raise SourceError(source, _not_held(field, f"a {_STORAGE.get(array.type, str(array.type))} value"))
+            raise SourceError(source, not_held(field, f"a {_STORAGE.get(array.type, str(array.type))} value"))
         try:
             arrays.append(_converted(array, field.type))
         except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as error:
-            raise SourceError(source, _not_held(field, str(error))) from None
+            raise SourceError(source, not_held(field, str(error))) from None
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 

@@ -183,5 +183,23 @@ def test_partition_values_escaped_in_paths_are_read_from_the_paths_written(lake,
     assert sorted(fed.sql("SELECT id, s FROM lake.odd.escaped").collect()) == expected
     for value in ("\\", "a/b", "%5C", "q?#"):
         literal = value.replace("\\", "\\\\").replace("'", "\\'")
-        on = fed.sql(f"SELECT id FROM lake.odd.escaped WHERE s = '{literal}'").collect()
-        assert [r.id for r in on] == [ESCAPED_VALUES.index(value)], value
+        query = f"SELECT id FROM lake.odd.escaped WHERE s = '{literal}'"
+        on = fed.sql(query).collect()
+        assert [r.id for r in on] == [ESCAPED_VALUES.index(value)] == [r.id for r in fed.sql(query, pushdown=False).collect()], value
+
+
+def test_a_narrow_range_prunes_buckets_and_returns_the_rows_of_pushdown_off(lake) -> None:
+    """The bucket pruning of a narrow integer range (its values as a set), through Spark:
+    only files of the values' buckets are kept, and the rows equal pushdown off."""
+    from pyiceberg.transforms import BucketTransform
+    from pyiceberg.types import LongType
+
+    fed, catalog = lake
+    query = "SELECT mission_id, payload_id, ts, voltage FROM lake.telemetry.clustered WHERE payload_id BETWEEN 17 AND 18"
+    (pyramid,) = fed.pruning(query).values()
+    bucket_of = BucketTransform(4).transform(LongType())
+    buckets = {f["file_path"]: f["partition"]["payload_id_bucket"] for f in catalog.load_table(("telemetry", "clustered")).inspect.files().to_pylist()}
+    assert {buckets[read.path] for read in pyramid.reads} <= {bucket_of(17), bucket_of(18)}
+    assert pyramid.tiers[1].kept < pyramid.tiers[1].total
+    on, off = _answer(fed.sql(query)), _answer(fed.sql(query, pushdown=False))
+    assert on == off and on
