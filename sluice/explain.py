@@ -14,7 +14,7 @@ def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, di
                    pruning: "dict[str, Pyramid] | None" = None) -> str:
     lines = ["== Sluice plan =="]
     for scan in plan.scans:
-        lines.append(f"Scan {scan.alias}: {scan.table} on {scan.source} ({scan.source_url})")
+        lines.append(f"Scan {scan.table} on {scan.source} ({scan.source_url})")
         lines.append(f"  remote query: {scan.remote_query}")
         partitions = 1 if scan.spec.limit is not None else scan.spec.partitions
         lines.append(f"  columns: {', '.join(scan.spec.columns)}")
@@ -30,11 +30,9 @@ def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, di
             measured = metrics.get(scan.scan_id, {"rows": 0, "bytes": 0, "reads": 0})
             lines.append(f"  transferred: {measured['rows']:,} rows, {measured['bytes']:,} bytes"
                          f" ({measured['reads']} partition reads)")
-    lines.append("== Spark SQL over the scans ==")
-    lines.append(plan.spark_sql)
-    if verbose:
-        lines.append("== Optimizer rules ==")
-        for step in plan.trace:
-            lines.append(f"-- after {step.rule}:")
-            lines.append(step.text)
+        if verbose:
+            for step in scan.trace:
+                lines.append(f"  -- after {step.rule}: {step.text if step.changed else 'same as above'}")
+    lines.append("== Spark's plan ==")
+    lines.append(plan.spark_plan)
     return "\n".join(lines)

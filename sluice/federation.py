@@ -1,45 +1,55 @@
-"""The user's entry point: attach sources, then query them together with Spark SQL.
+"""The user's convenience: attach sources as Spark catalogs, then query them with Spark SQL.
 
 >>> fed = Federation()                                        # doctest: +SKIP
 >>> fed.attach("lite", "sqlite:///demo-data/crm.db")          # doctest: +SKIP
->>> fed.sql("SELECT count(*) FROM lite.customers WHERE region = 'EU'").show()  # doctest: +SKIP
+>>> fed.spark.sql("SELECT count(*) FROM lite.customers WHERE region = 'EU'").show()  # doctest: +SKIP
+
+Everything runs through Spark's own front end: ``fed.sql(q)`` is ``spark.sql(q)`` over the
+attached catalogs (and the user's own tables and views), and ``plan``/``explain`` read back
+what Spark's optimiser and Sluice's planner decided for each scan.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
-from dataclasses import replace
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator
 
-from typing import TYPE_CHECKING
-
+from pyspark.errors import AnalysisException
+from pyspark.errors.exceptions.captured import CapturedException, ParseException
 from pyspark.sql import DataFrame, SparkSession
+from py4j.protocol import Py4JJavaError
 
-from sluice.errors import ConfigError, QueryError
+from sluice import errors
+from sluice.errors import BindError, ConfigError, QueryError, QuerySyntaxError, SluiceError
 from sluice.explain import render_explain
-from sluice.masking import mask_url
-from sluice.planner.binder import BoundQuery, bind
-from sluice.planner.names import known_names
-from sluice.planner.optimizer import optimize
-from sluice.planner.plan import QueryPlan, ScanPlan
-from sluice.planner.remote import order_by
-from sluice.planner.state import PlanState, ScanState
-from sluice.pushdown.levels import Level
-from sluice.scan import ScanSpec
+from sluice.masking import mask_text, mask_url
+from sluice.planner.plan import QueryPlan
+from sluice.scan import strip_password
 from sluice.sources import open_source
 from sluice.sources.base import Source
-from sluice.spark import execute
+from sluice.spark.bridge import PLANNER
 from sluice.spark.session import build_session, prepare
 from sluice.types import TableSchema
 
 if TYPE_CHECKING:
     from sluice.lake.pyramid import Pyramid
 
+CATALOG_CLASS = "io.sluice.spark.SluiceCatalog"
+PUSHDOWN_CONF = "spark.sluice.pushdown"
+METRICS_CONF = "spark.sluice.metricsDir"
+#: "[SLUICE] SourceError: source 'pg': ..." -> the error class and its message
+_SLUICE_MESSAGE = re.compile(r"\[SLUICE\] (?:(?P<kind>[A-Za-z]+Error): )?(?P<message>.*)", re.S)
+_NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "UNRESOLVED_COLUMN", "UNRESOLVED_ROUTINE", "SCHEMA_NOT_FOUND",
+              "REQUIRES_SINGLE_PART_NAMESPACE")
+
 
 class Federation:
-    """Attached sources plus the Spark session that queries them."""
+    """Attached sources (Spark catalogs) plus the Spark session that queries them."""
 
     def __init__(self, spark: SparkSession | None = None, partitions: int | None = None) -> None:
         self.spark = prepare(spark or build_session())
@@ -50,18 +60,36 @@ class Federation:
     # ------------------------------------------------------------ sources
     def attach(self, name: str, url: str, password: str | None = None, partitions: int | None = None,
                statement_timeout_s: float = 600.0) -> None:
-        """Attach a source under ``name``; connects once so a bad URL fails here, clearly."""
+        """Attach a source as catalog ``name``; connects once so a bad URL fails here, clearly."""
         key = name.lower()
         if not key.isidentifier():
             raise ConfigError(f"source name {name!r} must be a SQL identifier")
         source = open_source(key, url, password=password, partitions=partitions or self.partitions,
                              statement_timeout_s=statement_timeout_s)
         source.check()
+        self.detach(key)
+        bare_url, in_url = strip_password(url)
+        options = {"url": bare_url, "statement_timeout_s": repr(float(statement_timeout_s))}
+        if partitions or self.partitions:
+            options["partitions"] = str(partitions or self.partitions)
+        secret = password if password is not None else source.credential if in_url else None
+        if secret is not None:
+            options["password"] = secret  # Spark redacts it in its UI and logs (spark.redaction.regex)
+        self.spark.conf.set(f"spark.sql.catalog.{key}", CATALOG_CLASS)
+        for option, value in options.items():
+            self.spark.conf.set(f"spark.sql.catalog.{key}.{option}", value)
+        PLANNER.remember(key, options, source)
         self._sources[key] = source
-        self._tables = {k: v for k, v in self._tables.items() if k[0] != key}
 
     def detach(self, name: str) -> None:
-        self._sources.pop(name.lower(), None)
+        key = name.lower()
+        if self._sources.pop(key, None) is None:
+            return
+        prefix = f"spark.sql.catalog.{key}."
+        for conf_key in [k for k in self.spark.conf.getAll if k.startswith(prefix)]:
+            self.spark.conf.unset(conf_key)
+        PLANNER.forget(key)
+        self._tables = {k: v for k, v in self._tables.items() if k[0] != key}
 
     @property
     def sources(self) -> dict[str, str]:
@@ -70,102 +98,43 @@ class Federation:
 
     def table(self, source: str, schema: str | None, name: str) -> TableSchema:
         """The described table (cached: the catalog is read once per attach)."""
-        key = (source, schema, name.lower())
+        key = (source, schema, name)
         if key not in self._tables:
             self._tables[key] = self._sources[source].describe(schema, name)
         return self._tables[key]
 
-    # ------------------------------------------------------------ planning
-    def _bind(self, query: str, prefix: str) -> BoundQuery:
-        return bind(query, self.table, sorted(self._sources), prefix)
-
-    def plan(self, query: str, trace: bool = False) -> QueryPlan:
-        """Plan ``query``: every scan's pushdown decisions, without running anything.
-
-        ``trace`` keeps the plan after every optimizer rule (EXPLAIN VERBOSE, ``rules`` in JSON).
-        """
-        return self._plan(query, execute.next_prefix(), trace)[0]
-
-    def _plan(self, query: str, prefix: str, trace: bool = False) -> tuple[QueryPlan, BoundQuery]:
-        bound = self._bind(query, prefix)
-        zone = self.spark.conf.get("spark.sql.session.timeZone") or "UTC"
-        dialects = {name: source.dialect for name, source in self._sources.items()}
-        state, steps = optimize(PlanState(bound.qualified, bound.scans, zone, dialects, dict(self._sources)), trace)
-        scans = tuple(self._scan_plan(scan) for scan in state.scans)
-        spark_sql = state.tree.sql(dialect="spark")
-        return QueryPlan(query, spark_sql, bound.reference.sql(dialect="spark"), scans, steps), bound
-
-    def _scan_plan(self, scan: ScanState) -> ScanPlan:
-        source = self._sources[scan.source]
-        pushed = tuple(v.remote_sql for v in scan.verdicts if v.level is not Level.UNSUPPORTED)
-        spec = ScanSpec.for_source(
-            source, scan.table, scan.columns, where=pushed, limit=scan.limit,
-            order=order_by(source.dialect, scan.table, scan.order),
-            partitions=source.default_partitions(scan.table),
-        )
-        remote = source.masked(source.request_text(spec))
-        return ScanPlan(scan.scan_id, scan.alias, scan.source, mask_url(source.url), scan.table.qualified_name,
-                        spec, scan.verdicts, remote)
-
     # ------------------------------------------------------------ running
-    def _whole_table(self, scan: ScanState) -> ScanSpec:
-        source = self._sources[scan.source]
-        columns = tuple(c.name for c in scan.table.columns)
-        return ScanSpec.for_source(source, scan.table, columns, partitions=source.default_partitions(scan.table))
-
     def sql(self, query: str, pushdown: bool = True) -> DataFrame:
-        """Run ``query`` (Spark SQL over ``source.[schema.]table`` names) as a DataFrame.
+        """``spark.sql(query)`` over the attached sources; Spark's errors as Sluice's.
 
         ``pushdown=False`` is the reference path: every table is read whole and Spark
         evaluates everything; with pushdown on the answer must be the same rows.
         """
-        return self._dataframe(query, pushdown, metrics_dir=None)[0]
+        with _session_conf(self.spark, {PUSHDOWN_CONF: "true" if pushdown else "false"}), translated_errors():
+            return self.spark.sql(query)
 
-    def _dataframe(self, query: str, pushdown: bool, metrics_dir: str | None,
-                   trace: bool = False) -> tuple[DataFrame, QueryPlan]:
-        plan, bound = self._plan(query, execute.next_prefix(), trace)
-        labels = {s.scan_id: s.table.qualified_name for s in bound.scans}
-        if not pushdown:
-            whole = {s.scan_id: (s.source, self._whole_table(s)) for s in bound.scans}
-            return execute.run(self.spark, plan.reference_sql, self._frames(whole, metrics_dir), labels=labels), plan
-        # Result names are the reference query's, so no rewrite can rename a column: read off
-        # its text when its shape allows (sluice/planner/names.py), else Spark's analysis of
-        # it over empty stand-ins (same schemas, no reads).
-        known = self._known_names(bound)
-        names = known if known is not None else self._analysed_names(plan, bound, labels)
-        pushed = {s.scan_id: (s.source, s.spec) for s in plan.scans}
-        try:
-            return execute.run(self.spark, plan.spark_sql, self._frames(pushed, metrics_dir), names, labels), plan
-        except QueryError:
-            if known is not None:  # the reference query's own error, as without the shortcut
-                self._analysed_names(plan, bound, labels)
-            raise
+    def plan(self, query: str, trace: bool = False) -> QueryPlan:
+        """What Spark and Sluice decided for ``query``, per scan, without running it.
 
-    def _known_names(self, bound: BoundQuery) -> list[str] | None:
-        if self.spark.conf.get("spark.sql.caseSensitive", "false").lower() != "false":
-            return None
-        return known_names(bound.reference, {s.scan_id: s.table for s in bound.scans})
+        ``trace`` is kept for callers of the earlier planner; every scan carries its trace.
+        """
+        return self._plan_of(query, self.sql(query))
 
-    def _analysed_names(self, plan: QueryPlan, bound: BoundQuery, labels: dict[str, str]) -> list[str]:
-        """Spark's result names for the reference query, analysed over empty stand-ins."""
-        stand_ins = {s.scan_id: self.spark.createDataFrame([], s.table.spark_ddl()) for s in bound.scans}
-        return execute.run(self.spark, plan.reference_sql, stand_ins, labels=labels).columns
+    def _plan_of(self, query: str, frame: DataFrame) -> QueryPlan:
+        with translated_errors():
+            execution = frame._jdf.queryExecution()
+            scans = self.spark._jvm.io.sluice.spark.Plans.scans(execution.optimizedPlan())  # type: ignore[union-attr]  # py4j
+            return QueryPlan.from_scans_json(query, execution.sparkPlan().treeString(), scans)
 
-    def _frames(self, specs: dict[str, tuple[str, ScanSpec]], metrics_dir: str | None) -> dict[str, DataFrame]:
-        frames = {}
-        for scan_id, (source_name, spec) in specs.items():
-            if metrics_dir:
-                spec = replace(spec, metrics_dir=os.path.join(metrics_dir, scan_id))
-                os.makedirs(spec.metrics_dir, exist_ok=True)  # type: ignore[arg-type]
-            frames[scan_id] = execute.scan_frame(self.spark, spec, self._sources[source_name].credential)
-        return frames
-
-    def _measure(self, query: str, pushdown: bool, trace: bool = False) -> tuple[QueryPlan, dict[str, dict[str, int]]]:
+    def _measure(self, query: str, pushdown: bool) -> tuple[QueryPlan, dict[str, dict[str, int]]]:
         """Run ``query`` to completion; rows and bytes each scan transferred, by scan id."""
         directory = tempfile.mkdtemp(prefix="sluice-metrics-")
         try:
-            frame, plan = self._dataframe(query, pushdown, directory, trace)
-            frame.write.format("noop").mode("overwrite").save()
+            with _session_conf(self.spark, {METRICS_CONF: directory}):
+                frame = self.sql(query, pushdown)
+                with translated_errors():
+                    frame.write.format("noop").mode("overwrite").save()
+                plan = self._plan_of(query, frame)
             return plan, {scan.scan_id: _read_metrics(os.path.join(directory, scan.scan_id)) for scan in plan.scans}
         finally:
             shutil.rmtree(directory, ignore_errors=True)
@@ -173,32 +142,94 @@ class Federation:
     def explain(self, query: str, verbose: bool = False, analyze: bool = False) -> str:
         """Per scan: remote query, each conjunct's level and reason, columns, limit.
 
-        ``verbose`` adds the plan after every optimizer rule; ``analyze`` runs the query
+        ``verbose`` adds what each of the planner's rules decided; ``analyze`` runs the query
         and adds rows and bytes transferred per scan.
         """
         if not analyze:
-            plan = self.plan(query, trace=verbose)
+            plan = self.plan(query)
             return render_explain(plan, verbose=verbose, pruning=self._pruning(plan))
-        plan, metrics = self._measure(query, pushdown=True, trace=verbose)
+        plan, metrics = self._measure(query, pushdown=True)
         return render_explain(plan, verbose=verbose, metrics=metrics, pruning=self._pruning(plan))
 
     def pruning(self, query: str) -> "dict[str, Pyramid]":
-        """The pruning pyramid of every lake scan of ``query``, by scan alias."""
+        """The pruning pyramid of every lake scan of ``query``, by table."""
         plan = self.plan(query)
-        return {scan.alias: pyramid for scan in plan.scans if (pyramid := self._pruning(plan).get(scan.scan_id))}
+        return {scan.table: pyramid for scan in plan.scans if (pyramid := self._pruning(plan).get(scan.scan_id))}
 
     def _pruning(self, plan: QueryPlan) -> "dict[str, Pyramid]":
         found = {}
         for scan in plan.scans:
-            pyramid = self._sources[scan.source].pruning(scan.spec)
+            source = self._sources.get(scan.source)
+            pyramid = source.pruning(scan.spec) if source is not None else None
             if pyramid is not None:
                 found[scan.scan_id] = pyramid
         return found
 
     def transferred(self, query: str, pushdown: bool = True) -> dict[str, dict[str, int]]:
-        """Run ``query``; rows and bytes each scan transferred, by scan alias."""
+        """Run ``query``; rows and bytes each scan transferred, by table."""
         plan, metrics = self._measure(query, pushdown)
-        return {scan.alias: metrics[scan.scan_id] for scan in plan.scans}
+        totals: dict[str, dict[str, int]] = {}
+        for scan in plan.scans:
+            counted = totals.setdefault(scan.table, {"rows": 0, "bytes": 0, "reads": 0})
+            for key, value in metrics[scan.scan_id].items():
+                counted[key] += value
+        return totals
+
+
+@contextmanager
+def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """``settings`` in force for the block, then as they were."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+@contextmanager
+def translated_errors() -> Iterator[None]:
+    """Spark's errors about the query, and the planner's, as Sluice's error types."""
+    try:
+        yield
+    except ParseException as error:
+        raise QuerySyntaxError(f"cannot parse the query: {_first_part(error)}") from None
+    except AnalysisException as error:
+        sluice = _sluice_error(str(error))
+        if sluice is not None:
+            raise sluice from None
+        condition = (error.getCondition() or "").split(".", 1)[0]
+        kind = BindError if condition in _NOT_FOUND else QueryError
+        raise kind(f"Spark rejected the query: {_first_part(error)}") from None
+    except (CapturedException, Py4JJavaError) as error:
+        sluice = _sluice_error(str(error))
+        if sluice is not None:
+            raise sluice from None
+        raise
+
+
+def _first_part(error: Exception) -> str:
+    return mask_text(str(error).split("\n== SQL", 1)[0].strip())
+
+
+def _sluice_error(text: str) -> SluiceError | None:
+    """The planner's error inside a JVM exception's text, as the Sluice error it was."""
+    match = _SLUICE_MESSAGE.search(text)
+    if match is None:
+        return None
+    message = mask_text(match["message"].split("\n\tat ", 1)[0].strip())
+    kind = getattr(errors, match["kind"] or "", None)
+    if isinstance(kind, type) and issubclass(kind, SluiceError) and kind is not errors.SourceError:
+        return kind(message)
+    source = re.match(r"source '([^']*)': (.*)", message, re.S)
+    if source:
+        return errors.SourceError(source[1], source[2])
+    return SluiceError(message)
 
 
 def _read_metrics(directory: str) -> dict[str, int]:

@@ -7,7 +7,7 @@ travels separately in an option Spark redacts (see :mod:`sluice.spark.datasource
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 import pyarrow as pa
@@ -42,10 +42,6 @@ class ScanSpec:
     partitions: int = 1
     statement_timeout_s: float = 600.0
     metrics_dir: str | None = None
-    #: answer Spark's pushFilters. Off unless asked for: Spark 4.3 caches a Python data
-    #: source's filtered reader on the relation and reuses it for a later query on the same
-    #: DataFrame that has no pushable filter (see sluice/spark/datasource.py).
-    accept_spark_filters: bool = False
 
     @classmethod
     def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: object) -> "ScanSpec":
@@ -69,9 +65,6 @@ class ScanSpec:
     def tasks(self, source: Source) -> list[ReadTask]:
         """One read task per Spark partition, as the source plans them."""
         return source.tasks(self)
-
-    def with_filters(self, where: tuple[str, ...]) -> "ScanSpec":
-        return replace(self, where=where)
 
     def to_json(self) -> str:
         data = {**self.__dict__, "table": table_to_dict(self.table), "columns": list(self.columns), "where": list(self.where)}

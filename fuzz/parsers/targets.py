@@ -1,8 +1,5 @@
 """The parsers that take outside input, each wrapped as the code that serves it calls it.
 
-* ``sql``: the SQL front end as ``Federation.plan`` runs it (parse, bind, every optimizer
-  rule, classification), bound against the fixed tables of :mod:`fuzz.parsers.tables`;
-  then the remote query of every scan is assembled as a source would send it.
 * ``flight-json``, ``airport``, ``substrait``: a GetFlightInfo descriptor as the Flight
   server reads it (``protocol.parse_request`` or ``path_request``, the filter decoder of
   the request's format, classification of every conjunct by a SQL dialect).
@@ -25,15 +22,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 from fuzz.parsers import generate, seeds
-from fuzz.parsers.oracles import check_remote, utf8
+from fuzz.parsers.oracles import check_remote
 from fuzz.parsers.tables import DIALECTS, TABLES, resolve
 from sluice.catalog import load_catalog
 from sluice.errors import BindError, PushdownError, SluiceError
 from sluice.flight import filter_json, planning
 from sluice.flight.protocol import RequestError, parse_request, path_request
-from sluice.planner.binder import bind
-from sluice.planner.optimizer import optimize
-from sluice.planner.state import PlanState
 from sluice.pushdown.translator import classify_conjuncts
 from sluice.types import TableSchema
 
@@ -51,17 +45,6 @@ class Target:
 def accepted(error: BaseException) -> bool:
     """Whether ``error`` is a clean, typed refusal."""
     return isinstance(error, SluiceError) and not isinstance(error, PushdownError)
-
-
-# ---------------------------------------------------------------- sql
-def run_sql(data: bytes) -> None:
-    """Plan the query as ``Federation.plan`` does; check every scan's remote query."""
-    bound = bind(data.decode("utf-8", "surrogateescape"), resolve, sorted(TABLES), "q")
-    state, _ = optimize(PlanState(bound.qualified, bound.scans, ZONE, dict(DIALECTS)))
-    utf8(state.tree.sql(dialect="spark"), "the Spark SQL")
-    utf8(bound.reference.sql(dialect="spark"), "the reference SQL")
-    for scan in state.scans:
-        check_remote(scan.source, scan.table, [v.remote_sql for v in scan.verdicts if v.level.pushed])
 
 
 # ---------------------------------------------------------------- flight
@@ -106,7 +89,6 @@ def run_catalog(data: bytes) -> None:
 
 
 TARGETS: dict[str, Target] = {
-    "sql": Target("sql", seeds.sql_seeds, generate.sql, run_sql),
     "flight-json": Target("flight-json", seeds.flight_json_seeds,
                           generate.json_generator(seeds.flight_json_seeds, generate.SLUICE_WORDS, generate.nested_sluice), run_flight),
     "airport": Target("airport", seeds.airport_seeds,

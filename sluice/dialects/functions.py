@@ -119,7 +119,17 @@ def arithmetic(translator: "Translator", node: exp.Expression) -> Value:
     return translator.dialect.arithmetic(type(node), left, right)
 
 
+def cast(translator: "Translator", node: exp.Expression) -> Value:
+    """A cast of a value (a cast of a constant is a constant). Spark makes its implicit
+    casts explicit before it offers a filter to a scan, so these are mostly Spark's own."""
+    target = constants.spark_type_of(node.to)
+    if target is None:
+        raise Unsupported(f"cast to {node.to.sql('spark')} is evaluated by Spark")
+    return translator.widen(translator.value(node.this), target)
+
+
 COMMON = {
+    exp.Cast: cast,
     exp.Length: length,
     exp.Abs: absolute,
     exp.Substring: substring,

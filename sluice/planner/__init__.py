@@ -1,1 +1,1 @@
-"""The planner: bind a Spark SQL query to sources, optimize it, and describe each scan."""
+"""The planner: what each scan Spark offers a Sluice table pushes, decided by named rules, and why."""

@@ -1,26 +1,46 @@
-"""The result of planning: what each scan reads and pushes, and what Spark runs on top."""
+"""What Spark planned for a query, read back from its optimised plan: every Sluice scan's
+source, remote query, columns, limit and the verdict on each filter, with the rules' trace."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
-from sluice.planner.optimizer import TraceStep
-from sluice.pushdown.levels import Verdict
+from sluice.pushdown.levels import Level, Verdict
 from sluice.scan import ScanSpec
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One named rule of a scan's negotiation and what it decided (EXPLAIN VERBOSE)."""
+
+    rule: str
+    text: str
+    changed: bool
 
 
 @dataclass(frozen=True)
 class ScanPlan:
     scan_id: str
-    alias: str
+    alias: str  # the table as the user named it
     source: str
     source_url: str  # masked
     table: str
     spec: ScanSpec
     verdicts: tuple[Verdict, ...]
     remote_query: str
+    trace: tuple[TraceStep, ...] = ()
 
-    def to_dict(self) -> dict:  # type: ignore[type-arg]
+    @classmethod
+    def from_answer(cls, answer: dict[str, Any]) -> "ScanPlan":
+        """The planner's answer for a scan (sluice/spark/planner.py), as Spark kept it."""
+        verdicts = tuple(Verdict(v["sql"], Level(v["level"]), v["reason"], v.get("remote_sql")) for v in answer["verdicts"])
+        trace = tuple(TraceStep(s["rule"], s["text"], s["changed"]) for s in answer.get("trace", []))
+        return cls(answer["scan_id"], answer["table"], answer["source"], answer["source_url"], answer["table"],
+                   ScanSpec.from_json(answer["scan"]), verdicts, answer["remote_query"], trace)
+
+    def to_dict(self) -> dict[str, Any]:
         return {
             "scan": self.scan_id,
             "alias": self.alias,
@@ -39,16 +59,18 @@ class ScanPlan:
 @dataclass(frozen=True)
 class QueryPlan:
     query: str
-    spark_sql: str  # what Spark runs over the scans (residual filters, joins, aggregates)
-    reference_sql: str  # what Spark runs with pushdown off
+    spark_plan: str  # Spark's physical plan (what runs over the scans)
     scans: tuple[ScanPlan, ...]
-    trace: tuple[TraceStep, ...]
 
-    def to_dict(self) -> dict:  # type: ignore[type-arg]
-        return {
-            "query": self.query,
-            "spark_sql": self.spark_sql,
-            "scans": [scan.to_dict() for scan in self.scans],
-            # only when planned with trace=True (EXPLAIN VERBOSE, `sluice plan`)
-            **({"rules": [{"rule": step.rule, "changed": step.changed} for step in self.trace]} if self.trace else {}),
-        }
+    @classmethod
+    def from_scans_json(cls, query: str, spark_plan: str, scans_json: str) -> "QueryPlan":
+        return cls(query, spark_plan, tuple(ScanPlan.from_answer(a) for a in json.loads(scans_json)))
+
+    def to_dict(self, trace: bool = False) -> dict[str, Any]:
+        scans = []
+        for scan in self.scans:
+            entry = scan.to_dict()
+            if trace:
+                entry["rules"] = [{"rule": step.rule, "changed": step.changed, "text": step.text} for step in scan.trace]
+            scans.append(entry)
+        return {"query": self.query, "spark_plan": self.spark_plan, "scans": scans}

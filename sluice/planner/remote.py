@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlglot import exp
 
 from sluice.dialects.base import Dialect
-from sluice.planner.state import OrderKey
 from sluice.types import Kind, TableSchema
+
+
+@dataclass(frozen=True)
+class OrderKey:
+    """One key of a pushed ORDER BY, NULL placement explicit (as Spark's sort order states it)."""
+
+    column: str
+    descending: bool
+    nulls_first: bool
 
 
 #: pushed conjuncts per flat AND chain (see :func:`_conjunction`)

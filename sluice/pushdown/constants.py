@@ -37,6 +37,11 @@ class NotRepresentable(Exception):
     """Spark's coercion of a constant cannot be mirrored exactly; the reason says why."""
 
 
+#: meta key on a node that is a constant of a known Spark type (Spark's own typed literals,
+#: as the catalog layer receives them): the :class:`Constant`, taken as it is
+TYPED = "sluice_typed_constant"
+
+
 @dataclass(frozen=True)
 class Constant:
     """A typed constant. Timestamps (LTZ) are aware UTC datetimes; NTZ ones are naive."""
@@ -132,6 +137,8 @@ def is_fixed_offset(zone: str) -> bool:
 
 def evaluate(node: exp.Expression, zone: str) -> Constant | None:
     """The typed value of a constant expression, or None if ``node`` is not one we type."""
+    if node._meta and TYPED in node._meta:
+        return node._meta[TYPED]  # type: ignore[no-any-return]  # set only by sluice.spark.v2.literal
     if isinstance(node, exp.Paren):
         return evaluate(node.this, zone)
     if isinstance(node, exp.Null):

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Sequence
 
 from sqlglot import exp
 
-from sluice.errors import PushdownError
 from sluice.pushdown import constants, nesting
 from sluice.pushdown.constants import Constant, NotRepresentable
 from sluice.pushdown.levels import Level, Verdict
@@ -117,8 +116,10 @@ class Translator:
             return self._or(node)
         if isinstance(node, exp.Not):
             return self._not(node)
-        if isinstance(node, exp.Between):
-            raise PushdownError("BETWEEN reached the translator; the normalize_between rule must run first")
+        if isinstance(node, exp.Between):  # Spark defines it so: each bound is classified on its own
+            low = exp.GTE(this=node.this.copy(), expression=node.args["low"].copy())
+            high = exp.LTE(this=node.this.copy(), expression=node.args["high"].copy())
+            return self._and(exp.And(this=low, expression=high))
         if isinstance(node, _COMPARISONS):
             return self._comparison(node)
         if isinstance(node, exp.In):
@@ -306,6 +307,28 @@ class Translator:
         if value.text is not None and not value.text.functions_ok:
             raise Unsupported(f"pattern matching: {value.text.why}")
         return self.dialect.like(value, pattern)
+
+    def widen(self, value: Value, target: SparkType) -> Value:
+        """``value`` as Spark's ``CAST(value AS target)``, where that cast never fails and
+        never changes a value: integral and decimal widening, and numbers to double (which
+        Spark inserts itself to compare mixed types). Anything else is left to Spark."""
+        source = value.type
+        if target == source:
+            return value
+        if source.kind is Kind.INTEGRAL and target.kind is Kind.INTEGRAL and target.bits >= source.bits:
+            # a real remote cast: arithmetic over the value must overflow at target's width
+            return Value(self.dialect.cast(value.sql, target, source), target, value.text, value.column)
+        if source.kind is Kind.INTEGRAL and target.kind is Kind.DECIMAL:
+            precision, scale = target.precision_scale
+            if precision - scale >= len(str(1 << (source.bits - 1))):
+                return Value(value.sql, target, value.text, value.column)
+        if source.kind is Kind.DECIMAL and target.kind is Kind.DECIMAL:
+            (p1, s1), (p2, s2) = source.precision_scale, target.precision_scale
+            if s2 >= s1 and p2 - s2 >= p1 - s1:
+                return Value(value.sql, target, value.text, value.column)
+        if target.name == "double" and source.kind in (Kind.INTEGRAL, Kind.DECIMAL, Kind.FLOAT):
+            return Value(self.dialect.cast(value.sql, target, source), target, value.text, value.column)
+        raise Unsupported(f"CAST({source} AS {target}) may fail or change values in Spark: left to Spark")
 
     # ----------------------------------------------------------------- values
     def value(self, node: exp.Expression) -> Value:

@@ -79,6 +79,11 @@ class IcebergSource(Source):
         rows = int(snapshot.summary.additional_properties.get("total-records", 0)) if snapshot and snapshot.summary else 0
         return TableSchema(self.name, schema, table, columns, row_estimate=rows)
 
+    def tables(self) -> list[tuple[str | None, str]]:
+        catalog = open_catalog(self.location, name=self.name)
+        return [(".".join(namespace), identifier[-1]) for namespace in catalog.list_namespaces()
+                for identifier in catalog.list_tables(namespace)]
+
     # ------------------------------------------------------------ planning
     def pruning(self, spec: "ScanSpec") -> Pyramid:
         """The pruning pyramid of a planned scan (what EXPLAIN shows and the tasks read)."""

@@ -1,24 +1,15 @@
-"""The ``sluice`` Spark Python Data Source: Arrow batches from a source, in parallel.
+"""The reader of planned scans: a Spark Python Data Source yielding Arrow batches in parallel.
 
-Two ways in, one reader:
+Spark never sees this source by name in a query. The catalog layer
+(``io.sluice.spark.SluiceScan``) builds one of its scans for every planned Sluice scan,
+with option ``scan`` (a :class:`~sluice.scan.ScanSpec` as JSON: projection, pushed
+filters, order, limit) and the schema to read, and returns that scan's batch to Spark.
+Nothing is negotiated here: the reader never answers Spark's ``pushFilters`` (so Spark 4.3's
+reuse of a filtered Python reader across queries cannot happen), it reads what was planned.
 
-* ``Federation.sql`` registers each planned scan with option ``scan`` (a
-  :class:`~sluice.scan.ScanSpec` as JSON: projection, pushed filters, order, limit).
-* ``spark.read.format("sluice").option("url", ...).option("table", ...)`` describes the
-  table on the driver. With ``.option("pushFilters", "true")`` Spark's ``pushFilters`` is
-  answered by the same classifier: a filter is returned to Spark (re-checked) unless it
-  is EXACT; INEXACT ones are also sent to the source.
-
-Why ``pushFilters`` is opt-in: Spark 4.3 keeps the reader planned by the last
-``pushFilters`` call on the loaded relation (``PythonDataSourceV2.readInfo``) and, for a
-later query on the same DataFrame that has no filter Spark can hand over (none at all, or
-only ``upper(x) = ...``), reuses it without asking Python again. That query then reads
-the earlier query's filtered rows: silent data loss. Planned scans (``Federation.sql``)
-therefore never accept Spark's filters (Sluice's planner has pushed what it can already),
-and the DataFrame API pushes only when asked, for a DataFrame used by one query.
-
-A password travels in option ``password`` only: Spark redacts options whose key matches
-``spark.redaction.regex`` in plans and logs, and the scan spec never holds one.
+A password travels in option ``password`` only (or inside option ``url``, as the user gave
+it): Spark redacts options whose key matches ``spark.redaction.regex`` in plans and logs,
+and the scan spec never holds one.
 """
 
 from __future__ import annotations
@@ -31,43 +22,32 @@ from typing import Iterator, Mapping, Sequence
 from urllib.parse import unquote
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from sluice.errors import ConfigError
-from sluice.pushdown.levels import Level
-from sluice.pushdown.translator import Unsupported
 from sluice.scan import ScanSpec, strip_password
-from sluice.sources import open_source
-from sluice.spark.filters import to_expression
+
+#: the name the catalog layer looks this source up by (SluiceScan.READER)
+READER_NAME = "sluice_reader"
 
 
-class SluiceDataSource(DataSource):
+class SluiceReaderSource(DataSource):
     @classmethod
     def name(cls) -> str:
-        return "sluice"
+        return READER_NAME
 
     def _spec(self) -> ScanSpec:
-        if "scan" in self.options:
-            return ScanSpec.from_json(self.options["scan"])
-        if "url" not in self.options or "table" not in self.options:
-            raise ConfigError("format('sluice') needs options 'url' and 'table' (or a planned 'scan')")
-        url, _ = strip_password(self.options["url"])
-        source = open_source("sluice", url, password=_password(self.options))
-        table_name = self.options["table"]
-        schema, _, table = table_name.rpartition(".")
-        described = source.describe(schema or None, table)
-        partitions = int(self.options.get("partitions", source.default_partitions(described)))
-        accept = self.options.get("pushFilters", "false").lower() == "true"
-        return ScanSpec.for_source(source, described, tuple(c.name for c in described.columns), partitions=partitions,
-                                   accept_spark_filters=accept)
+        if "scan" not in self.options:
+            raise ConfigError(f"format({READER_NAME!r}) reads planned scans only (option 'scan'); "
+                              "use spark.read.format('sluice') or a Sluice catalog")
+        return ScanSpec.from_json(self.options["scan"])
 
     def schema(self) -> str:
         return self._spec().spark_ddl()
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        spec = self._spec()
-        return SluiceReader(spec, _password(self.options), self.options.get("session_zone", "UTC"))
+        return SluiceReader(self._spec(), _password(self.options))
 
 
 def _password(options: Mapping[str, str]) -> str | None:
@@ -77,30 +57,9 @@ def _password(options: Mapping[str, str]) -> str | None:
 
 
 class SluiceReader(DataSourceReader):
-    def __init__(self, spec: ScanSpec, password: str | None, session_zone: str) -> None:
+    def __init__(self, spec: ScanSpec, password: str | None) -> None:
         self.spec = spec
         self.password = password
-        self.session_zone = session_zone
-
-    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
-        if not self.spec.accept_spark_filters:
-            yield from filters
-            return
-        source = self.spec.open(self.password)
-        candidates = []
-        for spark_filter in filters:
-            try:
-                candidates.append((spark_filter, to_expression(spark_filter)))
-            except Unsupported:
-                yield spark_filter
-        verdicts = source.classify(self.spec.table, [expression for _, expression in candidates], self.session_zone)
-        pushed = list(self.spec.where)
-        for (spark_filter, _), verdict in zip(candidates, verdicts):
-            if verdict.level.pushed:
-                pushed.append(verdict.remote_sql)
-            if verdict.level is not Level.EXACT:
-                yield spark_filter
-        self.spec = self.spec.with_filters(tuple(pushed))
 
     def partitions(self) -> Sequence[InputPartition]:
         source = self.spec.open(self.password)

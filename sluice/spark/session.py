@@ -7,11 +7,11 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from sluice.masking import guard_py4j_logs
+from sluice.spark.bridge import install
+from sluice.spark.jvm import ensure_jar
 
 #: settings Sluice needs in every session it uses
 REQUIRED_CONF = {
-    "spark.sql.python.filterPushdown.enabled": "true",
     # Spark's own Parquet reader is not NaN-safe with filter pushdown (DESIGN.md §2).
     "spark.sql.parquet.filterPushdown": "false",
     # Nor is its in-memory cache: batch min/max leave NaN out, so `f = NaN` over a cached
@@ -34,6 +34,7 @@ def build_session(master: str | None = None, app_name: str = "sluice", conf: dic
         .config("spark.driver.memory", os.environ.get("SLUICE_DRIVER_MEMORY", "4g"))
         .config("spark.python.worker.reuse", "true")
         .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.extraClassPath", str(ensure_jar()))  # the catalog layer (sluice/spark/jvm.py)
     )
     for key, value in {**REQUIRED_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)
@@ -43,11 +44,8 @@ def build_session(master: str | None = None, app_name: str = "sluice", conf: dic
 
 
 def prepare(session: SparkSession) -> SparkSession:
-    """Apply Sluice's required settings to a caller's session and register the source."""
-    guard_py4j_logs()  # before any password option crosses py4j
+    """Apply Sluice's required settings to a caller's session and install the catalog planner."""
+    install(session)
     for key, value in REQUIRED_CONF.items():
         session.conf.set(key, value)
-    from sluice.spark.datasource import SluiceDataSource
-
-    session.dataSource.register(SluiceDataSource)
     return session

@@ -1,0 +1,117 @@
+package io.sluice.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+
+/**
+ * The driver's one link to Sluice's Python planner: a static slot the Python side fills
+ * ({@code sluice.spark.bridge.install}) and a call that turns the planner's typed errors
+ * into Spark's exceptions.
+ */
+public final class Bridge {
+  static final ObjectMapper JSON = new ObjectMapper();
+  private static volatile Planner planner;
+
+  private Bridge() {}
+
+  /** Called from Python once per driver process (again after a restart of the callback server). */
+  public static void register(Planner implementation) {
+    planner = implementation;
+  }
+
+  public static boolean isRegistered() {
+    return planner != null;
+  }
+
+  static ObjectNode request() {
+    return JSON.createObjectNode();
+  }
+
+  /** Ask the planner; its {@code error} answers become Spark's exceptions. */
+  static JsonNode call(String method, ObjectNode request) throws NoSuchTableException, NoSuchNamespaceException {
+    Planner current = planner;
+    if (current == null) {
+      throw new SluiceException("no Sluice planner in this driver: Sluice catalogs are planned by Python. "
+          + "Use a PySpark driver and call sluice.spark.install(spark) (Federation does) before querying.");
+    }
+    String answer;
+    try {
+      answer = current.call(method, JSON.writeValueAsString(request));
+    } catch (RuntimeException error) {
+      throw new SluiceException("the Sluice planner failed on '" + method + "': " + error.getMessage(), error);
+    } catch (Exception error) {
+      throw new SluiceException("cannot encode a request to the Sluice planner: " + error.getMessage(), error);
+    }
+    if (answer == null) {
+      throw new SluiceException("the Sluice planner gave no answer to '" + method + "' (its Python process may be gone)");
+    }
+    JsonNode node;
+    try {
+      node = JSON.readTree(answer);
+    } catch (Exception error) {
+      throw new SluiceException("unreadable answer from the Sluice planner to '" + method + "'", error);
+    }
+    JsonNode error = node.get("error");
+    if (error != null) {
+      String kind = error.path("kind").asText("error");
+      String message = error.path("message").asText("");
+      if (kind.equals("no_such_table")) {
+        StringBuilder relation = new StringBuilder();
+        if (request.hasNonNull("catalog")) {
+          relation.append(quoted(request.get("catalog").asText())).append('.');
+        }
+        for (String part : strings(error.path("namespace"))) {
+          relation.append(quoted(part)).append('.');
+        }
+        throw Bridge.<RuntimeException>unchecked(new TableNotFound(relation.append(quoted(error.path("name").asText())).toString(), message));
+      }
+      if (kind.equals("no_such_namespace")) {
+        throw new NoSuchNamespaceException(strings(error.path("namespace")));
+      }
+      throw new SluiceException(message);
+    }
+    return node;
+  }
+
+  /** Like {@link #call} where Spark's signature allows no checked exception. */
+  static JsonNode callUnchecked(String method, ObjectNode request) {
+    try {
+      return call(method, request);
+    } catch (NoSuchTableException | NoSuchNamespaceException error) {
+      throw new SluiceException(error.getMessage(), error);
+    }
+  }
+
+  /** For namespace-level calls, whose Spark signatures declare only NoSuchNamespaceException. */
+  static JsonNode callForNamespace(String method, ObjectNode request) throws NoSuchNamespaceException {
+    try {
+      return call(method, request);
+    } catch (NoSuchTableException error) {
+      throw new SluiceException(error.getMessage(), error);
+    }
+  }
+
+  /**
+   * Throws {@code error} although it is checked and the caller's signature does not declare it:
+   * Spark declares only NoSuchTableException on loadTable, and swallows that one.
+   */
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E unchecked(Throwable error) throws E {
+    throw (E) error;
+  }
+
+  private static String quoted(String name) {
+    return "`" + name.replace("`", "``") + "`";
+  }
+
+  static String[] strings(JsonNode array) {
+    String[] out = new String[array.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = array.get(i).asText();
+    }
+    return out;
+  }
+}

@@ -1,0 +1,36 @@
+package io.sluice.spark;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
+import scala.runtime.BoxedUnit;
+
+/**
+ * Reads back what Spark decided: the Sluice scans of an optimised plan (subqueries too), for
+ * {@code Federation.plan}, {@code explain} and the metrics of {@code explain(analyze=True)}.
+ */
+public final class Plans {
+  private Plans() {}
+
+  /** Every Sluice scan's plan (the planner's answer, as JSON) in {@code optimized}, in plan order. */
+  public static String scans(LogicalPlan optimized) {
+    List<LogicalPlan> plans = new ArrayList<>();
+    plans.add(optimized);
+    scala.collection.Iterator<LogicalPlan> subqueries = optimized.subqueriesAll().iterator();
+    while (subqueries.hasNext()) {
+      plans.add(subqueries.next());
+    }
+    ArrayNode found = Bridge.JSON.createArrayNode();
+    for (LogicalPlan plan : plans) {
+      plan.foreach(node -> {
+        if (node instanceof DataSourceV2ScanRelation relation && relation.scan() instanceof SluiceScan scan) {
+          found.add(scan.plan());
+        }
+        return BoxedUnit.UNIT;
+      });
+    }
+    return found.toString();
+  }
+}

@@ -1,0 +1,199 @@
+package io.sluice.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
+import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * One attached source as a Spark catalog: {@code spark.sql.catalog.NAME=io.sluice.spark.SluiceCatalog}
+ * with {@code .url}, {@code .password} (or {@code .password.env}) and {@code .pushdown}.
+ *
+ * <p>Read-only. Options are read again from the session's configuration at every lookup, so
+ * attaching a source again under the same name takes effect although Spark keeps the
+ * catalog object. Listing, describing and every pushdown decision are the Python planner's.
+ */
+public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
+  /** Session setting read when a table is looked up: "false" plans the reference path (nothing pushed). */
+  public static final String PUSHDOWN_CONF = "spark.sluice.pushdown";
+
+  private String name;
+  private Map<String, String> initial = Collections.emptyMap();
+
+  @Override
+  public void initialize(String name, CaseInsensitiveStringMap options) {
+    this.name = name;
+    this.initial = new HashMap<>(options.asCaseSensitiveMap());
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String[] defaultNamespace() {
+    return new String[0];
+  }
+
+  /** The options in force now: the session's configuration over those given at initialisation. */
+  SourceRef source() {
+    Map<String, String> options = new HashMap<>(initial);
+    String prefix = "spark.sql.catalog." + name + ".";
+    scala.collection.Iterator<scala.Tuple2<String, String>> all = SQLConf.get().getAllConfs().iterator();
+    while (all.hasNext()) {
+      scala.Tuple2<String, String> entry = all.next();
+      if (entry._1().startsWith(prefix)) {
+        options.put(entry._1().substring(prefix.length()), entry._2());
+      }
+    }
+    boolean catalogPushdown = !"false".equalsIgnoreCase(options.getOrDefault("pushdown", "true"));
+    boolean sessionPushdown = !"false".equalsIgnoreCase(SQLConf.get().getConfString(PUSHDOWN_CONF, "true"));
+    return new SourceRef(name, options, catalogPushdown && sessionPushdown);
+  }
+
+  private static ArrayNode namespace(ObjectNode request, String[] namespace) {
+    ArrayNode array = request.putArray("namespace");
+    for (String part : namespace) {
+      array.add(part);
+    }
+    return array;
+  }
+
+  @Override
+  public String[][] listNamespaces() throws NoSuchNamespaceException {
+    JsonNode answer = Bridge.callForNamespace("namespaces", source().request());
+    String[][] out = new String[answer.path("namespaces").size()][];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = Bridge.strings(answer.path("namespaces").get(i));
+    }
+    return out;
+  }
+
+  @Override
+  public String[][] listNamespaces(String[] namespace) throws NoSuchNamespaceException {
+    if (namespace.length == 0) {
+      return listNamespaces();
+    }
+    if (!namespaceExists(namespace)) {
+      throw new NoSuchNamespaceException(namespace);
+    }
+    return new String[0][];
+  }
+
+  @Override
+  public boolean namespaceExists(String[] namespace) {
+    if (namespace.length == 0) {
+      return true;
+    }
+    try {
+      for (String[] known : listNamespaces()) {
+        if (java.util.Arrays.equals(known, namespace)) {
+          return true;
+        }
+      }
+      return false;
+    } catch (NoSuchNamespaceException error) {
+      return false;
+    }
+  }
+
+  @Override
+  public Map<String, String> loadNamespaceMetadata(String[] namespace) throws NoSuchNamespaceException {
+    if (!namespaceExists(namespace)) {
+      throw new NoSuchNamespaceException(namespace);
+    }
+    return Collections.emptyMap();
+  }
+
+  @Override
+  public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
+    ObjectNode request = source().request();
+    namespace(request, namespace);
+    JsonNode tables = Bridge.callForNamespace("tables", request).path("tables");
+    Identifier[] out = new Identifier[tables.size()];
+    for (int i = 0; i < out.length; i++) {
+      JsonNode table = tables.get(i);
+      out[i] = Identifier.of(Bridge.strings(table.path("namespace")), table.path("name").asText());
+    }
+    return out;
+  }
+
+  @Override
+  public Table loadTable(Identifier ident) throws NoSuchTableException {
+    SourceRef source = source();
+    ObjectNode request = source.request();
+    namespace(request, ident.namespace());
+    request.put("name", ident.name());
+    try {
+      return new SluiceTable(source, Bridge.call("describe", request));
+    } catch (NoSuchNamespaceException error) {
+      throw new NoSuchTableException(ident);
+    }
+  }
+
+  @Override
+  public boolean tableExists(Identifier ident) {
+    try {
+      loadTable(ident);
+      return true;
+    } catch (NoSuchTableException missing) {
+      return false;
+    } catch (RuntimeException error) {
+      throw error;
+    } catch (Exception error) {  // TableNotFound, thrown past the signature (Bridge.unchecked)
+      if (error instanceof TableNotFound) {
+        return false;
+      }
+      throw new SluiceException(error.getMessage(), error);
+    }
+  }
+
+  private UnsupportedOperationException readOnly(String what) {
+    return new UnsupportedOperationException(
+        "[SLUICE] catalog " + name + " is read-only: Sluice does not " + what.toLowerCase(Locale.ROOT));
+  }
+
+  @Override
+  public Table alterTable(Identifier ident, TableChange... changes) {
+    throw readOnly("ALTER TABLE");
+  }
+
+  @Override
+  public boolean dropTable(Identifier ident) {
+    throw readOnly("DROP TABLE");
+  }
+
+  @Override
+  public void renameTable(Identifier oldIdent, Identifier newIdent) {
+    throw readOnly("RENAME TABLE");
+  }
+
+  @Override
+  public void createNamespace(String[] namespace, Map<String, String> metadata) {
+    throw readOnly("CREATE NAMESPACE");
+  }
+
+  @Override
+  public void alterNamespace(String[] namespace, NamespaceChange... changes) {
+    throw readOnly("ALTER NAMESPACE");
+  }
+
+  @Override
+  public boolean dropNamespace(String[] namespace, boolean cascade) {
+    throw readOnly("DROP NAMESPACE");
+  }
+}

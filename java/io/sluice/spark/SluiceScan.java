@@ -1,0 +1,106 @@
+package io.sluice.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.OptionalLong;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.execution.datasources.DataSource$;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * A planned scan: what EXPLAIN shows (the remote query and every verdict), the statistics
+ * Spark plans joins with, and the read, which is the Python data source's, fed the plan.
+ */
+final class SluiceScan implements Scan, SupportsReportStatistics {
+  /** Short name of the Python data source that reads planned scans (sluice/spark/datasource.py). */
+  static final String READER = "sluice_reader";
+
+  private final SluiceTable table;
+  private final StructType schema;
+  private final JsonNode plan;
+  private Scan reader;
+
+  SluiceScan(SluiceTable table, StructType schema, JsonNode plan) {
+    this.table = table;
+    this.schema = schema;
+    this.plan = plan;
+  }
+
+  /** The planner's answer this scan was built from (what Federation.plan reads back). */
+  JsonNode plan() {
+    return plan;
+  }
+
+  @Override
+  public StructType readSchema() {
+    return schema;
+  }
+
+  @Override
+  public String description() {
+    return plan.path("description").asText();
+  }
+
+  @Override
+  public Statistics estimateStatistics() {
+    JsonNode rows = plan.path("rows");
+    JsonNode bytes = plan.path("bytes");
+    OptionalLong numRows = rows.isNumber() ? OptionalLong.of(rows.asLong()) : OptionalLong.empty();
+    OptionalLong sizeInBytes = bytes.isNumber() ? OptionalLong.of(bytes.asLong()) : OptionalLong.empty();
+    return new Statistics() {
+      @Override
+      public OptionalLong sizeInBytes() {
+        return sizeInBytes;
+      }
+
+      @Override
+      public OptionalLong numRows() {
+        return numRows;
+      }
+    };
+  }
+
+  /** The Python data source's scan of this plan, made once (Spark asks for metrics before the batch). */
+  private synchronized Scan reader() {
+    if (reader == null) {
+      scala.Option<TableProvider> provider = DataSource$.MODULE$.lookupDataSourceV2(READER, SQLConf.get());
+      if (provider.isEmpty()) {
+        throw new SluiceException("the Python data source '" + READER + "' is not registered in this session: "
+            + "call sluice.spark.install(spark)");
+      }
+      Map<String, String> options = new HashMap<>();
+      options.put("scan", plan.path("scan").asText());
+      String url = table.source.options.get("url");
+      if (url != null) {
+        options.put("url", url);  // the reader logs in with a password given inside the URL
+      }
+      String password = table.source.password();
+      if (password != null) {
+        options.put("password", password);  // redacted by Spark in plans and logs
+      }
+      SupportsRead inner = (SupportsRead) provider.get().getTable(schema, new Transform[0], options);
+      reader = inner.newScanBuilder(new CaseInsensitiveStringMap(options)).build();
+    }
+    return reader;
+  }
+
+  @Override
+  public Batch toBatch() {
+    return reader().toBatch();
+  }
+
+  @Override
+  public CustomMetric[] supportedCustomMetrics() {
+    return reader().supportedCustomMetrics();
+  }
+}

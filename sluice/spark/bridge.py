@@ -1,0 +1,90 @@
+"""The seam between Spark's JVM and Sluice's planner: a py4j callback on the driver.
+
+:func:`install` makes a Spark session ready for Sluice catalogs: it registers the reader
+(the Python data source planned scans are read through), starts py4j's callback server and
+hands the JVM a :class:`PlannerCallback`. The catalog layer then calls
+``Planner.call(method, request)``; requests and answers are JSON, so this module is the
+only transport-specific code: a sidecar process answering the same JSON over a pipe would
+replace it for drivers without Python (docs/architecture.md).
+
+A failure never escapes as a Python traceback across py4j: it becomes an ``error`` answer
+(``no_such_table``, ``no_such_namespace`` or ``error`` with a masked message), which the
+Java side raises as Spark's own exception.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import Any, Callable
+
+from py4j.java_gateway import JavaClass
+from pyspark.java_gateway import ensure_callback_server_started
+from pyspark.sql import SparkSession
+
+from sluice.errors import ConfigError, SluiceError
+from sluice.masking import guard_py4j_logs, mask_text
+from sluice.spark.datasource import SluiceReaderSource
+from sluice.planner.catalog import CatalogPlanner, NoSuchTable
+
+_log = logging.getLogger(__name__)
+#: one planner per driver process: the JVM's Bridge holds one callback
+PLANNER = CatalogPlanner()
+_installed: set[int] = set()
+_install_lock = threading.Lock()
+
+
+class PlannerCallback:
+    """What the JVM calls: ``call(method, request) -> answer``, JSON both ways."""
+
+    def __init__(self, planner: CatalogPlanner) -> None:
+        self._methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "namespaces": planner.namespaces,
+            "tables": planner.tables,
+            "describe": planner.describe,
+            "filters": planner.filters,
+            "plan": planner.plan,
+        }
+
+    def call(self, method: str, request: str) -> str:
+        try:
+            data = json.loads(request)
+            handler = self._methods.get(method)
+            if handler is None:
+                return _error("error", f"the Sluice planner has no method {method!r}")
+            return json.dumps(handler(data))
+        except NoSuchTable as missing:
+            return json.dumps({"error": {"kind": "no_such_table", "namespace": missing.namespace, "name": missing.name,
+                                         "message": mask_text(str(missing))}})
+        except SluiceError as error:
+            return _error("error", mask_text(f"{type(error).__name__}: {error}"))
+        except Exception as error:  # noqa: BLE001 - a planner bug must fail the query clearly, not hang py4j
+            _log.exception("Sluice planner failed on %s", method)
+            return _error("error", mask_text(f"internal error in the Sluice planner ({method}): {type(error).__name__}: {error}"))
+
+    class Java:
+        implements = ["io.sluice.spark.Planner"]
+
+
+def _error(kind: str, message: str) -> str:
+    return json.dumps({"error": {"kind": kind, "message": message}})
+
+
+def install(spark: SparkSession) -> None:
+    """Make ``spark`` ready for Sluice catalogs and ``format("sluice")`` (idempotent)."""
+    guard_py4j_logs()  # before any password option crosses py4j
+    bridge = spark._jvm.io.sluice.spark.Bridge  # type: ignore[union-attr]  # py4j resolves JVM names dynamically
+    if not isinstance(bridge, JavaClass):
+        from sluice.spark.jvm import ensure_jar
+
+        raise ConfigError("this Spark session was started without Sluice's catalog classes: build it with "
+                          "sluice.spark.session.build_session(), or start it with "
+                          f"spark.driver.extraClassPath={ensure_jar()}")
+    with _install_lock:
+        spark.dataSource.register(SluiceReaderSource)
+        gateway = spark.sparkContext._gateway
+        ensure_callback_server_started(gateway)
+        if id(gateway) not in _installed or not bridge.isRegistered():
+            bridge.register(PlannerCallback(PLANNER))
+            _installed.add(id(gateway))
