@@ -35,7 +35,7 @@ def _plan(fed: Any, query: str) -> str:
     for scan in plan.scans:
         lines.append(f"  scan {scan.scan_id} on {scan.source} ({scan.table}): {scan.remote_query}")
         lines += [f"    {v.level.value:<11} {v.sql}\n{'':16}remote: {v.remote_sql}\n{'':16}reason: {v.reason}" for v in scan.verdicts]
-    lines.append(f"  Spark runs on top: {plan.spark_sql}")
+    lines.append(f"  Spark's plan:\n{plan.spark_plan}")
     return "\n".join(lines)
 
 

@@ -16,13 +16,14 @@ java_major() {
     [[ "$v" == 1.* ]] && v=${v#1.}
     echo "${v%%[.+_-]*}"
 }
-if (( $(java_major) >= 17 )); then
-    log "java $(java_major) ok"
+# javac too: Sluice's Spark catalog classes (java/) are compiled here, against pyspark's jars.
+if (( $(java_major) >= 17 )) && command -v javac >/dev/null; then
+    log "java $(java_major) and javac ok"
 else
-    log "installing openjdk-17-jre-headless"
+    log "installing openjdk-17-jdk-headless"
     apt-get update -qq
-    apt-get install -y -qq openjdk-17-jre-headless >/dev/null
-    (( $(java_major) >= 17 )) || { log "ERROR: java 17+ still not found"; exit 1; }
+    apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+    (( $(java_major) >= 17 )) && command -v javac >/dev/null || { log "ERROR: java 17+ with javac still not found"; exit 1; }
 fi
 
 # --- Python virtualenv ------------------------------------------------------
@@ -52,4 +53,6 @@ else
         log "WARNING: sluice not importable yet; will reinstall on next run"
     fi
 fi
+# --- Sluice's catalog classes: build/sluice-spark.jar, rebuilt when java/ changes ------
+log "catalog jar: $(.venv/bin/python -m sluice.spark.jvm)"
 log "done"

@@ -66,7 +66,7 @@ def _explain(args: argparse.Namespace, spark: SparkSession | None) -> int:
         raise ConfigError(f"--plot writes a PNG picture: give a file name ending in .png, not {args.plot!r}")
     fed = _federation(_sources(args), spark)
     if args.json:
-        print(json.dumps(fed.plan(args.query, trace=True).to_dict(), indent=2))
+        print(json.dumps(fed.plan(args.query).to_dict(trace=True), indent=2))
     else:
         print(fed.explain(args.query, verbose=args.verbose, analyze=args.analyze))
     if args.plot:

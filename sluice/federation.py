@@ -113,18 +113,16 @@ class Federation:
         with _session_conf(self.spark, {PUSHDOWN_CONF: "true" if pushdown else "false"}), translated_errors():
             return self.spark.sql(query)
 
-    def plan(self, query: str, trace: bool = False) -> QueryPlan:
-        """What Spark and Sluice decided for ``query``, per scan, without running it.
-
-        ``trace`` is kept for callers of the earlier planner; every scan carries its trace.
-        """
+    def plan(self, query: str) -> QueryPlan:
+        """What Spark and Sluice decided for ``query``, per scan (with each step's trace), without running it."""
         return self._plan_of(query, self.sql(query))
 
     def _plan_of(self, query: str, frame: DataFrame) -> QueryPlan:
         with translated_errors():
             execution = frame._jdf.queryExecution()
             scans = self.spark._jvm.io.sluice.spark.Plans.scans(execution.optimizedPlan())  # type: ignore[union-attr]  # py4j
-            return QueryPlan.from_scans_json(query, execution.sparkPlan().treeString(), scans)
+            # the optimised logical plan: the physical one would already plan the reads' partitions
+            return QueryPlan.from_scans_json(query, execution.optimizedPlan().treeString(), scans)
 
     def _measure(self, query: str, pushdown: bool) -> tuple[QueryPlan, dict[str, dict[str, int]]]:
         """Run ``query`` to completion; rows and bytes each scan transferred, by scan id."""

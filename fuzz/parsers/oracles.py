@@ -105,9 +105,3 @@ def _duckdb_type(column: Any) -> str:
     collation = column.collation if column.type.name == "string" and column.collation not in (None, "C") else None
     return f"{spark} COLLATE {collation}" if collation else spark
 
-
-def utf8(text: str, what: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise Violation(f"{what} is not UTF-8 (py4j could not send it to Spark)") from None

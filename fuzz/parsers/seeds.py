@@ -1,4 +1,5 @@
-"""Valid inputs every mutation starts from: queries, Flight requests in the three filter
+"""Valid inputs every mutation starts from: the predicates Spark offers a scan (V2
+expressions as the catalog layer sends them), Flight requests in the three filter
 encodings, and catalog files. Each seed is accepted as it is (a test checks that), so a
 mutant that fails to parse is refused by the code under test, not by a broken seed."""
 
@@ -10,36 +11,68 @@ from typing import Any
 
 from fuzz.parsers.tables import HOSTILE_NAMES
 
-_T = "{src}.t"
-#: query templates; {src} is one of the attached sources
-QUERIES = [
-    "SELECT * FROM {src}.t WHERE i = 1",
-    "SELECT id, s FROM {src}.t WHERE s = 'a''b' AND i BETWEEN 1 AND 10",
-    "SELECT * FROM {src}.t WHERE s LIKE 'a!%%' ESCAPE '!' OR c NOT LIKE '\\\\_x%'",
-    "SELECT count(*) AS n FROM {src}.t WHERE f > 1.5 AND r <= CAST(0.1 AS FLOAT) GROUP BY i HAVING count(*) > 1",
-    "SELECT * FROM {src}.t WHERE d IN (1.25, 2, NULL) AND NOT (b OR i <> 3)",
-    "SELECT * FROM {src}.t WHERE ts >= TIMESTAMP '2024-03-10 02:30:00' AND tn < TIMESTAMP_NTZ '2024-01-01 00:00:00'",
-    "SELECT * FROM {src}.t WHERE dt = DATE '2024-02-29' OR dt IS NULL",
-    "SELECT * FROM {src}.t WHERE startswith(s, 'ab') AND length(c) > 2 AND substring(s, 2, 3) = 'xyz'",
-    "SELECT * FROM {src}.t WHERE coalesce(i, 0) + 1 > 5 AND abs(id) % 7 = 3 AND (i & 3) = 1",
-    "SELECT a.id FROM {src}.t a JOIN {src}.t b ON a.id = b.id AND b.s = 'x' LEFT JOIN {src}.t c ON c.i = a.i WHERE a.f <> 0",
-    "SELECT * FROM (SELECT id, i + 1 AS j FROM {src}.t WHERE s IS NOT NULL) q WHERE q.j > 5 ORDER BY id DESC LIMIT 10",
-    "WITH w AS (SELECT * FROM {src}.t WHERE id < 100) SELECT * FROM w WHERE i = 2",
-    "SELECT * FROM {src}.t WHERE id IN (SELECT id FROM {src}.t WHERE s = 'q') AND EXISTS (SELECT 1 FROM {src}.t)",
-    "SELECT CASE WHEN i > 0 THEN 'p' ELSE 'n' END AS k, s || c AS sc FROM {src}.t WHERE i <=> NULL",
-    "SELECT * FROM {src}.t WHERE s = 'x\\'; DROP TABLE t; --' AND c = '/* */ -- # ;' AND s <> '\\u2019\\uFF07\\u02BC'",
-    "SELECT * FROM {src}.t WHERE `we\"ird` = 'a' AND `it's` > 'b' AND `back``tick` IS NULL AND `sp ace` LIKE '%'",
-    "SELECT `semi;colon`, `dash--x` FROM {src}.t WHERE `semi;colon` <> 'a' OR `dash--x` = `back\\slash` OR `ünï` = 'ü'",
-    "SELECT * FROM {src}.t WHERE i = -9223372036854775808L OR id = 92233720368547758L OR d = 99999999.99BD",
-    "SELECT * FROM {src}.t WHERE f = double('NaN') OR f = double('-Infinity') OR r = -0.0",
-    "SELECT * FROM {src}.t WHERE s IN ('\\0', '\\t', '\\\\', '\"', '''') ORDER BY s NULLS LAST LIMIT 3",
-    "SELECT id FROM {src}.t UNION ALL SELECT id FROM {src}.t WHERE i = 1",
+
+# ---------------------------------------------------------------- Spark's V2 predicates
+def _reference(*parts: str) -> dict[str, Any]:
+    return {"ref": list(parts)}
+
+
+def _value(text: str | None, catalog_string: str) -> dict[str, Any]:
+    """A literal as Expressions writes it: Spark's internal value as text (days, microseconds, base64)."""
+    return {"lit": text, "type": catalog_string}
+
+
+def _call(op: str, *args: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"op": op, **extra, "args": list(args)}
+
+
+def _cast(child: dict[str, Any], source: str, target: str) -> dict[str, Any]:
+    return _call("CAST", child, **{"from": source, "to": target})
+
+
+#: what Spark offers one scan of the fuzz tables, conjunct by conjunct: its optimizer has made
+#: implicit casts explicit, folded constants and flattened chains of one connective
+V2_PREDICATES: list[list[dict[str, Any]]] = [
+    [_call("IS_NOT_NULL", _reference("i")), _call("=", _reference("i"), _value("1", "int"))],
+    [_call(">", _reference("f"), _value("1.5", "double")), _call("<", _reference("r"), _value("0.1", "float")),
+     _call("<>", _reference("d"), _value("1.25", "decimal(10,2)"))],
+    [_call("OR", _call("IS_NULL", _reference("s")), _call("STARTS_WITH", _reference("s"), _value("a%_", "string")),
+           _call("ENDS_WITH", _reference("c"), _value("z\\", "string")))],
+    [_call("IN", _reference("id"), _value("1", "bigint"), _value(None, "bigint"), _value("9223372036854775807", "bigint"))],
+    [_call("NOT", _call("CONTAINS", _reference("c"), _value("x'; DROP TABLE t; --", "string")))],
+    [_call("<", _reference("ts"), _value("1710055800000000", "timestamp")), _call(">=", _reference("dt"), _value("19782", "date")),
+     _call("=", _reference("tn"), _value("1704067200000000", "timestamp_ntz"))],
+    [_call("=", _call("CHAR_LENGTH", _reference("s")), _value("3", "int")),
+     _call(">", _call("+", _reference("i"), _value("1", "int")), _value("5", "int"))],
+    [_call("=", _call("SUBSTRING", _reference("s"), _value("2", "int"), _value("3", "int")), _value("\u2019\uff07\u02bc", "string"))],
+    [_call("<=>", _call("COALESCE", _reference("i"), _value("0", "int")), _value("0", "int")),
+     _call("UDF", _reference("s"), name="my_catalog.my_udf")],
+    [_call("=", _reference(name), _value("a\"b'c`d\\e", "string")) for name in HOSTILE_NAMES],
+    [_call("<>", _reference("f"), _value("NaN", "double")), _call("=", _reference("r"), _value("-0.0", "float")),
+     _call("=", _reference("b"), _value("true", "boolean"))],
+    [_call(">", _cast(_reference("i"), "int", "decimal(11,1)"), _value("1.5", "decimal(11,1)")),
+     _call("=", _cast(_reference("i"), "int", "bigint"), _reference("id"))],
+    [_call("=", _call("%", _call("ABS", _reference("id")), _value("7", "bigint")), _value("3", "bigint")),
+     _call("=", _call("&", _reference("i"), _value("3", "int")), _value("1", "int")),
+     _call("<>", _call("-", _reference("i")), _call("-", _reference("i"), _value("1", "int")))],
+    [_call("=", _call("UPPER", _reference("s")), _value("A", "string")), _call("=", _call("LOWER", _reference("c")), _value("a", "string"))],
+    [_call("OR", *(_call("=", _reference("i"), _value(str(k), "int")) for k in range(40)))],
+    [_call("OR", _call("AND", _call(">", _reference("id"), _value("5", "bigint")), _call("<", _reference("id"), _value("9", "bigint"))),
+           _call("NOT", _call("OR", _call("=", _reference("s"), _value("", "string")), _call("IS_NULL", _reference("c")))))],
+    [_call("<=>", _reference("s"), _value(None, "string")),
+     _call(">", _call("/", _reference("f"), _value("2.0", "double")), _call("*", _reference("f"), _reference("f")))],
+    [_call("=", _call("^", _reference("id"), _value("1", "bigint")), _call("|", _reference("id"), _value("2", "bigint")))],
+    [_call(">=", _reference("dt"), _value("-719162", "date")), _call("<", _reference("dt"), _value("2932896", "date")),
+     _call("IN", _reference("c"), _value("\x00", "string"), _value("", "string"))],
+    # what Sluice has no translation of: left to Spark, never an error
+    [{"op": "TOO_DEEP", "text": "a predicate nested more than 100 levels deep"}, {"op": "UNKNOWN", "text": "st.x > 1"},
+     _call("=", _call("EXTRACT", _reference("dt"), field="YEAR"), _value("2024", "int")), _call("IS_NOT_NULL", _reference("st", "x")),
+     _call("=", _reference("s"), _cast(_value("YWJj", "binary"), "binary", "string")), _call("ALWAYS_TRUE")],
 ]
-SOURCES = ("pg", "lite", "my", "duck", "lake")
 
 
-def sql_seeds() -> list[bytes]:
-    return [query.format(src=source).encode() for query in QUERIES for source in SOURCES]
+def v2_seeds() -> list[bytes]:
+    return [json.dumps(predicates, separators=(",", ":")).encode() for predicates in V2_PREDICATES]
 
 
 # ---------------------------------------------------------------- Flight requests

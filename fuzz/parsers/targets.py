@@ -1,5 +1,8 @@
 """The parsers that take outside input, each wrapped as the code that serves it calls it.
 
+* ``v2``: the predicates Spark offers a scan, as the catalog layer sends them (JSON V2
+  expressions, see ``io.sluice.spark.Expressions``), answered by ``CatalogPlanner.filters``
+  (``sluice.planner.v2`` turns each into a Spark SQL tree, then every dialect classifies it).
 * ``flight-json``, ``airport``, ``substrait``: a GetFlightInfo descriptor as the Flight
   server reads it (``protocol.parse_request`` or ``path_request``, the filter decoder of
   the request's format, classification of every conjunct by a SQL dialect).
@@ -19,17 +22,23 @@ import os
 import random
 import tempfile
 from dataclasses import dataclass
-from typing import Callable
+from functools import lru_cache
+from typing import Any, Callable, Sequence
+
+from sqlglot import exp
 
 from fuzz.parsers import generate, seeds
-from fuzz.parsers.oracles import check_remote
+from fuzz.parsers.oracles import Violation, check_remote
 from fuzz.parsers.tables import DIALECTS, TABLES, resolve
 from sluice.catalog import load_catalog
+from sluice.dialects.base import Dialect
 from sluice.errors import BindError, PushdownError, SluiceError
 from sluice.flight import filter_json, planning
 from sluice.flight.protocol import RequestError, parse_request, path_request
+from sluice.planner.catalog import CatalogPlanner
+from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.translator import classify_conjuncts
-from sluice.types import TableSchema
+from sluice.types import TableSchema, table_to_dict
 
 ZONE = "America/New_York"  # DST makes timestamp constants earn their keep
 
@@ -45,6 +54,46 @@ class Target:
 def accepted(error: BaseException) -> bool:
     """Whether ``error`` is a clean, typed refusal."""
     return isinstance(error, SluiceError) and not isinstance(error, PushdownError)
+
+
+# ---------------------------------------------------------------- Spark's V2 predicates
+#: the catalog options every fuzz source is attached under (nothing is opened: see _Classifier)
+_OPTIONS = {"url": "fuzz://tables"}
+
+
+@dataclass(frozen=True)
+class _Classifier:
+    """The one thing ``CatalogPlanner.filters`` asks of a source, and for a SQL source all it
+    takes: the dialect's classification. No connection is opened, yet the planner's own
+    code (decoding, verdicts for what has no tree, the answer) runs as in Spark."""
+
+    dialect: Dialect
+
+    def classify(self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str) -> tuple[Verdict, ...]:
+        return classify_conjuncts(self.dialect, table, candidates, session_zone)
+
+
+@lru_cache(maxsize=1)
+def _planner() -> CatalogPlanner:
+    planner = CatalogPlanner()
+    for name, dialect in DIALECTS.items():
+        planner.remember(name, _OPTIONS, _Classifier(dialect))  # type: ignore[arg-type]  # classify is all filters() uses
+    return planner
+
+
+def run_v2(data: bytes) -> None:
+    """One scan's predicates (a JSON list of V2 expressions) offered for the table of every
+    dialect, as the bridge calls ``filters``; each answer must hold one verdict per predicate
+    and its pushed SQL must pass :func:`check_remote`."""
+    predicates = json.loads(data)
+    for name, table in TABLES.items():
+        request: dict[str, Any] = {"catalog": name, "options": _OPTIONS, "session_zone": ZONE,
+                                   "table": {"table": table_to_dict(table)}, "predicates": predicates}
+        answer = json.loads(json.dumps(_planner().filters(request)))  # the JSON the bridge answers with
+        verdicts = answer["verdicts"]
+        if len(verdicts) != len(predicates):
+            raise Violation(f"{name}: {len(verdicts)} verdicts for {len(predicates)} predicates")
+        check_remote(name, table, [v["remote_sql"] for v in verdicts if Level(v["level"]).pushed])
 
 
 # ---------------------------------------------------------------- flight
@@ -89,6 +138,7 @@ def run_catalog(data: bytes) -> None:
 
 
 TARGETS: dict[str, Target] = {
+    "v2": Target("v2", seeds.v2_seeds, generate.v2, run_v2),
     "flight-json": Target("flight-json", seeds.flight_json_seeds,
                           generate.json_generator(seeds.flight_json_seeds, generate.SLUICE_WORDS, generate.nested_sluice), run_flight),
     "airport": Target("airport", seeds.airport_seeds,

@@ -43,8 +43,8 @@ SELECT o.id, o.customer_id, o.status, o.amount, o.day
 FROM sales.orders o
 WHERE (o.status = 'returned' AND o.amount > 2000) OR o.customer_id = 42
 ORDER BY o.id""",
-              "Spark's Data Source API never offers an OR to a source; Sluice's planner pushes the whole "
-              "disjunction because every branch is EXACT."),
+              "Spark offers the OR to the scan whole; Sluice's planner pushes the whole disjunction because "
+              "every branch is EXACT."),
     DemoQuery("top-N", "Top-N: ORDER BY ... LIMIT pushed", """
 SELECT o.id, o.customer_id, o.amount, o.day
 FROM sales.orders o
@@ -62,7 +62,7 @@ ORDER BY c.region""",
               "Each file gets its own filter (BETWEEN becomes two EXACT range conjuncts); Spark joins the "
               "two reduced scans and aggregates."),
 )
-#: The first queries pay for Python worker start-up, including the planner-side worker that
-#: takes Spark's own filters (a residual filter makes Spark offer one): run them untimed.
+#: The first queries pay for Python worker start-up (the reader's planning worker and the
+#: executors' readers): run them untimed.
 WARM_UP = ("SELECT count(*) FROM crm.customers c WHERE c.id = 1 AND upper(c.name) = 'X'",
            "SELECT count(*) FROM sales.orders o WHERE o.customer_id = 1 AND upper(o.note) = 'X'")

@@ -18,7 +18,7 @@ from sqlglot import exp
 from sluice.flight import literals
 from sluice.flight.protocol import MAX_CONJUNCTS, MAX_DEPTH, Conjunct, RequestError
 from sluice.pushdown import constants, nesting
-from sluice.pushdown.negation import unfold_negate
+from sluice.pushdown.negation import unfold_between, unfold_negate
 from sluice.pushdown.translator import Unsupported, paren
 from sluice.types import TableSchema
 
@@ -42,7 +42,7 @@ _NAMES = {cls: name for name, cls in {**_BINARY, **_UNARY, **_CONNECTORS}.items(
 # ---------------------------------------------------------------- encoding (client)
 def encode(node: exp.Expression, session_zone: str) -> dict[str, Any]:
     """The JSON of a Spark SQL predicate, or :class:`Unsupported` if the format cannot spell it."""
-    node = unfold_negate(node)
+    node = unfold_between(unfold_negate(node))
     if isinstance(node, exp.Paren):
         return encode(node.this, session_zone)
     constant = constants.evaluate(node, session_zone)
@@ -84,7 +84,7 @@ def encode_conjunct(node: exp.Expression, session_zone: str) -> dict[str, Any]:
 
 
 def _encode_or_opaque(node: exp.Expression, session_zone: str) -> dict[str, Any]:
-    node = unfold_negate(node)
+    node = unfold_between(unfold_negate(node))
     if isinstance(node, exp.Paren):
         return _encode_or_opaque(node.this, session_zone)
     if isinstance(node, (exp.And, exp.Or, exp.Not)):

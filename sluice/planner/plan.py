@@ -59,7 +59,7 @@ class ScanPlan:
 @dataclass(frozen=True)
 class QueryPlan:
     query: str
-    spark_plan: str  # Spark's physical plan (what runs over the scans)
+    spark_plan: str  # Spark's optimised plan (what runs over the scans)
     scans: tuple[ScanPlan, ...]
 
     @classmethod

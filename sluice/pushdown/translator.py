@@ -17,7 +17,7 @@ from sluice.pushdown import constants, nesting
 from sluice.pushdown.constants import Constant, NotRepresentable
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.like import LikePattern
-from sluice.pushdown.negation import unfold_negate
+from sluice.pushdown.negation import unfold_between, unfold_negate
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
@@ -116,10 +116,8 @@ class Translator:
             return self._or(node)
         if isinstance(node, exp.Not):
             return self._not(node)
-        if isinstance(node, exp.Between):  # Spark defines it so: each bound is classified on its own
-            low = exp.GTE(this=node.this.copy(), expression=node.args["low"].copy())
-            high = exp.LTE(this=node.this.copy(), expression=node.args["high"].copy())
-            return self._and(exp.And(this=low, expression=high))
+        if isinstance(node, exp.Between):
+            return self._and(unfold_between(node))  # type: ignore[arg-type]  # an And, by construction
         if isinstance(node, _COMPARISONS):
             return self._comparison(node)
         if isinstance(node, exp.In):

@@ -14,18 +14,23 @@ Java side raises as Spark's own exception.
 
 from __future__ import annotations
 
+import base64
+import collections
 import json
 import logging
 import threading
+import time
 from typing import Any, Callable
 
 from py4j.java_gateway import JavaClass
 from pyspark.java_gateway import ensure_callback_server_started
 from pyspark.sql import SparkSession
+from pyspark.sql.types import StructType
 
 from sluice.errors import ConfigError, SluiceError
 from sluice.masking import guard_py4j_logs, mask_text
-from sluice.spark.datasource import SluiceReaderSource
+from sluice.scan import ScanSpec
+from sluice.spark.datasource import SluiceReaderSource, read_info
 from sluice.planner.catalog import CatalogPlanner, NoSuchTable
 
 _log = logging.getLogger(__name__)
@@ -36,18 +41,42 @@ _install_lock = threading.Lock()
 
 
 class PlannerCallback:
-    """What the JVM calls: ``call(method, request) -> answer``, JSON both ways."""
+    """What the JVM calls: ``call(method, request) -> answer``, JSON both ways.
+
+    ``seconds`` adds up the time spent answering, per method: Sluice's own share of a query's
+    planning (the benchmarks read it; the rest is Spark's and py4j's).
+    """
 
     def __init__(self, planner: CatalogPlanner) -> None:
+        self.seconds: collections.Counter[str] = collections.Counter()
+        self.calls: collections.Counter[str] = collections.Counter()
         self._methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "namespaces": planner.namespaces,
             "tables": planner.tables,
             "describe": planner.describe,
             "filters": planner.filters,
             "plan": planner.plan,
+            "read": self._read,
         }
+        self._planner = planner
+
+    def _read(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The scan's read function and partitions, planned here on the driver (see read_info)."""
+        source = self._planner.source(request)
+        schema = StructType.fromJson(json.loads(request["schema"]))
+        info = read_info(ScanSpec.from_json(request["scan"]), source.credential, schema,
+                         int(request["max_batch_rows"]), bool(request["binary_as_bytes"]))
+        return {"read_info": base64.b64encode(info).decode("ascii")}
 
     def call(self, method: str, request: str) -> str:
+        started = time.perf_counter()
+        try:
+            return self._answer(method, request)
+        finally:
+            self.seconds[method] += time.perf_counter() - started
+            self.calls[method] += 1
+
+    def _answer(self, method: str, request: str) -> str:
         try:
             data = json.loads(request)
             handler = self._methods.get(method)
@@ -65,6 +94,10 @@ class PlannerCallback:
 
     class Java:
         implements = ["io.sluice.spark.Planner"]
+
+
+#: the callback the JVM holds (one per driver process)
+CALLBACK = PlannerCallback(PLANNER)
 
 
 def _error(kind: str, message: str) -> str:
@@ -86,5 +119,5 @@ def install(spark: SparkSession) -> None:
         gateway = spark.sparkContext._gateway
         ensure_callback_server_started(gateway)
         if id(gateway) not in _installed or not bridge.isRegistered():
-            bridge.register(PlannerCallback(PLANNER))
+            bridge.register(CALLBACK)
             _installed.add(id(gateway))

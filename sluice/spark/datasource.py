@@ -14,6 +14,7 @@ and the scan spec never holds one.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
@@ -48,6 +49,22 @@ class SluiceReaderSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return SluiceReader(self._spec(), _password(self.options))
+
+
+def read_info(spec: ScanSpec, password: str | None, schema: StructType, max_batch_rows: int, binary_as_bytes: bool) -> bytes:
+    """What Spark's planning worker (``pyspark.sql.worker.plan_data_source_read``) would send
+    back for this scan: the pickled read function and the pickled partitions, in its wire format.
+
+    The driver's Python already has the source open and every module loaded, so the catalog
+    layer asks it (``SluiceScan`` hands the bytes to ``PythonDataSourceV2.setReadInfo``) instead
+    of starting a data source and a planning round trip in Python workers for every scan.
+    """
+    from pyspark.sql.worker.plan_data_source_read import write_read_func_and_partitions
+
+    out = io.BytesIO()
+    write_read_func_and_partitions(out, reader=SluiceReader(spec, password), data_source=SluiceReaderSource({}),
+                                   schema=schema, max_arrow_batch_size=max_batch_rows, binary_as_bytes=binary_as_bytes)
+    return out.getvalue()
 
 
 def _password(options: Mapping[str, str]) -> str | None:

@@ -1,7 +1,10 @@
-"""``spark.read.format("sluice")``: Spark's pushFilters answered by the same classifier."""
+"""The DataFrame API goes through the same negotiation as SQL: ``spark.table`` over a Sluice
+catalog and ``spark.read.format("sluice")`` (the catalog layer's provider). Spark offers the
+filters, columns and limits; Sluice's planner answers; nothing is opt-in any more."""
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 
 pytestmark = pytest.mark.integration
@@ -10,11 +13,12 @@ FILTERS = [
     "i = 1", "t = 'a'", "ch = 'a'", "tc LIKE 'a%'", "f > 1.5", "f = double('NaN')", "i IN (1, 2)", "t IS NULL",
     "NOT (i = 1)", "dt >= DATE '2000-01-01'", "ts > TIMESTAMP '2024-03-10 02:30:00'", "tn < TIMESTAMP_NTZ '2024-03-10 02:30:00'",
     "d > 1.5", "b = 9223372036854775807", "flag", "t <=> NULL", "t LIKE '%b'", "t LIKE '%a_b%'", "r > 0.1",
+    "i = 1 OR t = 'a'", "i + 1 > 5", "coalesce(i, 0) = 0",
 ]
 
 
-def load(spark, url: str, table: str, push: bool = True):  # type: ignore[no-untyped-def]
-    return spark.read.format("sluice").option("url", url).option("table", table).option("pushFilters", str(push).lower()).load()
+def load(spark, url: str, table: str):  # type: ignore[no-untyped-def]
+    return spark.read.format("sluice").option("url", url).option("table", table).load()
 
 
 @pytest.fixture(scope="module")
@@ -31,11 +35,18 @@ def _optimized_plan(frame) -> str:  # type: ignore[no-untyped-def]
     return frame._jdf.queryExecution().optimizedPlan().toString()
 
 
+def _ids(frame) -> list[int]:  # type: ignore[no-untyped-def]
+    return sorted(row.id for row in frame.select("id").collect())
+
+
 @pytest.mark.parametrize("condition", FILTERS)
 def test_filtered_frame_equals_reference(frame, reference, condition: str) -> None:  # type: ignore[no-untyped-def]
-    pushed = sorted(r.id for r in frame.filter(condition).select("id").collect())
-    expected = sorted(r.id for r in reference.filter(condition).select("id").collect())
-    assert pushed == expected
+    assert _ids(frame.filter(condition)) == _ids(reference.filter(condition))
+
+
+@pytest.mark.parametrize("condition", FILTERS)
+def test_catalog_table_filtered_equals_reference(spark, reference, condition: str) -> None:  # type: ignore[no-untyped-def]
+    assert _ids(spark.table("pg.sluice_test.edge").where(condition)) == _ids(reference.filter(condition))
 
 
 def test_exact_filters_vanish_from_sparks_plan_and_inexact_stay(frame) -> None:  # type: ignore[no-untyped-def]
@@ -45,51 +56,40 @@ def test_exact_filters_vanish_from_sparks_plan_and_inexact_stay(frame) -> None: 
     assert "Filter" in inexact and "ch" in inexact, inexact
 
 
-def test_same_frame_filtered_two_ways(spark, pg_url, reference) -> None:  # type: ignore[no-untyped-def]
+def test_same_frame_filtered_two_ways_and_then_not_at_all(spark, pg_url, reference) -> None:  # type: ignore[no-untyped-def]
+    """Spark 4.3 reused a Python data source's filtered reader for a later unfiltered query on
+    the same DataFrame; the catalog layer plans every query afresh."""
     frame = load(spark, pg_url, "sluice_test.edge")
-    first = sorted(r.id for r in frame.filter("i = 1").collect())
-    second = sorted(r.id for r in frame.filter("i = 2147483647").collect())
-    assert first == sorted(r.id for r in reference.filter("i = 1").collect())
-    assert second == sorted(r.id for r in reference.filter("i = 2147483647").collect())
+    first, second = _ids(frame.filter("i = 1")), _ids(frame.filter("i = 2147483647"))
+    assert first == _ids(reference.filter("i = 1")) and second == _ids(reference.filter("i = 2147483647"))
     assert first != second
+    assert frame.count() == reference.count()
 
 
-def test_without_push_filters_a_frame_serves_every_query(spark, pg_url) -> None:  # type: ignore[no-untyped-def]
-    frame = load(spark, pg_url, "sluice_test.edge", push=False)
-    assert frame.filter("i = 1").count() == 7
-    assert frame.count() == 80
-    assert "Filter" in _optimized_plan(frame.filter("i = 1"))
+def test_one_frame_twice_in_one_query_with_different_filters(spark, reference) -> None:  # type: ignore[no-untyped-def]
+    frame = spark.table("pg.sluice_test.edge")
+    union = frame.where("i = 1").select("id").unionAll(frame.where("t = 'a'").select("id"))
+    expected = reference.where("i = 1").select("id").unionAll(reference.where("t = 'a'").select("id"))
+    assert sorted(r.id for r in union.collect()) == sorted(r.id for r in expected.collect())
+    left, right = frame.where("i = 1").alias("l"), frame.where("i IS NOT NULL AND t IS NULL").alias("r")
+    joined = left.join(right, "id").select("id")
+    ref_left, ref_right = reference.where("i = 1").alias("l"), reference.where("i IS NOT NULL AND t IS NULL").alias("r")
+    assert _ids(joined) == _ids(ref_left.join(ref_right, "id").select("id"))
 
 
-@pytest.mark.xfail(strict=True, reason="Spark 4.3 reuses the Python data source reader planned by the last "
-                   "pushFilters for a later query without pushable filters (PythonDataSourceV2.readInfo); "
-                   "this is why pushFilters is opt-in. Passing means Spark fixed it: revisit the default.")
-def test_spark_reuses_a_filtered_reader_for_an_unfiltered_query(spark, pg_url) -> None:  # type: ignore[no-untyped-def]
-    frame = load(spark, pg_url, "sluice_test.edge")
-    assert frame.filter("i = 1").count() == 7
-    assert frame.count() == 80
+def test_only_the_columns_spark_needs_are_read(spark, pg_url) -> None:  # type: ignore[no-untyped-def]
+    """A view whose other column fails when read: selecting ``id`` must not read it."""
+    with psycopg.connect(pg_url, autocommit=True) as connection:
+        connection.execute("CREATE OR REPLACE VIEW sluice_test.boom AS SELECT id, 1 / (id - id) AS broken FROM sluice_test.edge")
+    frame = load(spark, pg_url, "sluice_test.boom")
+    assert len(frame.select("id").collect()) == 80
+    assert spark.table("pg.sluice_test.boom").select("id").count() == 80
+    with pytest.raises(Exception, match="division by zero"):
+        frame.select("broken").collect()
 
 
-def test_federation_scans_ignore_sparks_filters(fed) -> None:  # type: ignore[no-untyped-def]
-    """A fed.sql DataFrame reused by later queries must not inherit their filters."""
-    frame = fed.sql("SELECT id, i FROM pg.sluice_test.edge WHERE t IS NOT NULL")
-    total = frame.count()
-    assert frame.filter("i = 1").count() < total
-    assert frame.count() == total
-
-
-def test_sqlite_through_the_dataframe_api(spark, edge_tables) -> None:  # type: ignore[no-untyped-def]
-    frame = load(spark, "sqlite:///" + edge_tables["sqlite_path"], "edge")
-    assert "Filter" not in _optimized_plan(frame.filter("t LIKE 'a%'"))  # GLOB: exact
-    assert "Filter" in _optimized_plan(frame.filter("tc = 'a'"))  # NOCASE: superset
-    assert frame.filter("tc = 'a'").count() == frame.filter("t = 'a' OR t IS NULL OR t IS NOT NULL").filter("tc = 'a'").count()
-
-
-def test_cached_frames_keep_nan_rows(fed) -> None:  # type: ignore[no-untyped-def]
-    """Spark's cache prunes batches by min/max that leave NaN out; Sluice turns that off."""
-    cached = fed.sql("SELECT id, f FROM pg.sluice_test.edge").cache()
-    try:
-        assert cached.count() == 80
-        assert sorted(r.id for r in cached.filter("f = double('NaN')").collect()) == [29, 45, 61, 77]
-    finally:
-        cached.unpersist()
+def test_a_limit_is_pushed_only_over_exact_filters(spark) -> None:  # type: ignore[no-untyped-def]
+    plan = _optimized_plan(spark.table("pg.sluice_test.edge").where("i = 1").limit(2))
+    assert "LIMIT 2" in plan, plan
+    inexact = _optimized_plan(spark.table("pg.sluice_test.edge").where("ch = 'a'").limit(2))
+    assert "LIMIT 2" not in inexact.split("RemoteQuery:")[1].split("|")[0], inexact

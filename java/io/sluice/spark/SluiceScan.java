@@ -1,6 +1,10 @@
 package io.sluice.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -13,6 +17,8 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.execution.datasources.DataSource$;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceReadInfo;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -88,10 +94,27 @@ final class SluiceScan implements Scan, SupportsReportStatistics {
       if (password != null) {
         options.put("password", password);  // redacted by Spark in plans and logs
       }
+      if (provider.get() instanceof PythonDataSourceV2 python) {
+        python.setReadInfo(readInfo());
+      }
       SupportsRead inner = (SupportsRead) provider.get().getTable(schema, new Transform[0], options);
       reader = inner.newScanBuilder(new CaseInsensitiveStringMap(options)).build();
     }
     return reader;
+  }
+
+  /**
+   * The read function and partitions, planned by the driver's Python (the catalog's planner has
+   * the source open), in the form Spark's planning worker would have sent them.
+   */
+  private PythonDataSourceReadInfo readInfo() {
+    ObjectNode request = table.source.request();
+    request.put("scan", plan.path("scan").asText());
+    request.put("schema", schema.json());
+    request.put("max_batch_rows", SQLConf.get().arrowMaxRecordsPerBatch());
+    request.put("binary_as_bytes", SQLConf.get().pysparkBinaryAsBytes());
+    byte[] info = Base64.getDecoder().decode(Bridge.callUnchecked("read", request).path("read_info").asText());
+    return PythonDataSourceReadInfo.receive(new DataInputStream(new ByteArrayInputStream(info)));
   }
 
   @Override
