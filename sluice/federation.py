@@ -110,8 +110,13 @@ class Federation:
         ``pushdown=False`` is the reference path: every table is read whole and Spark
         evaluates everything; with pushdown on the answer must be the same rows.
         """
-        with _session_conf(self.spark, {PUSHDOWN_CONF: "true" if pushdown else "false"}), translated_errors():
-            return self.spark.sql(query)
+        try:
+            with _session_conf(self.spark, {PUSHDOWN_CONF: "true" if pushdown else "false"}), translated_errors():
+                return self.spark.sql(query)
+        except BindError as error:
+            if "TABLE_OR_VIEW_NOT_FOUND" not in str(error):
+                raise
+            raise BindError(f"{error} (attached sources: {', '.join(sorted(self._sources)) or 'none'})") from None
 
     def plan(self, query: str) -> QueryPlan:
         """What Spark and Sluice decided for ``query``, per scan (with each step's trace), without running it."""

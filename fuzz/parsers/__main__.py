@@ -1,7 +1,7 @@
 """``python -m fuzz.parsers``: fuzz the parsers of outside input; no server or Spark needed.
 
     python -m fuzz.parsers --target all --cases 20000 --seed 1
-    python -m fuzz.parsers --target sql --seed 1 --case 417     # replay one case
+    python -m fuzz.parsers --target v2 --seed 1 --case 417      # replay one case
 
 Exit status 1 when a case failed (an untyped exception, a RecursionError, a hang, or
 remote SQL that breaks out of its statement); each failing input is written to ``--out``.

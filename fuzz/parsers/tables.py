@@ -1,9 +1,9 @@
 """The fixed in-memory tables every target binds against: one per dialect, with the
 properties catalogs report (collations, padding, case-insensitivity) and hostile names.
 
-No server is involved: the SQL target binds through :func:`resolve` the way
-``Federation.table`` resolves through a source, and the Flight targets classify with the
-dialect a SQL source would use.
+No server is involved: the Flight targets resolve table paths through :func:`resolve` the
+way the server resolves its published tables, and every target classifies with the dialect
+a SQL source would use.
 """
 
 from __future__ import annotations

@@ -81,19 +81,24 @@ def _planner() -> CatalogPlanner:
     return planner
 
 
+def filters(source: str, predicates: list[Any]) -> dict[str, Any]:
+    """``CatalogPlanner.filters``' answer to ``predicates`` offered on ``source``'s table, as
+    the bridge calls it and as JSON, the form the bridge sends back."""
+    request = {"catalog": source, "options": _OPTIONS, "session_zone": ZONE,
+               "table": {"table": table_to_dict(TABLES[source])}, "predicates": predicates}
+    return json.loads(json.dumps(_planner().filters(request)))
+
+
 def run_v2(data: bytes) -> None:
-    """One scan's predicates (a JSON list of V2 expressions) offered for the table of every
-    dialect, as the bridge calls ``filters``; each answer must hold one verdict per predicate
-    and its pushed SQL must pass :func:`check_remote`."""
+    """One scan's predicates (a JSON list of V2 expressions) offered on the table of every
+    dialect: each answer must hold one verdict per predicate, and what is pushed must pass
+    :func:`check_remote`."""
     predicates = json.loads(data)
-    for name, table in TABLES.items():
-        request: dict[str, Any] = {"catalog": name, "options": _OPTIONS, "session_zone": ZONE,
-                                   "table": {"table": table_to_dict(table)}, "predicates": predicates}
-        answer = json.loads(json.dumps(_planner().filters(request)))  # the JSON the bridge answers with
-        verdicts = answer["verdicts"]
+    for source, table in TABLES.items():
+        verdicts = filters(source, predicates)["verdicts"]
         if len(verdicts) != len(predicates):
-            raise Violation(f"{name}: {len(verdicts)} verdicts for {len(predicates)} predicates")
-        check_remote(name, table, [v["remote_sql"] for v in verdicts if Level(v["level"]).pushed])
+            raise Violation(f"{source}: {len(verdicts)} verdicts for {len(predicates)} predicates")
+        check_remote(source, table, [v["remote_sql"] for v in verdicts if Level(v["level"]).pushed])
 
 
 # ---------------------------------------------------------------- flight

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
 from pyspark.sql import SparkSession
 
+from sluice.errors import ConfigError
 from sluice.spark.bridge import install
 from sluice.spark.jvm import ensure_jar
 
-#: settings Sluice needs in every session it uses
-REQUIRED_CONF = {
+_log = logging.getLogger(__name__)
+_checked_applications: set[str] = set()
+
+#: settings of the sessions Sluice builds. Spark's own readers and cache are not NaN-safe; a
+#: caller's session is left as it is (a warning names what differs): Sluice's reads do not go
+#: through either, only the caller's own DataFrames do
+SAFE_CONF = {
     # Spark's own Parquet reader is not NaN-safe with filter pushdown (DESIGN.md §2).
     "spark.sql.parquet.filterPushdown": "false",
     # Nor is its in-memory cache: batch min/max leave NaN out, so `f = NaN` over a cached
@@ -36,7 +43,7 @@ def build_session(master: str | None = None, app_name: str = "sluice", conf: dic
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.extraClassPath", str(ensure_jar()))  # the catalog layer (sluice/spark/jvm.py)
     )
-    for key, value in {**REQUIRED_CONF, **(conf or {})}.items():
+    for key, value in {**SAFE_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
@@ -44,8 +51,33 @@ def build_session(master: str | None = None, app_name: str = "sluice", conf: dic
 
 
 def prepare(session: SparkSession) -> SparkSession:
-    """Apply Sluice's required settings to a caller's session and install the catalog planner."""
+    """Install the catalog planner in ``session``, changing none of its settings.
+
+    A caller's session may lack :data:`SAFE_CONF`: that is said once, loudly, not changed
+    behind their back. Its executors must import ``sluice`` (the reader runs there): checked
+    once per application, with the fix named, instead of a ModuleNotFoundError deep in a job.
+    """
     install(session)
-    for key, value in REQUIRED_CONF.items():
-        session.conf.set(key, value)
+    unsafe = {key: value for key, value in SAFE_CONF.items() if (session.conf.get(key, None) or "").lower() != value}
+    if unsafe:
+        _log.warning("Sluice: this Spark session has %s; Spark's own Parquet filter pushdown and in-memory cache "
+                     "pruning drop NaN rows (DESIGN.md §2). Sluice's reads do not use them; for your own DataFrames "
+                     "set %s.", ", ".join(f"{k}={session.conf.get(k, None)}" for k in unsafe),
+                     ", ".join(f"{k}={v}" for k, v in unsafe.items()))
+    _check_executors(session)
     return session
+
+
+def _check_executors(session: SparkSession) -> None:
+    application = session.sparkContext.applicationId
+    if application in _checked_applications:
+        return
+    try:
+        session.sparkContext.parallelize([0], 1).map(lambda _: __import__("sluice").__name__).collect()
+    except Exception as error:  # noqa: BLE001 - whatever the worker raised, the fix is the same
+        if "No module named 'sluice'" not in str(error) and "ModuleNotFoundError" not in str(error):
+            raise
+        raise ConfigError("Spark's Python workers cannot import sluice: start the session with this Python "
+                          f"(PYSPARK_PYTHON={sys.executable}, or spark.pyspark.python), or install Sluice on every "
+                          "worker (sluice.spark.session.build_session() sets this up)") from None
+    _checked_applications.add(application)

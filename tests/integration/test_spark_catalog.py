@@ -106,3 +106,15 @@ def test_pushdown_off_reads_every_column_and_pushes_nothing(fed) -> None:  # typ
     reference = Federation._plan_of(fed, "", frame)
     scan = reference.scans[0]
     assert scan.verdicts == () and scan.spec.limit is None and len(scan.spec.columns) == 13
+
+
+def test_a_callers_session_keeps_its_settings(spark, caplog) -> None:  # type: ignore[no-untyped-def]
+    """Federation(spark=theirs) changes none of their settings; what is unsafe is said, once."""
+    spark.conf.set("spark.sql.parquet.filterPushdown", "true")
+    try:
+        with caplog.at_level("WARNING", logger="sluice.spark.session"):
+            Federation(spark=spark)
+        assert spark.conf.get("spark.sql.parquet.filterPushdown") == "true"
+        assert "spark.sql.parquet.filterPushdown=true" in caplog.text and "drop NaN rows" in caplog.text
+    finally:
+        spark.conf.set("spark.sql.parquet.filterPushdown", "false")

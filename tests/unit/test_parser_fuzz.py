@@ -1,5 +1,7 @@
-"""Hostile and oversized input to every parser of outside input: the SQL front end, the
-Flight request decoders (Sluice JSON, Airport JSON, Substrait) and the catalog file.
+"""Hostile and oversized input to every parser of outside input: the predicates Spark hands
+the planner (V2 expressions), the Flight request decoders (Sluice JSON, Airport JSON,
+Substrait) and the catalog file. Spark parses user SQL itself; what reaches Sluice is the
+classifier's input, tested here directly.
 
 A bounded, seeded slice of ``python -m fuzz.parsers`` (no Spark, no server), then the
 inputs that broke a parser once, each pinned to the clean error it gives now.
@@ -10,32 +12,31 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
+import sqlglot
 from sqlglot import exp
 
 from fuzz.parsers import runner
 from fuzz.parsers.oracles import Violation, check_remote
 from fuzz.parsers.seeds import substrait_request
-from fuzz.parsers.tables import DIALECTS, HOSTILE_NAMES, TABLES, resolve
-from fuzz.parsers.targets import TARGETS, run_flight, run_sql
+from fuzz.parsers.tables import DIALECTS, TABLES
+from fuzz.parsers.targets import TARGETS, filters, run_flight, run_v2
 from sluice.catalog import load_catalog
-from sluice.errors import ConfigError, QuerySyntaxError
+from sluice.errors import ConfigError
 from sluice.flight import filter_json
 from sluice.flight.protocol import RequestError, parse_request
 from sluice.masking import mask_text
-from sluice.planner.binder import MAX_NESTING, bind
-from sluice.planner.optimizer import optimize
 from sluice.planner.remote import build_query
-from sluice.planner.state import PlanState
 from sluice.pushdown import nesting
-from sluice.pushdown.levels import Level
-from sluice.pushdown.translator import classify_conjuncts, paren
+from sluice.pushdown.levels import Level, Verdict
+from sluice.pushdown.translator import MAX_PUSHED_CHARS, classify_conjuncts, paren
 
 pytestmark = pytest.mark.unit
 
-#: cases per target: together about 10 s on an idle machine
-CASES = {"sql": 120, "flight-json": 600, "airport": 600, "substrait": 600, "catalog": 600}
+#: cases per target: together about 30 s on an idle machine (v2 classifies each case for five dialects)
+CASES = {"v2": 600, "flight-json": 600, "airport": 600, "substrait": 600, "catalog": 600}
 
 
 @pytest.mark.parametrize("name", list(TARGETS))
@@ -54,79 +55,32 @@ def test_mutated_input_gives_a_result_or_a_typed_error(name: str) -> None:
     assert not summary.failures, f"replay with: python -m fuzz.parsers --target {name} --seed 20260522 --case N\n{report}"
 
 
-# ---------------------------------------------------------------- SQL front end
-def plan(sql: str):  # type: ignore[no-untyped-def]
-    bound = bind(sql, resolve, sorted(TABLES), "q")
-    return optimize(PlanState(bound.qualified, bound.scans, "UTC", dict(DIALECTS)))[0]
-
-
-@pytest.mark.parametrize("sql,message", [
-    ("SELECT * FROM pg.t WHERE s = 'open", "cannot parse"),  # sqlglot's TokenError escaped as itself
-    ("SELECT * FROM pg.t WHERE i = 1 /* open", "cannot parse"),
-    ("SELECT * FROM pg.t WHERE s = X'zz'", "cannot parse"),
-    ("SELECT * FROM pg.t WHERE " + "(" * 1000 + "i = 1" + ")" * 1000, "nested too deeply: 1000 levels"),
-    ("SELECT * FROM pg.t WHERE " + "NOT " * 1000 + "i = 1", "nested too deeply"),
-    ("SELECT * FROM pg.t WHERE " + "(i = 1 AND " * 1000 + "b" + ")" * 1000, "nested too deeply"),
-    ("SELECT * FROM pg.t WHERE i = " + "abs(" * 1000 + "i" + ")" * 1000, "nested too deeply"),
-    ("SELECT * FROM pg.t WHERE i = " + "CASE WHEN b THEN " * 1000 + "1" + " END" * 1000, "nested too deeply"),
-    ("SELECT * FROM pg.t WHERE i = " + " + ".join(["1"] * 1000), "expression tree is [0-9]+ levels deep"),
-    ("SELECT * FROM pg.t WHERE s = '\ud800'", "not valid Unicode: a lone surrogate U\\+D800"),
-    ("SELECT * FROM pg.t WHERE i = 1; DROP TABLE t", "expected one SQL query, found 2"),
-    # found by the 20,000-case campaign (seed 1): sqlglot's own errors, and a type it cannot write back
-    ("SELECT * FROM lite.t WHERE id IN MAP((SELECT id FROM lite.t) AND-9 EXISTS (SELECT 1 FROM lite.t)", "IndexError in sqlglot"),
-    ("SELECT * FROM pg.t WHERE d = 999999-1e99999999.99BD", "InvalidOperation in sqlglot"),
-    ("SELECT * FROM lake.t WHERE -1e999999f ('NaN') OR f = double('-Infinity')", "type FLOAT with parameters"),
-])
-def test_hostile_queries_are_refused_with_a_query_syntax_error(sql: str, message: str) -> None:
-    with pytest.raises(QuerySyntaxError, match=message):
-        plan(sql)
+# ---------------------------------------------------------------- what the classifier is handed
+def classify(source: str, predicate: str | exp.Expression) -> tuple[Verdict, ...]:
+    """The verdict on one conjunct (Spark SQL text, or a tree) for ``source``'s table."""
+    tree = sqlglot.parse_one(predicate, read="spark") if isinstance(predicate, str) else predicate
+    return classify_conjuncts(DIALECTS[source], TABLES[source], [tree], "UTC")
 
 
 @pytest.mark.parametrize("predicate", ["i = 1e308-9223372036854775808L", "i < 1e", "r = -1e3090.0",
                                        "d = CAST(NULL AS DECIMAL(99, 2))", "d = CAST('1' AS DECIMAL(5, 9))"])
-def test_numbers_and_types_spark_would_not_read_so_are_left_to_it(predicate: str) -> None:
+def test_numbers_and_types_spark_would_not_read_are_left_to_it(predicate: str) -> None:
     """sqlglot reads ``1e308-9223372036854775808`` as one number (ValueError in the typing of
     constants); such a conjunct is not typed here, so Spark evaluates (or rejects) it."""
-    verdicts = plan(f"SELECT * FROM duck.t WHERE {predicate}").scans[0].verdicts
-    assert verdicts and all(v.level is Level.UNSUPPORTED for v in verdicts)
+    [verdict] = classify("duck", predicate)
+    assert verdict.level is Level.UNSUPPORTED
 
 
-def test_an_escaped_lone_surrogate_reads_as_a_question_mark_as_in_spark() -> None:
-    """Spark encodes the Java string ``\\uD800`` to UTF-8 as ``?``; the pushed literal says the same."""
-    [verdict] = plan("SELECT * FROM pg.t WHERE c = '\\uD800'").scans[0].verdicts
-    assert verdict.remote_sql == '"c" = \'?\''
-
-
-@pytest.mark.parametrize("name", HOSTILE_NAMES)
-def test_columns_with_hostile_names_bind_and_push(name: str) -> None:
-    """sqlglot read schema keys as SQL: ``semi;colon`` and ``dash--x`` could not be queried at all."""
-    spark_name = "`" + name.replace("`", "``") + "`"
-    state = plan(f"SELECT {spark_name} FROM pg.t WHERE {spark_name} = 'x'")
-    assert state.scans[0].columns == (name,) and state.scans[0].verdicts[0].level is Level.EXACT
-
-
-def test_the_nesting_limit_itself_is_planned() -> None:
-    """MAX_NESTING levels plan (sqlglot needs ~20 frames a level, inside the default 1,000)."""
-    state = plan("SELECT * FROM lite.t WHERE " + "(" * MAX_NESTING + "i = 1" + ")" * MAX_NESTING)
-    assert [v.level for v in state.scans[0].verdicts] == [Level.EXACT]
-
-
-@pytest.mark.parametrize("connector", ["OR", "AND"])
-def test_thousands_of_flat_terms_are_planned_and_sent_as_shallow_sql(connector: str) -> None:
-    """2,000 ORs (one conjunct) or ANDs (2,000 conjuncts): regrouped balanced, the pushed
-    SQL nests a dozen levels, and SQLite (1,000 levels at most) runs it."""
-    sql = "SELECT * FROM lite.t WHERE " + f" {connector} ".join(f"i = {k}" for k in range(2000))
-    scan = plan(sql).scans[0]
-    pushed = [v.remote_sql for v in scan.verdicts if v.level.pushed]
-    assert len(pushed) == (1 if connector == "OR" else 2000)
-    query = check_remote("lite", TABLES["lite"], pushed)  # executes in an in-memory SQLite
+@pytest.mark.parametrize("connector,term", [(exp.Or, "i = {k}"), (exp.And, "i <> {k}")])
+def test_thousands_of_flat_terms_are_classified_and_sent_as_shallow_sql(connector: type[exp.Connector], term: str) -> None:
+    """2,000 terms of one connective, grouped balanced as sluice.planner.v2 groups the flat
+    chains Spark's V2 expressions carry: the pushed SQL nests a dozen levels, and SQLite
+    (which refuses 1,000 levels of AND) runs it."""
+    terms = [sqlglot.parse_one(term.format(k=k), read="spark") for k in range(2000)]
+    [verdict] = classify("lite", nesting.chain(connector, terms, paren))
+    assert verdict.level is Level.EXACT and verdict.remote_sql is not None
+    query = check_remote("lite", TABLES["lite"], [verdict.remote_sql])  # executes in an in-memory SQLite
     assert query.count("(") < 20_000
-
-
-def test_a_long_union_all_is_not_deep() -> None:
-    """Generated queries chain hundreds of UNION ALLs; sqlglot and the planner walk them without recursion."""
-    state = plan(" UNION ALL ".join(f"SELECT id FROM lite.t WHERE i = {k}" for k in range(300)))
-    assert len(state.scans) == 300 and all(s.verdicts[0].level is Level.EXACT for s in state.scans)
 
 
 def test_long_chains_regroup_balanced_and_in_order() -> None:
@@ -140,10 +94,10 @@ def test_long_chains_regroup_balanced_and_in_order() -> None:
 
 def test_the_pushed_text_of_a_scan_is_bounded() -> None:
     """A conjunct whose SQL would take the scan past MAX_PUSHED_CHARS stays with Spark, with why."""
-    wide = "'" + "x" * 1_000_000 + "'"
-    state = plan(f"SELECT * FROM pg.t WHERE s IN ({', '.join([wide] * 5)}) AND i = 1")
-    verdicts = state.scans[0].verdicts
-    assert verdicts[0].level is Level.UNSUPPORTED and "a scan pushes" in verdicts[0].reason
+    wide = exp.In(this=exp.column("s"), expressions=[exp.Literal.string("x" * 1_000_000) for _ in range(5)])
+    narrow = sqlglot.parse_one("i = 1", read="spark")
+    verdicts = classify_conjuncts(DIALECTS["pg"], TABLES["pg"], [wide, narrow], "UTC")
+    assert verdicts[0].level is Level.UNSUPPORTED and f"a scan pushes at most {MAX_PUSHED_CHARS:,}" in verdicts[0].reason
     assert verdicts[1].level is Level.EXACT
 
 
@@ -151,7 +105,7 @@ def test_predicates_deeper_than_engines_parse_stay_with_spark() -> None:
     tree = exp.column("i")
     for _ in range(nesting.MAX_PUSH_DEPTH):
         tree = exp.Paren(this=tree)
-    [verdict] = classify_conjuncts(DIALECTS["pg"], TABLES["pg"], [exp.EQ(this=tree, expression=exp.Literal.number(1))], "UTC")
+    [verdict] = classify("pg", exp.EQ(this=tree, expression=exp.Literal.number(1)))
     assert verdict.level is Level.UNSUPPORTED and "nested" in verdict.reason
 
 
@@ -166,17 +120,78 @@ def test_long_conjunct_lists_reach_sqlite_grouped() -> None:
     assert build_query(['"i"'], "t", ["a", "b", "c"], None, None) == 'SELECT "i" FROM t WHERE (a) AND (b) AND (c)'
 
 
-def test_a_plan_with_a_1_mb_literal_is_masked_in_linear_time() -> None:
+def test_a_remote_query_with_a_1_mb_literal_is_masked_in_linear_time() -> None:
     """Every plan masks its remote queries; the URL pattern rescanned long letter runs (quadratic: minutes)."""
     with runner.deadline(20.0):
-        run_sql(b"SELECT * FROM my.t WHERE s = '" + b"x" * 1_000_000 + b"' OR c = '" + "\u00e9".encode() * 300_000 + b"'")
+        [verdict] = classify("pg", "s = '" + "x" * 1_000_000 + "' OR c = '" + "\u00e9" * 300_000 + "'")
+        assert verdict.level is Level.EXACT and verdict.remote_sql is not None
+        check_remote("pg", TABLES["pg"], [verdict.remote_sql])  # builds the query and masks it
         assert mask_text("postgresql://u:secret@h/d " + "y" * 1_000_000).startswith("postgresql://u:***@h/d")
 
 
 def test_a_huge_coalesce_is_not_pushed() -> None:
-    state = plan("SELECT * FROM lite.t WHERE coalesce(" + ", ".join(["i"] * 200) + ") = 1")
-    assert state.scans[0].verdicts[0].level is Level.UNSUPPORTED
-    assert "coalesce() with 200 arguments" in state.scans[0].verdicts[0].reason
+    [verdict] = classify("lite", "coalesce(" + ", ".join(["i"] * 200) + ") = 1")
+    assert verdict.level is Level.UNSUPPORTED and "coalesce() with 200 arguments" in verdict.reason
+
+
+# ---------------------------------------------------------------- Spark's V2 predicates
+def _ref(name: str) -> dict[str, Any]:
+    return {"ref": [name]}
+
+
+def _lit(text: str | None, catalog_string: str) -> dict[str, Any]:
+    return {"lit": text, "type": catalog_string}
+
+
+def _op(name: str, *args: dict[str, Any]) -> dict[str, Any]:
+    return {"op": name, "args": list(args)}
+
+
+def _verdicts(source: str, *predicates: dict[str, Any]) -> list[dict[str, Any]]:
+    """``CatalogPlanner.filters``' verdicts, after the whole v2 target's checks for every dialect pass."""
+    run_v2(json.dumps(list(predicates)).encode())
+    return filters(source, list(predicates))["verdicts"]
+
+
+def test_a_predicate_cut_at_spark_s_depth_limit_is_left_to_spark() -> None:
+    """io.sluice.spark.Expressions writes anything more than 100 levels down as TOO_DEEP."""
+    [verdict] = _verdicts("pg", {"op": "TOO_DEEP", "text": "a predicate nested more than 100 levels deep"})
+    assert verdict["level"] == "UNSUPPORTED" and "nested more than 100 levels deep" in verdict["reason"]
+
+
+def test_a_flat_or_of_2000_operands_is_pushed_shallow() -> None:
+    """Expressions sends a chain of one connective flat; v2 regroups it balanced, SQLite runs it."""
+    [verdict] = _verdicts("lite", _op("OR", *(_op("=", _ref("i"), _lit(str(k), "int")) for k in range(2000))))
+    assert verdict["level"] == "EXACT" and verdict["remote_sql"].count("(") < 20_000
+
+
+def test_a_decimal_of_precision_39_is_never_sent_as_a_type_the_engine_refuses() -> None:
+    """Spark's decimals stop at precision 38, as DuckDB's do: a wider one is no type to push."""
+    [verdict] = _verdicts("duck", _op("=", _ref("d"), _lit("1", "decimal(39,0)")))
+    assert verdict["level"] == "UNSUPPORTED" or "DECIMAL(39" not in verdict["remote_sql"]
+
+
+def test_a_date_10_to_the_9_days_out_is_left_to_spark() -> None:
+    """Spark's dates are days in an int (up to year 5,881,580); Python's stop at 9999."""
+    [verdict] = _verdicts("pg", _op("=", _ref("dt"), _lit(str(10**9), "date")))
+    assert verdict["level"] == "UNSUPPORTED" and "outside what Sluice represents" in verdict["reason"]
+
+
+def test_an_in_list_with_a_null_keeps_spark_s_three_valued_meaning() -> None:
+    [verdict] = _verdicts("pg", _op("IN", _ref("id"), _lit("1", "bigint"), _lit(None, "bigint")))
+    assert verdict["level"] == "EXACT" and verdict["remote_sql"] == '"id" IN (1, NULL)'
+
+
+@pytest.mark.parametrize("predicate", [
+    _op("=", _ref("i")),
+    _op("OR"),
+    _op("=", _ref("d"), _lit("NaN", "decimal(10,2)")),  # Python's Decimal reads NaN; Spark's decimals have none
+    _op("=", _ref("d"), _lit("1e999999999", "decimal(10,2)")),  # far past decimal(10,2): a 5 s stall, then decimal.Overflow
+], ids=["an operand short", "a connective without operands", "a NaN decimal", "a decimal past its precision"])
+def test_malformed_v2_predicates_are_left_to_spark(predicate: dict[str, Any]) -> None:
+    """Shapes Spark does not send, which the planner still answers: UNSUPPORTED, never an exception."""
+    [verdict] = _verdicts("lite", predicate)
+    assert verdict["level"] == "UNSUPPORTED"
 
 
 # ---------------------------------------------------------------- Flight requests
@@ -245,8 +260,8 @@ def test_malformed_catalogs_are_config_errors_without_secrets(tmp_path: Path, te
     assert "s3c" not in str(caught.value) and str(path) in str(caught.value)
 
 
-def test_run_sql_checks_remote_sql_in_the_real_engines() -> None:
+def test_the_oracle_checks_remote_sql_in_the_real_engines() -> None:
     """The oracle itself: pushed text that SQLite cannot run is a violation, not a pass."""
     with pytest.raises(Violation, match="fails in SQLite"):
         check_remote("lite", TABLES["lite"], ['"i" = ABS('])
-    run_sql(b"SELECT * FROM lite.t WHERE s = 'x\\'; DROP TABLE t; --'")
+    run_v2(json.dumps([_op("=", _ref("s"), _lit("x\\'; DROP TABLE t; --", "string"))]).encode())
