@@ -62,14 +62,15 @@ _MAX_CASE = 250_000
 
 def v2(rng: random.Random, pool: list[bytes]) -> bytes:
     """One scan's predicates mutated, mostly in the shape Expressions writes (what varies is
-    what Spark puts in it: operators, arity, types, literal text, width, depth), now and then
-    by the generic JSON mutations (wrong JSON types, keys dropped); deep operands are then
-    cut at TOO_DEEP as Expressions cuts them. A mutation that would take the case past
+    what Spark puts in it: operators, arity, types, literal text, width, depth), one time in
+    ten by the generic JSON mutations (wrong JSON types, keys dropped: Jackson would not
+    write them, but the planner must not trust its input); deep operands are then cut at
+    TOO_DEEP as Expressions cuts them. A mutation that would take the case past
     :data:`_MAX_CASE` is dropped."""
     data = rng.choice(pool)
     for _ in range(rng.randint(1, 3)):
         predicates: Any = json.loads(data)
-        if rng.random() < 0.2:
+        if rng.random() < 0.1:
             predicates = mutate.mutate_json_tree(rng, predicates, V2_WORDS, nested_v2, list(_v2_donors()))
         else:
             _mutate_v2(rng, predicates)
@@ -130,7 +131,7 @@ def _mutate_v2(rng: random.Random, predicates: list[Any]) -> None:
         container[index] = _wide(rng, node)
     elif kind == 8:
         container[index] = _comparison(rng)
-    else:
+    else:  # an expression of a seed, in a new place
         container[index] = json.loads(json.dumps(rng.choice([d for d in _v2_donors() if isinstance(d, dict)])))
 
 
@@ -171,13 +172,15 @@ def _literal(rng: random.Random, catalog_string: str | None = None) -> dict[str,
     elif choice < 0.75 and family is not None:
         text = rng.choice(_EDGE_TEXTS[family])
         if family == "string" and rng.random() < 0.5:
-            text = "".join(rng.choice(_SPARK_TEXT) for _ in range(rng.randint(1, 6))) * (rng.choice([1000, 20_000]) if rng.random() < 0.05 else 1)
+            text = "".join(rng.choice(_SPARK_TEXT) for _ in range(rng.randint(1, 6)))
+            text *= rng.choice([1000, 20_000]) if rng.random() < 0.05 else 1
     else:
         text = rng.choice(mutate.NUMBERS + _SPARK_TEXT + rng.choice(list(_EDGE_TEXTS.values())))
     return {"lit": text, "type": kind}
 
 
 def _reference(rng: random.Random) -> dict[str, Any]:
+    """A column of the fuzz tables; now and then in other case, nested, or unknown."""
     name = rng.choice(_COLUMNS)[0]
     choice = rng.random()
     if choice < 0.8:
@@ -195,6 +198,7 @@ def _comparison(rng: random.Random) -> dict[str, Any]:
 
 
 def _wrapped(rng: random.Random, node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` as the operand of a unary operator, of a binary one beside a literal, or of a cast."""
     choice = rng.randrange(3)
     if choice == 0:
         return {"op": rng.choice(["NOT", "IS_NULL", "IS_NOT_NULL", "ABS", "UPPER", "LOWER", "CHAR_LENGTH", "-"]), "args": [node]}
@@ -209,9 +213,9 @@ def _nested(rng: random.Random, node: dict[str, Any]) -> dict[str, Any]:
     """``node`` under operators up to and past Expressions' depth (cut at TOO_DEEP later)."""
     depth = rng.choice([31, 33, 63, 64, 65, 99, 100, 101, 129, 1000])
     leaf = _comparison(rng)
-    wrap = rng.choice([
+    wrap = rng.choice([  # AND and OR alternate: Expressions flattens a chain of one connective
         lambda value, level: {"op": "NOT", "args": [value]},
-        lambda value, level: {"op": "AND" if level % 2 else "OR", "args": [value, leaf]},  # nested chains alternate: Expressions flattens one connective
+        lambda value, level: {"op": "AND" if level % 2 else "OR", "args": [value, leaf]},
         lambda value, level: {"op": "+", "args": [value, {"lit": "1", "type": "int"}]},
         lambda value, level: {"op": "CAST", "from": "int", "to": "int", "args": [value]},
         lambda value, level: {"op": "COALESCE", "args": [value, {"ref": ["i"]}]},
@@ -252,11 +256,11 @@ def _as_sent(tree: Any) -> Any:
         if isinstance(value, (dict, list)) and level > 2 * _MAX_DEPTH + 1:
             container[key] = dict(_TOO_DEEP)
         elif isinstance(value, dict):
-            container[key] = copy = dict.fromkeys(value)
-            pending += [(item, copy, name, level + 1) for name, item in value.items()]
+            container[key] = members = dict.fromkeys(value)
+            pending += [(item, members, name, level + 1) for name, item in value.items()]
         elif isinstance(value, list):
-            container[key] = copy = [None] * len(value)  # type: ignore[assignment]
-            pending += [(item, copy, index, level + 1) for index, item in enumerate(value)]
+            container[key] = items = [None] * len(value)
+            pending += [(item, items, index, level + 1) for index, item in enumerate(value)]
         else:
             container[key] = value
     return root[0]

@@ -74,7 +74,7 @@ def _value(text: str, kind: SparkType) -> object:
         if name == "float":
             return float32(float(text))
         if name.startswith("decimal"):
-            return Decimal(text)
+            return _decimal(text, kind)
         if name == "boolean":
             return text == "true"
         if name == "string":
@@ -90,6 +90,16 @@ def _value(text: str, kind: SparkType) -> object:
     except (ValueError, OverflowError, InvalidOperation):
         raise Unsupported(f"{name} constant {text!r} is outside what Sluice represents (Python's date range)") from None
     raise Unsupported(f"constants of type {name} are compared by Spark")
+
+
+def _decimal(text: str, kind: SparkType) -> Decimal:
+    """A decimal constant that fits its type exactly, as every value of a Spark decimal does."""
+    value = Decimal(text)
+    precision, scale = kind.precision_scale
+    too_long = value != 0 and value.adjusted() >= precision - scale  # digits before the point; no arithmetic on value
+    if not value.is_finite() or too_long or -int(value.as_tuple().exponent) > scale:
+        raise Unsupported(f"decimal constant {text!r} does not fit {kind}")
+    return value
 
 
 def _shown(constant: Constant) -> exp.Expression:
@@ -127,7 +137,10 @@ def to_tree(node: Node) -> exp.Expression:
     if build is None:
         shown = node.get("name") or node.get("text") or op
         raise Unsupported(f"{shown} is evaluated by Spark (Sluice pushes no translation of it)")
-    return build(node, [to_tree(arg) for arg in args])
+    children = [to_tree(arg) for arg in args]
+    if not _ARITY.get(op, (1, 1 << 30))[0] <= len(children) <= _ARITY.get(op, (1, 1 << 30))[1]:
+        raise Unsupported(f"{op} with {len(children)} operand(s) is not a shape Spark sends: left to Spark")
+    return build(node, children)
 
 
 def _comparison(kind: type[exp.Expression]) -> Callable[[Node, list[exp.Expression]], exp.Expression]:
@@ -153,6 +166,13 @@ def _substring(node: Node, args: list[exp.Expression]) -> exp.Expression:
         parts["length"] = args[2]
     return exp.Substring(**parts)
 
+
+#: operands each operator takes (min, max); absent: at least one
+_ARITY: dict[str, tuple[int, int]] = {
+    **{op: (2, 2) for op in (*_COMPARISONS, *_BINARY, *_STRING_MATCH)},
+    "-": (1, 2), "NOT": (1, 1), "IS_NULL": (1, 1), "IS_NOT_NULL": (1, 1), "CAST": (1, 1), "ABS": (1, 1),
+    "UPPER": (1, 1), "LOWER": (1, 1), "CHAR_LENGTH": (1, 1), "SUBSTRING": (2, 3), "IN": (1, 1 << 30),
+}
 
 _OPERATORS: dict[str, Callable[[Node, list[exp.Expression]], exp.Expression]] = {
     **{op: _comparison(kind) for op, kind in _COMPARISONS.items()},

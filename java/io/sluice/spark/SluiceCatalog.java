@@ -22,21 +22,20 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * One attached source as a Spark catalog: {@code spark.sql.catalog.NAME=io.sluice.spark.SluiceCatalog}
  * with {@code .url}, {@code .password} (or {@code .password.env}) and {@code .pushdown}.
  *
- * <p>Read-only. Options are read again from the session's configuration at every lookup, so
+ * <p>Read-only. Options are read from the session's configuration at every lookup, so
  * attaching a source again under the same name takes effect although Spark keeps the
- * catalog object. Listing, describing and every pushdown decision are the Python planner's.
+ * catalog object, and a detached one fails clearly. Listing, describing and every pushdown decision are the Python planner's.
  */
 public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   /** Session setting read when a table is looked up: "false" plans the reference path (nothing pushed). */
   public static final String PUSHDOWN_CONF = "spark.sluice.pushdown";
 
   private String name;
-  private Map<String, String> initial = Collections.emptyMap();
 
+  /** The options are read from the session's configuration at every lookup (see {@link #source}). */
   @Override
   public void initialize(String name, CaseInsensitiveStringMap options) {
     this.name = name;
-    this.initial = new HashMap<>(options.asCaseSensitiveMap());
   }
 
   @Override
@@ -49,9 +48,9 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
     return new String[0];
   }
 
-  /** The options in force now: the session's configuration over those given at initialisation. */
+  /** The options in force now, from the session's configuration: detaching removes them. */
   SourceRef source() {
-    Map<String, String> options = new HashMap<>(initial);
+    Map<String, String> options = new HashMap<>();
     String prefix = "spark.sql.catalog." + name + ".";
     scala.collection.Iterator<scala.Tuple2<String, String>> all = SQLConf.get().getAllConfs().iterator();
     while (all.hasNext()) {
