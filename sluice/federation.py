@@ -44,8 +44,9 @@ PUSHDOWN_CONF = "spark.sluice.pushdown"
 METRICS_CONF = "spark.sluice.metricsDir"
 #: "[SLUICE] SourceError: source 'pg': ..." -> the error class and its message
 _SLUICE_MESSAGE = re.compile(r"\[SLUICE\] (?:(?P<kind>[A-Za-z]+Error): )?(?P<message>.*)", re.S)
-_NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "UNRESOLVED_COLUMN", "UNRESOLVED_ROUTINE", "SCHEMA_NOT_FOUND",
-              "REQUIRES_SINGLE_PART_NAMESPACE")
+_NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "UNRESOLVED_COLUMN", "SCHEMA_NOT_FOUND", "REQUIRES_SINGLE_PART_NAMESPACE")
+#: which Federation's sources each session's catalogs are now, by (session, catalog name)
+_OWNERS: dict[tuple[int, str], int] = {}
 
 
 class Federation:
@@ -55,6 +56,7 @@ class Federation:
         self.spark = prepare(spark or build_session())
         self.partitions = partitions
         self._sources: dict[str, Source] = {}
+        self._options: dict[str, dict[str, str]] = {}
         self._tables: dict[tuple[str, str | None, str], TableSchema] = {}
 
     # ------------------------------------------------------------ sources
@@ -80,6 +82,8 @@ class Federation:
             self.spark.conf.set(f"spark.sql.catalog.{key}.{option}", value)
         PLANNER.remember(key, options, source)
         self._sources[key] = source
+        self._options[key] = options
+        _OWNERS[(id(self.spark), key)] = id(self)
 
     def detach(self, name: str) -> None:
         key = name.lower()
@@ -89,7 +93,28 @@ class Federation:
         for conf_key in [k for k in self.spark.conf.getAll if k.startswith(prefix)]:
             self.spark.conf.unset(conf_key)
         PLANNER.forget(key)
+        self._options.pop(key, None)
+        _OWNERS.pop((id(self.spark), key), None)
         self._tables = {k: v for k, v in self._tables.items() if k[0] != key}
+
+    def activate(self) -> None:
+        """Make this federation's sources the session's catalogs again.
+
+        Catalog names belong to the Spark session: another Federation on the same session that
+        attached a source under the same name took it over. Every query through this object
+        calls this first; call it before plain ``spark.sql`` when several Federations share a session.
+        """
+        for key, options in self._options.items():
+            if _OWNERS.get((id(self.spark), key)) == id(self):
+                continue
+            prefix = f"spark.sql.catalog.{key}."
+            for conf_key in [k for k in self.spark.conf.getAll if k.startswith(prefix) and k[len(prefix):] not in options]:
+                self.spark.conf.unset(conf_key)
+            self.spark.conf.set(f"spark.sql.catalog.{key}", CATALOG_CLASS)
+            for option, value in options.items():
+                self.spark.conf.set(prefix + option, value)
+            PLANNER.remember(key, options, self._sources[key])
+            _OWNERS[(id(self.spark), key)] = id(self)
 
     @property
     def sources(self) -> dict[str, str]:
@@ -110,6 +135,7 @@ class Federation:
         ``pushdown=False`` is the reference path: every table is read whole and Spark
         evaluates everything; with pushdown on the answer must be the same rows.
         """
+        self.activate()
         try:
             with _session_conf(self.spark, {PUSHDOWN_CONF: "true" if pushdown else "false"}), translated_errors():
                 return self.spark.sql(query)
@@ -217,7 +243,10 @@ def translated_errors() -> Iterator[None]:
 
 
 def _first_part(error: Exception) -> str:
-    return mask_text(str(error).split("\n== SQL", 1)[0].strip())
+    """Spark's message up to its SQLSTATE (the search-path advice and the plan after it are noise here)."""
+    text = str(error).split("\n== SQL", 1)[0]
+    state = re.search(r"SQLSTATE: \w+", text)
+    return mask_text((text[:state.end()] if state else text).strip())
 
 
 def _sluice_error(text: str) -> SluiceError | None:

@@ -45,6 +45,14 @@ def fed(spark, edge_tables):
     return federation
 
 
+@pytest.fixture(autouse=True)
+def _fed_owns_its_catalogs(request):
+    """Catalog names belong to the Spark session; tests attach sources of their own under the
+    shared names (pg, lite, ...): the shared federation takes its catalogs back before each test."""
+    if "fed" in request.fixturenames:
+        request.getfixturevalue("fed").activate()
+
+
 @pytest.fixture(scope="session")
 def edge_tables(tmp_path_factory):
     """Create the edge-value tables in every selected source (see tests/edge_data.py)."""

@@ -63,8 +63,8 @@ _MAX_CASE = 250_000
 def v2(rng: random.Random, pool: list[bytes]) -> bytes:
     """One scan's predicates mutated, mostly in the shape Expressions writes (what varies is
     what Spark puts in it: operators, arity, types, literal text, width, depth), one time in
-    ten by the generic JSON mutations (wrong JSON types, keys dropped: Jackson would not
-    write them, but the planner must not trust its input); deep operands are then cut at
+    ten by the generic JSON mutations (wrong JSON types, keys dropped: what Expressions does
+    not write today, and a change on the Java side could); deep operands are then cut at
     TOO_DEEP as Expressions cuts them. A mutation that would take the case past
     :data:`_MAX_CASE` is dropped."""
     data = rng.choice(pool)

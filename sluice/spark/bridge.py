@@ -50,14 +50,6 @@ class PlannerCallback:
     def __init__(self, planner: CatalogPlanner) -> None:
         self.seconds: collections.Counter[str] = collections.Counter()
         self.calls: collections.Counter[str] = collections.Counter()
-        self._methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-            "namespaces": planner.namespaces,
-            "tables": planner.tables,
-            "describe": planner.describe,
-            "filters": planner.filters,
-            "plan": planner.plan,
-            "read": self._read,
-        }
         self._planner = planner
 
     def _read(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +71,8 @@ class PlannerCallback:
     def _answer(self, method: str, request: str) -> str:
         try:
             data = json.loads(request)
-            handler = self._methods.get(method)
+            handler: Callable[[dict[str, Any]], dict[str, Any]] | None = (
+                self._read if method == "read" else getattr(self._planner, method) if method in _PLANNER_METHODS else None)
             if handler is None:
                 return _error("error", f"the Sluice planner has no method {method!r}")
             return json.dumps(handler(data))
@@ -98,6 +91,10 @@ class PlannerCallback:
 
 #: the callback the JVM holds (one per driver process)
 CALLBACK = PlannerCallback(PLANNER)
+
+
+#: the planner's methods the catalog layer calls (looked up at each call)
+_PLANNER_METHODS = frozenset({"namespaces", "tables", "describe", "filters", "plan"})
 
 
 def _error(kind: str, message: str) -> str:

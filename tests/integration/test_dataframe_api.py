@@ -13,7 +13,7 @@ FILTERS = [
     "i = 1", "t = 'a'", "ch = 'a'", "tc LIKE 'a%'", "f > 1.5", "f = double('NaN')", "i IN (1, 2)", "t IS NULL",
     "NOT (i = 1)", "dt >= DATE '2000-01-01'", "ts > TIMESTAMP '2024-03-10 02:30:00'", "tn < TIMESTAMP_NTZ '2024-03-10 02:30:00'",
     "d > 1.5", "b = 9223372036854775807", "flag", "t <=> NULL", "t LIKE '%b'", "t LIKE '%a_b%'", "r > 0.1",
-    "i = 1 OR t = 'a'", "i + 1 > 5", "coalesce(i, 0) = 0",
+    "i = 1 OR t = 'a'", "coalesce(i, 0) = 0", "abs(i) = 1",
 ]
 
 
@@ -88,8 +88,11 @@ def test_only_the_columns_spark_needs_are_read(spark, pg_url) -> None:  # type: 
         frame.select("broken").collect()
 
 
+def _remote_query(frame) -> str:  # type: ignore[no-untyped-def]
+    """The remote query the scan's description shows in Spark's physical plan."""
+    return frame._jdf.queryExecution().executedPlan().toString().split("RemoteQuery: ", 1)[1].split(" | ", 1)[0]
+
+
 def test_a_limit_is_pushed_only_over_exact_filters(spark) -> None:  # type: ignore[no-untyped-def]
-    plan = _optimized_plan(spark.table("pg.sluice_test.edge").where("i = 1").limit(2))
-    assert "LIMIT 2" in plan, plan
-    inexact = _optimized_plan(spark.table("pg.sluice_test.edge").where("ch = 'a'").limit(2))
-    assert "LIMIT 2" not in inexact.split("RemoteQuery:")[1].split("|")[0], inexact
+    assert _remote_query(spark.table("pg.sluice_test.edge").where("i = 1").limit(2)).endswith("LIMIT 2")
+    assert "LIMIT" not in _remote_query(spark.table("pg.sluice_test.edge").where("ch = 'a'").limit(2))

@@ -19,6 +19,9 @@ after ``make demo``.
   after another in a background thread while the Python blocks run; a Python block waits
   for the shell blocks above it in its file. A shell block therefore must not rely on
   what a Python block wrote.
+- Spark's JVM keeps the working directory pytest started in, so a file path Spark opens
+  itself (a DataFrame writer's or reader's, ``ingest(spark, url, path)``'s) must be
+  absolute in an example; Sluice's source URLs are resolved in Python.
 - Markers, an HTML comment on the line before a block:
   ``<!-- not run: reason -->`` skips it; ``<!-- needs: postgres, mariadb -->`` names the
   servers it needs (this test runs it when the integration suite has them, see
@@ -39,6 +42,7 @@ import signal
 import subprocess
 import threading
 import time
+import traceback
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,10 +176,10 @@ def command_words(command: str) -> list[str]:
     return words
 
 
-def run_shell_block(block: Block, cwd: Path) -> list[str]:
-    """Run the block's ``sluice`` commands one by one; the transcript. Raises on the first failure."""
+def run_shell_block(block: Block, cwd: Path, transcript: list[str]) -> None:
+    """Run the block's ``sluice`` commands one by one, each with its output into ``transcript``.
+    Raises AssertionError on the first failure."""
     env = {**os.environ, "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
-    transcript: list[str] = []
     for line, command in shell_commands(block):
         words = command_words(command)
         if words[:1] == ["export"]:
@@ -202,14 +206,14 @@ def run_shell_block(block: Block, cwd: Path) -> list[str]:
         if process.returncode != 0:
             raise AssertionError(f"{block.where}, line {line}: exit status {process.returncode}: {command}\n"
                                  f"{output[-4000:]}")
-    return transcript
 
 
 class ShellRunner:
     """Runs shell blocks one after another in a background thread, in document order."""
 
     def __init__(self, blocks: list[Block], cwd: Path) -> None:
-        self.results: dict[Block, Future[list[str]]] = {block: Future() for block in blocks}
+        #: block -> (what failed or None, each command with its output)
+        self.results: dict[Block, Future[tuple[str | None, list[str]]]] = {block: Future() for block in blocks}
         self._cwd = cwd
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="doc-shell-blocks", daemon=True)
@@ -219,12 +223,18 @@ class ShellRunner:
         for block, result in self.results.items():
             if self._stopping.is_set() or not result.set_running_or_notify_cancel():
                 continue
+            transcript: list[str] = []
             try:
-                result.set_result(run_shell_block(block, self._cwd))
-            except BaseException as error:  # noqa: BLE001 - handed to the test that waits for it
-                result.set_exception(error)
+                run_shell_block(block, self._cwd, transcript)
+            except AssertionError as failure:  # handed to the test that waits for it
+                result.set_result((str(failure), transcript))
+            except BaseException as error:  # noqa: BLE001 - a bug here must not hang the tests that wait
+                result.set_result((f"{block.where}: {''.join(traceback.format_exception(error))}", transcript))
+            else:
+                result.set_result((None, transcript))
 
-    def wait(self, block: Block) -> list[str]:
+    def wait(self, block: Block) -> tuple[str | None, list[str]]:
+        """(None when the block ran, else what failed; the commands run and their output)."""
         return self.results[block].result()
 
     def stop(self) -> None:
@@ -282,13 +292,11 @@ class DocWorld:
             if earlier is not block and skip_reason(earlier):
                 run.done = earlier.index
                 continue
-            try:
-                _execute(earlier, run.namespace)
-            except BaseException:
+            run.done = earlier.index
+            failure = _execute(earlier, run.namespace)
+            if failure:
                 run.failed = earlier.where
-                raise
-            finally:
-                run.done = earlier.index
+                pytest.fail(f"{earlier.where} failed:\n{failure}", pytrace=False)
             self._check_session(earlier, run.namespace)
 
     def _wait_for_shell(self, block: Block) -> None:
@@ -296,10 +304,7 @@ class DocWorld:
             return
         for earlier in SHELL:
             if earlier.path == block.path and earlier.index < block.index and earlier in self.shell.results:
-                try:
-                    self.shell.wait(earlier)
-                except BaseException:  # noqa: BLE001 - its own test reports it
-                    pass
+                self.shell.wait(earlier)  # a failure is its own test's to report
 
     def _check_session(self, block: Block, namespace: dict[str, Any]) -> None:
         from sluice import Federation
@@ -310,10 +315,18 @@ class DocWorld:
                     f"{block.where}: {name} = Federation(...) started a second Spark session instead of the running one")
 
 
-def _execute(block: Block, namespace: dict[str, Any]) -> None:
-    """Compile with the Markdown file's name and line numbers, so a traceback shows the doc's lines."""
-    code = "\n" * block.line + block.code
-    exec(compile(code, str(block.path), "exec"), namespace)  # noqa: S102 - the documentation's own examples
+def _execute(block: Block, namespace: dict[str, Any]) -> str | None:
+    """Run the block; None, or the traceback from the block's own frame on.
+
+    Compiled with the Markdown file's name and line numbers, so the traceback quotes the
+    doc's lines (pytest's own view of the frame would print the whole file).
+    """
+    code = compile("\n" * block.line + block.code, str(block.path), "exec")
+    try:
+        exec(code, namespace)  # noqa: S102 - the documentation's own examples
+    except Exception as error:  # noqa: BLE001 - reported by the caller
+        return "".join(traceback.format_exception(type(error), error, error.__traceback__.tb_next))
+    return None
 
 
 # ---------------------------------------------------------------- fixtures and tests
@@ -380,4 +393,7 @@ def test_shell_block(docs_world: DocWorld, block: Block) -> None:
     if reason:
         pytest.skip(reason)
     assert docs_world.shell is not None and block in docs_world.shell.results
-    docs_world.shell.wait(block)
+    failure, transcript = docs_world.shell.wait(block)
+    print("\n".join(transcript))
+    if failure:
+        pytest.fail(failure, pytrace=False)

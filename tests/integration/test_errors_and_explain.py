@@ -16,7 +16,7 @@ GROUP BY t.i"""
 
 
 def test_unknown_source_table_and_column(fed) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(BindError, match="unknown source 'nope'.*attached sources: .*lite.*pg"):
+    with pytest.raises(BindError, match="`nope`.`t` cannot be found.*SQLSTATE: 42P01 .attached sources: .*lite.*pg"):
         fed.sql("SELECT * FROM nope.t")
     with pytest.raises(BindError, match="no table sluice_test.missing"):
         fed.sql("SELECT * FROM pg.sluice_test.missing")
