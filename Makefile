@@ -63,7 +63,7 @@ bench-lake: setup
 fuzz: setup services
 	$(PY) -m fuzz --cases $(N) $(FUZZ_ARGS)
 
-# The parsers of outside input (SQL, Flight filters, catalog) under hostile input, no services: make fuzz-parsers N=20000 FUZZ_ARGS="--seed 7"
+# The parsers of outside input (V2 expressions, Flight filters, catalog) under hostile input, no services: make fuzz-parsers N=20000 FUZZ_ARGS="--seed 7"
 .PHONY: fuzz-parsers
 fuzz-parsers: setup
 	$(PY) -m fuzz.parsers --target all --cases $(N) $(FUZZ_ARGS)

@@ -44,7 +44,7 @@ ENGINE_TITLES = {"postgresql": "PostgreSQL", "mariadb": "MariaDB"}
 #: the issue's table size; --quick uses the run's (smallest) scale instead
 FULL_ROWS = 2_000_000
 #: a fixed cost needs many rounds: each round is well under a second
-FULL_ROUNDS, WARM_UP_ROUNDS, QUICK_WARM_UP_ROUNDS = 60, 5, 1
+FULL_ROUNDS, WARM_UP_ROUNDS, QUICK_WARM_UP_ROUNDS = 80, 5, 1
 LIMIT_S = 0.050
 #: issue 13's figure for the old ``fed.sql`` path (sqlglot front end), 2M-row PostgreSQL table
 ISSUE_OLD_PATH_S = 0.466
@@ -114,7 +114,7 @@ def ensure_mysql(url: str, rows: int) -> bool:
 
 # ---------------------------------------------------------------- the catalogs
 def jdbc_options(engine: str, url: str) -> dict[str, str]:
-    """``spark.sql.catalog.<name>.*`` of Spark's JDBCTableCatalog over the same server (no password shown)."""
+    """``spark.sql.catalog.<name>.*`` of Spark's JDBCTableCatalog over the same server (the report records only the URL)."""
     parts = urlsplit(url)
     user, password = unquote(parts.username or ""), unquote(parts.password or "")
     if engine == "postgresql":
@@ -143,11 +143,13 @@ def detach_jdbc(ctx: BenchContext, engine: str) -> None:
         ctx.fed.spark.conf.unset(key)
 
 
-# ---------------------------------------------------------------- Sluice's share
-class PlanningShare:
-    """Sluice's planner time (``CALLBACK.seconds``) during each run of a Sluice path, and its calls."""
+# ---------------------------------------------------------------- per-run figures
+class PathStats:
+    """Per timed run of one SQL path: ``spark.sql``'s share (parse and analysis, the catalog's
+    ``loadTable``) and, for a Sluice path, its planner's time (``CALLBACK.seconds``) and calls."""
 
     def __init__(self) -> None:
+        self.analysis: list[float] = []
         self.seconds: list[float] = []
         self.by_method: collections.Counter[str] = collections.Counter()
         self.calls: collections.Counter[str] = collections.Counter()
@@ -155,44 +157,44 @@ class PlanningShare:
     def reset(self) -> None:
         self.__init__()  # type: ignore[misc]
 
-    def wrap(self, run: Callable[[], object]) -> Callable[[], None]:
+    def run(self, ctx: BenchContext, text: str, through_fed: bool = False, sluice: bool = True) -> Callable[[], None]:
+        """The query collected to the driver; None, as bench.timing expects of a path that returns no Arrow table."""
         def measured() -> None:
             seconds, calls = dict(CALLBACK.seconds), dict(CALLBACK.calls)
-            run()
-            spent = {m: CALLBACK.seconds[m] - seconds.get(m, 0.0) for m in CALLBACK.seconds}
-            self.seconds.append(sum(spent.values()))
-            self.by_method.update(spent)
-            self.calls.update({m: CALLBACK.calls[m] - calls.get(m, 0) for m in CALLBACK.calls})
+            started = time.perf_counter()
+            frame = ctx.fed.sql(text) if through_fed else ctx.fed.spark.sql(text)
+            self.analysis.append(time.perf_counter() - started)
+            frame.collect()
+            if sluice:
+                spent = {m: CALLBACK.seconds[m] - seconds.get(m, 0.0) for m in CALLBACK.seconds}
+                self.seconds.append(sum(spent.values()))
+                self.by_method.update(spent)
+                self.calls.update({m: CALLBACK.calls[m] - calls.get(m, 0) for m in CALLBACK.calls})
 
         return measured
 
     def facts(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        if self.analysis:
+            found["spark_sql_median_ms"] = round(statistics.median(self.analysis) * 1000, 2)
         runs = len(self.seconds)
-        if not runs:
-            return {}
-        return {"median_ms": round(statistics.median(self.seconds) * 1000, 2),
-                "max_ms": round(max(self.seconds) * 1000, 2),
-                "ms_per_query_by_method": {m: round(s / runs * 1000, 2) for m, s in sorted(self.by_method.items()) if s},
-                "calls_per_query": {m: round(c / runs, 2) for m, c in sorted(self.calls.items()) if c}}
-
-
-# ---------------------------------------------------------------- cases
-def _collect(ctx: BenchContext, text: str, through_fed: bool = False) -> Callable[[], None]:
-    """The query run to the driver; None, as bench.timing expects of a path that returns no Arrow table."""
-    def run() -> None:
-        (ctx.fed.sql(text) if through_fed else ctx.fed.spark.sql(text)).collect()
-
-    return run
+        if runs:
+            found.update(planning_median_ms=round(statistics.median(self.seconds) * 1000, 2),
+                         planning_max_ms=round(max(self.seconds) * 1000, 2),
+                         planning_ms_per_query_by_method={m: round(s / runs * 1000, 2)
+                                                          for m, s in sorted(self.by_method.items()) if s},
+                         calls_per_query={m: round(c / runs, 2) for m, c in sorted(self.calls.items()) if c})
+        return found
 
 
 def _floor(ctx: BenchContext) -> None:
     ctx.fed.spark.range(10).collect()
 
 
-def _cases(ctx: BenchContext, urls: dict[str, str]) -> tuple[list[Case], dict[int, PlanningShare], dict[str, str]]:
-    """Every engine's paths and the floor; Sluice cases' planning shares (by ``id(case)``); why JDBC paths were skipped."""
+def _cases(ctx: BenchContext, urls: dict[str, str]) -> tuple[list[Case], dict[int, PathStats], dict[str, str]]:
+    """Every engine's paths and the floor; each SQL path's figures (by ``id(case)``); why JDBC paths were skipped."""
     cases: list[Case] = []
-    shares: dict[int, PlanningShare] = {}
+    stats_by_case: dict[int, PathStats] = {}
     skipped: dict[str, str] = {}
     for engine in ENGINES:
         group = f"{engine}-catalog"
@@ -203,27 +205,32 @@ def _cases(ctx: BenchContext, urls: dict[str, str]) -> tuple[list[Case], dict[in
             log(f"  {engine}: could not plan {sluice_q}: {describe(error)}")
             streams = 1
         for path, fed_sql in ((SLUICE_SQL, False), (SLUICE_FED, True)):
-            share = PlanningShare()
-            case = Case(group, engine, path, share.wrap(_collect(ctx, sluice_q, fed_sql)), streams=streams,
+            stats = PathStats()
+            case = Case(group, engine, path, stats.run(ctx, sluice_q, fed_sql), streams=streams,
                         note=sluice_q if not fed_sql else "fed.sql sets spark.sluice.pushdown around spark.sql")
-            shares[id(case)] = share
+            stats_by_case[id(case)] = stats
             cases.append(case)
         if engine not in ctx.jars:
+            # no JDBC path to compare with: Sluice's spark.sql path is the group's baseline
+            next(c for c in cases if c.shape == engine and c.path == SLUICE_SQL).baseline = True
             skipped[engine] = (f"no JDBC driver jar {spark_paths.JDBC_JARS[engine]} on the session's class path "
                                f"(`make jdbc-drivers`, then rerun)")
             log(f"  {engine}: JDBCTableCatalog path skipped: {skipped[engine]}")
             continue
         jdbc_q = query(JDBC_NAMES[engine])
-        cases.append(Case(group, engine, JDBC, _collect(ctx, jdbc_q), baseline=True,
+        stats = PathStats()
+        cases.append(Case(group, engine, JDBC, stats.run(ctx, jdbc_q, sluice=False), baseline=True,
                           note=f"{jdbc_q}; {os.path.basename(spark_paths.JDBC_JARS[engine])}, "
                                f"{jdbc_options(engine, urls[engine])['url']}"))
+        stats_by_case[id(cases[-1])] = stats
     cases.append(Case(FLOOR_GROUP, "floor", FLOOR, lambda: _floor(ctx),
                       note="the least any collected Spark query costs in this session"))
-    return cases, shares, skipped
+    return cases, stats_by_case, skipped
 
 
 def _check(ctx: BenchContext, cases: list[Case]) -> None:
-    """Outside the timing: rows out, partitions, and whether every path returns the Sluice path's rows."""
+    """Outside the timing: rows out, partitions, and whether every path returns JDBCTableCatalog's rows
+    (Sluice's ``spark.sql`` path's when JDBC is skipped)."""
     for engine in ENGINES:
         live = [c for c in cases if c.shape == engine and c.error is None]
         results = {}
@@ -235,9 +242,10 @@ def _check(ctx: BenchContext, cases: list[Case]) -> None:
             case.rows = len(rows)
             if case.path == JDBC:
                 case.streams = frame.rdd.getNumPartitions()
-        reference = results.get(SLUICE_SQL)
+        reference_path = JDBC if JDBC in results else SLUICE_SQL
+        reference = results.get(reference_path)
         for case in live:
-            if case.path == SLUICE_SQL:
+            if case.path == reference_path:
                 case.check = "reference"
             elif reference is not None:
                 found = results[case.path]
@@ -275,14 +283,14 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         if engine in ctx.jars:
             attach_jdbc(ctx, engine, urls[engine])
     try:
-        cases, shares, skipped = _cases(ctx, urls)
+        cases, stats_by_case, skipped = _cases(ctx, urls)
         log(f"== catalog: warm-up of {len(cases)} cases, then {warm_rounds} untimed round(s)")
         warm_up(cases, log)
         measure(cases, warm_rounds, ctx.seed - 1, log)
         for case in cases:
             case.seconds.clear()
-        for share in shares.values():
-            share.reset()
+        for stats in stats_by_case.values():
+            stats.reset()
         log(f"== catalog: {rounds} interleaved rounds")
         timed_rounds = measure(cases, rounds, ctx.seed + rows, log)
         _check(ctx, cases)
@@ -290,18 +298,19 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         for engine in ENGINES:
             ctx.fed.detach(SLUICE_NAMES[engine])
             detach_jdbc(ctx, engine)
-    return _record(cases, shares, skipped, rows, timed_rounds, prepared, urls)
+    return _record(cases, stats_by_case, skipped, rows, timed_rounds, prepared, urls)
 
 
-def _record(cases: list[Case], shares: dict[int, PlanningShare], skipped: dict[str, str], rows: int,
+def _record(cases: list[Case], stats_by_case: dict[int, PathStats], skipped: dict[str, str], rows: int,
             rounds: list[dict[str, float]], prepared: dict[str, Any], urls: dict[str, str]) -> dict[str, Any]:
     floor_case = next(c for c in cases if c.path == FLOOR)
     floor = _median(floor_case)
-    records, targets, planning = [], [], {}
+    records, targets, per_path = [], [], {}
     for engine in ENGINES:
         mine = [c for c in cases if c.shape == engine]
         jdbc_case = next((c for c in mine if c.path == JDBC), None)
         jdbc = _median(jdbc_case)
+        baseline = next(c for c in mine if c.baseline)
         for case in mine:
             median = _median(case)
             if median is not None:
@@ -309,14 +318,17 @@ def _record(cases: list[Case], shares: dict[int, PlanningShare], skipped: dict[s
                     case.extra["vs JDBCTableCatalog"] = f"{(median - jdbc) * 1000:+.1f} ms"
                 if floor is not None:
                     case.extra["above the floor"] = f"{(median - floor) * 1000:+.1f} ms"
-            if id(case) in shares and shares[id(case)].seconds:
-                facts = shares[id(case)].facts()
-                planning[f"{engine}: {case.path}"] = facts
-                case.extra["Sluice's planning (median)"] = f"{facts['median_ms']:.1f} ms"
-                case.extra["ms/query by method"] = ", ".join(f"{m} {v}" for m, v in facts["ms_per_query_by_method"].items())
-            records.append(summary(case, jdbc_case))
-        targets.append(_target(engine, rows, next(c for c in mine if c.path == SLUICE_SQL), jdbc_case, shares, floor,
-                               skipped.get(engine)))
+            facts = stats_by_case[id(case)].facts() if id(case) in stats_by_case else {}
+            if facts:
+                per_path[f"{engine}: {case.path}"] = facts
+                case.extra["spark.sql() (median)"] = f"{facts['spark_sql_median_ms']:.1f} ms"
+            if "planning_median_ms" in facts:
+                case.extra["Sluice's planning (median)"] = f"{facts['planning_median_ms']:.1f} ms"
+                case.extra["ms/query by method"] = ", ".join(f"{m} {v}" for m, v in
+                                                             facts["planning_ms_per_query_by_method"].items())
+            records.append(summary(case, baseline))
+        sluice_case = next(c for c in mine if c.path == SLUICE_SQL)
+        targets.append(_target(engine, rows, sluice_case, jdbc_case, stats_by_case, floor, skipped.get(engine)))
         log(f"  {engine}: " + "; ".join(f"{c.path} {_ms(m)}" for c in mine if (m := _median(c)) is not None)
             + (f"; floor {_ms(floor)}" if floor is not None else ""))
     records.append(summary(floor_case, None))
@@ -330,12 +342,12 @@ def _record(cases: list[Case], shares: dict[int, PlanningShare], skipped: dict[s
     scale = {"rows": rows, "rounds": rounds, "results": records,
              "facts": {"queries": {e: {"sluice": query(SLUICE_NAMES[e]), "jdbc": query(JDBC_NAMES[e])} for e in ENGINES},
                        "jdbc_urls": {e: jdbc_options(e, urls[e])["url"] for e in ENGINES},
-                       "jdbc_skipped": skipped, "data": prepared, "sluice_planning": planning,
+                       "jdbc_skipped": skipped, "data": prepared, "per_path": per_path,
                        "floor_ms": round(floor * 1000, 2) if floor is not None else None}}
     return scenario_result(KEY, TITLE, _about(rows, len(rounds), skipped), [scale], targets)
 
 
-def _target(engine: str, rows: int, sluice: Case, jdbc: Case | None, shares: dict[int, PlanningShare],
+def _target(engine: str, rows: int, sluice: Case, jdbc: Case | None, stats_by_case: dict[int, PathStats],
             floor: float | None, skipped: str | None) -> dict[str, Any]:
     title = (f"{ENGINE_TITLES[engine]}: 10-row query through the catalog within {LIMIT_S * 1000:.0f} ms of "
              f"JDBCTableCatalog (median, same run; {rows:,}-row table)")
@@ -345,7 +357,7 @@ def _target(engine: str, rows: int, sluice: Case, jdbc: Case | None, shares: dic
     if s is None or j is None:
         failed = "; ".join(f"{c.path}: {c.error}" for c in (sluice, jdbc) if c is not None and c.error)
         return {"target": title, "measured": f"failed: {failed or 'no timings'}", "met": None, "command": COMMAND}
-    share = shares[id(sluice)].facts().get("median_ms")
+    share = stats_by_case[id(sluice)].facts().get("planning_median_ms")
     measured = f"{(s - j) * 1000:+.1f} ms ({_ms(s)} vs {_ms(j)}, {s / j:.2f}x)"
     if share is not None:
         measured += f"; Sluice's planning {share:.1f} ms of it"
@@ -362,12 +374,14 @@ def _about(rows: int, rounds: int, skipped: dict[str, str]) -> list[str]:
         "optimisation, planning, the read and the collect.",
         f"- Paths: `{SLUICE_SQL}` after `fed.attach`; `{SLUICE_FED}` (the same, with `spark.sluice.pushdown` set and "
         f"restored around the analysis); `{JDBC}` (Spark's `JDBCTableCatalog` over Debian's JDBC jars, the bold "
-        f"baseline; it reads in one partition and asks the server for the schema at every `loadTable`); `{FLOOR}`, "
+        f"baseline, or Sluice's `spark.sql` path where JDBC is skipped; it reads in one partition and asks the server for the schema at every `loadTable`); `{FLOOR}`, "
         "the floor of any collected Spark query in this session. Sluice describes a table once per attach.",
         f"- One Spark session; one warm-up run per path, then untimed rounds, then {rounds} interleaved rounds in a "
-        "shuffled order. *Sluice's planning* is the time Sluice's Python planner spent answering the catalog layer "
-        "(py4j callbacks: describe, filters, plan, read) during each run of the path: its median, and the mean per "
-        "query by method. The rest is Spark's, py4j's and the read's.",
+        "shuffled order. *spark.sql()* is the median time of `spark.sql(q)` itself (parse and analysis, with the "
+        "catalog's `loadTable`); the rest of a path is `collect()` (optimisation, planning, the read). *Sluice's "
+        "planning* is the time Sluice's Python planner spent answering the catalog layer (py4j callbacks: describe, "
+        "filters, plan, read) during each run of the path: its median, and the mean per query by method. The rest "
+        "is Spark's, py4j's and the read's.",
         f"- Issue 13 measured {ISSUE_OLD_PATH_S * 1000:.0f} ms for this query through the old `fed.sql` path "
         "(sqlglot front end) on a 2M-row PostgreSQL table; that path no longer exists, so the figure is the issue's.",
         f"- Not scaled by `--scales`: {FULL_ROWS:,} rows, the issue's table size (`--quick`: the run's quick scale).",

@@ -256,14 +256,18 @@ def _verdict(data: dict[str, Any]) -> Verdict:
     return Verdict(data["sql"], Level(data["level"]), data["reason"], data.get("remote_sql"))
 
 
-def _shown(offered: dict[str, Any]) -> str:
-    """A conjunct that has no Spark SQL tree here, shown as Spark's operator tree."""
+def _shown(offered: object) -> str:
+    """A conjunct that has no Spark SQL tree here, shown as Spark's operator tree (whatever its shape)."""
+    if not isinstance(offered, dict):
+        return repr(offered)[:100]
     if "ref" in offered:
-        return ".".join(offered["ref"])
+        parts = offered["ref"]
+        return ".".join(map(str, parts)) if isinstance(parts, list) else repr(parts)[:100]
     if "lit" in offered:
-        return str(offered["lit"])
-    args = ", ".join(_shown(arg) for arg in offered.get("args", []))
-    return f"{offered.get('name') or offered.get('op')}({args})"
+        return repr(offered["lit"])[:100]
+    args = offered.get("args", [])
+    shown = ", ".join(_shown(arg) for arg in args) if isinstance(args, list) else repr(args)[:100]
+    return f"{offered.get('name') or offered.get('op')}({shown})"
 
 
 def _description(source: Source, table: TableSchema, remote: str, verdicts: list[Verdict], limit_note: str | None) -> str:

@@ -21,7 +21,7 @@ from sqlglot import exp
 from sluice.pushdown.constants import TYPED, Constant, float32
 from sluice.pushdown import nesting
 from sluice.pushdown.translator import Unsupported, paren
-from sluice.types import SparkType
+from sluice.types import Kind, SparkType
 
 Node = dict[str, Any]
 
@@ -48,9 +48,14 @@ def spark_type(catalog_string: str) -> SparkType:
     if re.fullmatch(r"(var)?char\(\d+\)", name):
         name = "string"  # Spark compares char/varchar values as strings once read
     try:
-        return SparkType(name)
+        kind = SparkType(name)
     except ValueError:
         raise Unsupported(f"values of Spark type {catalog_string} are compared by Spark") from None
+    if kind.kind is Kind.DECIMAL:
+        precision, scale = kind.precision_scale
+        if not 1 <= precision <= 38 or scale > precision:
+            raise Unsupported(f"{catalog_string} is not a Spark decimal type (precision 1 to 38, scale at most the precision)")
+    return kind
 
 
 def literal(text: str | None, catalog_string: str) -> exp.Expression:
@@ -124,6 +129,7 @@ def _shown(constant: Constant) -> exp.Expression:
 
 def to_tree(node: Node) -> exp.Expression:
     """The Spark SQL tree of one V2 expression, or raise :class:`Unsupported`."""
+    _check_shape(node)
     if "ref" in node:
         parts = node["ref"]
         if len(parts) != 1:
@@ -131,7 +137,7 @@ def to_tree(node: Node) -> exp.Expression:
         return exp.column(parts[0], quoted=True)
     if "lit" in node:
         return literal(node["lit"], node["type"])
-    op = node.get("op", "UNKNOWN")
+    op = node["op"]
     args = node.get("args", [])
     build = _OPERATORS.get(op)
     if build is None:
@@ -141,6 +147,21 @@ def to_tree(node: Node) -> exp.Expression:
     if not _ARITY.get(op, (1, 1 << 30))[0] <= len(children) <= _ARITY.get(op, (1, 1 << 30))[1]:
         raise Unsupported(f"{op} with {len(children)} operand(s) is not a shape Spark sends: left to Spark")
     return build(node, children)
+
+
+def _check_shape(node: object) -> None:
+    """Only the shapes ``io.sluice.spark.Expressions`` writes are read; anything else is
+    refused here with a reason, not met later as a KeyError or TypeError."""
+    if not isinstance(node, dict):
+        raise Unsupported(f"malformed V2 expression: {type(node).__name__} where an object belongs")
+    if "ref" in node:
+        ok = isinstance(node["ref"], list) and node["ref"] and all(isinstance(p, str) for p in node["ref"])
+    elif "lit" in node:
+        ok = (node["lit"] is None or isinstance(node["lit"], str)) and isinstance(node.get("type"), str)
+    else:
+        ok = isinstance(node.get("op"), str) and isinstance(node.get("args", []), list)
+    if not ok:
+        raise Unsupported("malformed V2 expression (not a shape the catalog layer sends)")
 
 
 def _comparison(kind: type[exp.Expression]) -> Callable[[Node, list[exp.Expression]], exp.Expression]:

@@ -35,7 +35,7 @@ from sluice.pushdown.translator import MAX_PUSHED_CHARS, classify_conjuncts, par
 
 pytestmark = pytest.mark.unit
 
-#: cases per target: together about 30 s on an idle machine (v2 classifies each case for five dialects)
+#: cases per target: together 30-60 s, most of it v2 (each of its cases is classified for five dialects)
 CASES = {"v2": 600, "flight-json": 600, "airport": 600, "substrait": 600, "catalog": 600}
 
 
