@@ -53,6 +53,15 @@ class ReadTask:
     fast_request: str | None = None
 
 
+_ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_folded(name: str) -> str:
+    """``name`` with ASCII letters lower-cased and nothing else touched: how SQLite and DuckDB
+    match identifiers (``É`` and ``é`` name two tables there; ``str.lower`` would merge them)."""
+    return name.translate(_ASCII_UPPER)
+
+
 def file_path(name: str, url: str, kind: str, suffix: str) -> str:
     """The absolute path in a file URL: ``scheme:///relative`` or ``scheme:////absolute``."""
     scheme, _, rest = url.partition("://")
@@ -161,6 +170,19 @@ class Source(abc.ABC):
         itself (a Flight server) overrides this and asks it.
         """
         return classify_conjuncts(self.dialect, table, candidates, session_zone)
+
+    def name_key(self, name: str) -> str:
+        """``name`` as this source compares identifiers: two names with one key are one object.
+
+        The default is exact comparison (PostgreSQL's quoted identifiers: ``"Cs"`` and ``cs``
+        are two tables). Sources that fold case override it, so a cache keyed by it never
+        hands one table's description to a query of another.
+        """
+        return name
+
+    def table_key(self, schema: str | None, table: str) -> tuple[str, str]:
+        """The identity of ``schema.table`` as the source resolves it (no schema: the default)."""
+        return self.name_key(schema or self.default_schema or ""), self.name_key(table)
 
     def tables(self) -> list[tuple[str | None, str]]:
         """Every table the source can read, as (schema, name): what a Flight server publishes."""

@@ -19,11 +19,13 @@ from sluice.sources.arrow import conform, strict_booleans
 from sluice.sources.base import ReadTask, SqlSource, key_ranges
 from sluice.types import Column, Kind, SparkType, TableSchema
 
+#: the join compares names as bytes: MariaDB joins information_schema names case-insensitively
+#: even where the server keeps ``Cs`` and ``cs`` apart (lower_case_table_names = 0)
 _DESCRIBE = """
 SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, c.IS_NULLABLE, c.CHARACTER_SET_NAME, c.COLLATION_NAME,
        c.NUMERIC_PRECISION, c.NUMERIC_SCALE, c.COLUMN_KEY, t.TABLE_ROWS, t.TABLE_TYPE
 FROM information_schema.COLUMNS c
-JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME
+JOIN information_schema.TABLES t ON BINARY t.TABLE_SCHEMA = BINARY c.TABLE_SCHEMA AND BINARY t.TABLE_NAME = BINARY c.TABLE_NAME
 WHERE c.TABLE_SCHEMA = %s AND c.TABLE_NAME = %s
 ORDER BY c.ORDINAL_POSITION
 """
@@ -52,6 +54,13 @@ class MysqlSource(SqlSource):
     def default_schema(self) -> str | None:  # type: ignore[override]
         return self.database
 
+    #: the server's setting (read by :meth:`check`): 0 compares database and table names as
+    #: written, 1 and 2 in lower case
+    lower_case_table_names: int = 0
+
+    def name_key(self, name: str) -> str:
+        return name if int(self.lower_case_table_names) == 0 else name.lower()
+
     # ------------------------------------------------------------ connections
     def _catalog(self):  # type: ignore[no-untyped-def]
         import pymysql
@@ -71,8 +80,8 @@ class MysqlSource(SqlSource):
         connection = self._catalog()
         try:
             with connection.cursor() as cursor:
-                cursor.execute("SELECT VERSION()")
-                version = cursor.fetchone()[0]
+                cursor.execute("SELECT VERSION(), @@lower_case_table_names")
+                version, self.lower_case_table_names = cursor.fetchone()
         finally:
             connection.close()
         # MySQL 8 names its NO PAD binary collation differently; everything else is shared.

@@ -23,7 +23,7 @@ from sluice.dialects.sqlite import SqliteDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources import sqlite_arrow
 from sluice.sources.arrow import strict_booleans
-from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, file_path, key_ranges
+from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, ascii_folded, file_path, key_ranges
 from sluice.types import Column, SparkType, TableSchema
 
 if TYPE_CHECKING:
@@ -63,6 +63,10 @@ class SqliteSource(SqlSource):
     @property
     def portable_url(self) -> str:
         return absolute_file_url(self.url, self.path)
+
+    def name_key(self, name: str) -> str:
+        """SQLite matches identifiers ignoring ASCII case only."""
+        return ascii_folded(name)
 
     def ensure_exists(self) -> None:
         """Opening a missing file read-only fails with a vaguer message; say which file is missing."""
