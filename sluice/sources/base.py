@@ -24,6 +24,7 @@ import pyarrow as pa
 from sluice.dialects.base import Dialect
 from sluice.errors import ConfigError, SluiceError, SourceError
 from sluice.masking import mask_text, mask_url
+from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
 from sluice.types import Column, TableSchema
@@ -51,6 +52,9 @@ class ReadTask:
     #: the same read in a form a faster reader takes, when the source judged it safe
     #: (SQLite: sluice/sources/sqlite_arrow.py); None: ``request`` is the only form
     fast_request: str | None = None
+    #: ``request`` also returns the rows the pushed filter rejects but whose values the reader
+    #: must check, marked by one more column (SQLite: ``SqliteSource.read_task``)
+    guarded: bool = False
 
 
 _ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -224,6 +228,28 @@ class SqlSource(Source):
 
     def request_text(self, spec: "ScanSpec") -> str:
         return spec.query(self)
+
+    def guarded_request(self, spec: "ScanSpec", partition_predicate: str | None) -> str | None:
+        """The filtered read that also returns, marked by a last column ``sluice_guard``, the
+        rows whose read columns hold a suspect value (:meth:`Dialect.suspect`); None when the
+        scan needs no guard. A reader of such a request converts every row, then drops the marked.
+
+        Without it another pushed conjunct (``id < 10``) could skip a row holding a value
+        the reader refuses (1.005 in a SQLite DECIMAL(10,2), 2 in a MySQL TINYINT(1)) where
+        the reference read, which reads every row, fails. A pushed LIMIT reads a prefix either
+        way (guarded rows would take its places), so a limited scan is not guarded.
+        """
+        if not spec.where or spec.limit is not None:
+            return None
+        guards = [self.dialect.render(suspect[0]) for name in spec.columns
+                  if (suspect := self.dialect.suspect(spec.table.column(name))) is not None]
+        if not guards:
+            return None
+        pushed = " AND ".join(f"({w})" for w in spec.where)
+        select = [self.select_expression(name, spec.table) for name in spec.columns]
+        select.append(f"CASE WHEN {pushed} THEN NULL ELSE 1 END AS sluice_guard")
+        where = [" OR ".join([f"({pushed})"] + [f"({g})" for g in guards])] + ([partition_predicate] if partition_predicate else [])
+        return build_query(select, self.dialect.quote_table(spec.table.schema, spec.table.name), where, spec.order, None)
 
     #: (schema, table) of everything readable, for :meth:`tables`; sources without an
     #: information_schema override it

@@ -55,6 +55,8 @@ def _order_keys(state: PlanState, scan: ScanState, select: exp.Select) -> tuple[
             return None
         if value.type.kind not in _ORDERABLE or (value.text is not None and value.text.ordering is None):
             return None
+        if value.column is not None and state.dialects[scan.source].suspect(value.column) is not None:
+            return None  # some stored values sort differently remotely (SQLite decimals held as TEXT)
         if value.type.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and not state.dialects[scan.source].orders_timestamps:
             return None
         descending = bool(ordered.args.get("desc"))
