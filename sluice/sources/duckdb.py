@@ -176,7 +176,7 @@ class DuckdbSource(SqlSource):
         try:
             try:
                 for batch in connection.sql(task.request).to_arrow_reader(self.batch_rows):
-                    yield conform(self.checked(batch, task), task.schema)
+                    yield conform(self.checked(batch, task), task.schema, task.table)
             except (duckdb.Error, pa.ArrowException, OSError) as error:  # a failed stream surfaces as OSError
                 if expired.is_set():
                     raise SourceError(self.name, f"query interrupted after statement_timeout_s={self.statement_timeout_s:g}") from None
