@@ -57,7 +57,7 @@ class Federation:
         self.partitions = partitions
         self._sources: dict[str, Source] = {}
         self._options: dict[str, dict[str, str]] = {}
-        self._tables: dict[tuple[str, str | None, str], TableSchema] = {}
+        self._tables: dict[tuple[str, str, str], TableSchema] = {}
 
     # ------------------------------------------------------------ sources
     def attach(self, name: str, url: str, password: str | None = None, partitions: int | None = None,
@@ -123,7 +123,7 @@ class Federation:
 
     def table(self, source: str, schema: str | None, name: str) -> TableSchema:
         """The described table (cached: the catalog is read once per attach)."""
-        key = (source, schema, name)
+        key = (source, *self._sources[source].table_key(schema, name))  # the source's own name matching
         if key not in self._tables:
             self._tables[key] = self._sources[source].describe(schema, name)
         return self._tables[key]

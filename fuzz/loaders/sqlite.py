@@ -1,5 +1,7 @@
 """SQLite: one file per run; text under BINARY, NOCASE or RTRIM; no NaN (stored as NULL),
-decimals as INTEGER or REAL, dates and timestamps as ISO text (instants as UTC readings)."""
+decimals as INTEGER or REAL (NULL where the REAL no longer reads as a decimal of the
+column's type: SQLite cannot hold 99999999999999999999 exactly), dates and timestamps as
+ISO text (instants as UTC readings)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 
 from fuzz.loaders.base import FileLoader
 from fuzz.tables import ColumnSpec
+from sluice.sources.sqlite_values import Unfit, decimal_value
 
 _TYPES = {"smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT", "double": "REAL", "real": "FLOAT",
           "date": "DATE", "timestamp": "DATETIME", "timestamp_ntz": "TIMESTAMP", "boolean": "BOOLEAN"}
@@ -35,7 +38,13 @@ class SqliteLoader(FileLoader):
         if isinstance(value, float) and math.isnan(value):
             return None
         if isinstance(value, Decimal):
-            return int(value) if value == value.to_integral_value() and -(1 << 63) <= value < (1 << 63) else float(value)
+            if value == value.to_integral_value() and -(1 << 63) <= value < (1 << 63):
+                return int(value)
+            try:  # a REAL whose reading no longer fits the column (1e20 for 99999999999999999999) is NULL here
+                decimal_value(float(value), column.precision, column.scale)
+            except Unfit:
+                return None
+            return float(value)
         if isinstance(value, dt.datetime):
             utc = value.astimezone(dt.timezone.utc) if value.tzinfo else value
             return utc.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")

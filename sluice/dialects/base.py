@@ -126,6 +126,16 @@ class Dialect:
         """Why the source's stored values of ``column`` cannot be compared remotely (None: they can)."""
         return None
 
+    def suspect(self, column: Column) -> tuple[exp.Expression, str] | None:
+        """SQL true on the rows whose stored ``column`` value the source compares differently from
+        the value Spark reads (or the reader refuses), and why; None when there are none.
+
+        A pushed conjunct reading the column also returns those rows (``conjunct OR suspect``,
+        INEXACT): Spark judges them on the value it reads, and a value the reader refuses
+        fails the query as it fails without pushdown, instead of being filtered out remotely.
+        """
+        return None
+
     def text_rules(self, column: Column) -> TextRules:
         raise NotImplementedError
 

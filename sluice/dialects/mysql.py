@@ -13,7 +13,8 @@ a real MariaDB server):
 * Readers set ``NO_BACKSLASH_ESCAPES`` and ``time_zone = '+00:00'`` on every session,
   but literals never depend on that: text other than plain ASCII is spelled as
   ``_utf8mb4 X'…'`` and LIKE uses ``!`` as its escape character.
-* Booleans are ``TINYINT(1)``; the reader refuses values other than 0 and 1.
+* Booleans are ``TINYINT(1)``; the reader refuses values other than 0 and 1, and a pushed
+  filter returns the rows holding one (``suspect``) so it cannot hide them.
 * No NaN or infinity can be stored; float overflow raises where Spark returns Infinity.
 * ``&``, ``|``, ``^`` (XOR) work on unsigned 64-bit values; ``CAST(… AS SIGNED)`` gives
   back Spark's two's-complement result. ``+ - *`` compute in BIGINT and raise on
@@ -128,6 +129,16 @@ class MariadbDialect(Dialect):
             f"(the index narrows, the binary comparison decides); ranges and LIKE under {self.binary_collation_name} (no index use)",
             binary_equality=True,
         )
+
+    def suspect(self, column: Column) -> tuple[exp.Expression, str] | None:
+        """A ``TINYINT(1)`` holding something other than 0 or 1, which the reader refuses to
+        read as a boolean: rows holding one are returned, so the read fails as it does unpushed."""
+        if column.type.kind is not Kind.BOOLEAN:
+            return None
+        value = exp.column(column.name, quoted=True)
+        guard = exp.Not(this=exp.Paren(this=exp.In(this=value, expressions=[exp.Literal.number(0), exp.Literal.number(1)])))
+        return guard, (f"{column.describe()} may hold values other than 0 and 1, which Sluice refuses to read as booleans; "
+                       "rows holding them are returned so the read fails as it does without pushdown")
 
     def binary_collation(self, sql: exp.Expression) -> exp.Expression:
         if isinstance(sql, (exp.Literal, exp.Introducer, exp.Null)):

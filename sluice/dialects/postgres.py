@@ -4,7 +4,9 @@ Facts this module relies on (each covered by a differential test on a real serve
 deterministic collations make ``=`` byte-exact, but ``<``/``>`` follow the locale, so
 ranges are pushed under ``COLLATE "C"`` (code point order, like Spark's UTF-8 bytes);
 ``bpchar`` ignores trailing spaces; NaN equals NaN and sorts above every number, as in
-Spark; integer arithmetic raises on overflow as ANSI Spark does.
+Spark; integer arithmetic raises on overflow as ANSI Spark does once its operands have
+Spark's result type (literals are ``int4`` otherwise); the planner folds only
+all-constant expressions and never moves constants across a comparison.
 """
 
 from __future__ import annotations
@@ -82,9 +84,22 @@ class PostgresDialect(Dialect):
         kinds = {left.type.kind, right.type.kind}
         if kinds == {Kind.INTEGRAL} and op in _EXACT_INTEGER_OPS:
             wider = left.type if left.type.bits >= right.type.bits else right.type
-            return Value(op(this=paren(left.sql), expression=paren(right.sql)), wider)
+            return Value(op(this=self._typed(left, wider), expression=self._typed(right, wider)), wider)
         if op is exp.Div:
             raise Unsupported("division: Spark's / returns a fraction, PostgreSQL divides integers as integers")
         if Kind.FLOAT in kinds:
             raise Unsupported("floating-point arithmetic: PostgreSQL raises on overflow where Spark returns Infinity")
         raise Unsupported(f"{op.__name__} over {left.type} and {right.type}: result types differ from Spark's")
+
+    def _typed(self, value: Value, target: SparkType) -> exp.Expression:
+        """``value`` as a PostgreSQL expression of Spark's result type ``target``.
+
+        PostgreSQL types an integer literal ``int4`` whatever Spark calls it: ``s + 1S``
+        would compute (and overflow) in ``int4`` where Spark raises at 32767, and ``i + 1L``
+        would raise at 2147483647 where Spark computes in ``bigint``. Literals and values of
+        another type are cast; columns and results of the type already have it. No
+        PostgreSQL type computes like Spark's ``tinyint``: such arithmetic is not pushed.
+        """
+        if value.type == target and not isinstance(value.sql, (exp.Literal, exp.Neg)):
+            return paren(value.sql)
+        return self.cast(value.sql, target, value.type)

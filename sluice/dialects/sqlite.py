@@ -16,21 +16,32 @@ from decimal import Decimal
 
 from sqlglot import exp
 
+from sluice.dialects import functions
 from sluice.dialects.base import Dialect
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.like import LikePattern
-from sluice.pushdown.translator import TextRules, Translation, Unsupported, Value, paren
+from sluice.pushdown.translator import TextRules, Translation, Translator, Unsupported, Value, paren
 from sluice.types import Column, Kind, SparkType
 
+#: integer digits below 2**53: every INTEGER a decimal of this many digits holds is a double
+_EXACT_DIGITS = 15
 _BINARY = TextRules(Level.EXACT, "native", "BINARY collation compares UTF-8 bytes like Spark")
 _GLOB_META = "*?["
+
+
+def _absolute(translator: Translator, node: exp.Expression) -> Value:
+    value = translator.value(node.this)
+    if value.type.kind is Kind.INTEGRAL and value.type.bits < 64:
+        raise Unsupported(f"abs() over {value.type}: SQLite computes in 64 bits where Spark raises at {value.type}'s minimum")
+    return functions.absolute(translator, node)
 
 
 class SqliteDialect(Dialect):
     name = "SQLite"
     sqlglot = "sqlite"
     type_names = {"bigint": "INTEGER", "int": "INTEGER", "double": "REAL", "string": "TEXT"}
+    functions = {**functions.COMMON, exp.Abs: _absolute}
     orders_timestamps = False  # timestamps are text in no fixed format
     refuses_nul = "Python's sqlite3 refuses SQL text holding it (and GLOB stops at it)"
     #: SQLite's parser stack (100 entries) overflows at 33 levels of nested function calls
@@ -45,13 +56,21 @@ class SqliteDialect(Dialect):
         return super().literal(constant, context)
 
     def _decimal_literal(self, value: Decimal) -> exp.Expression:
-        """SQLite has no decimals: spell as INTEGER, or REAL only where order is preserved."""
+        """SQLite has no decimals: spell as INTEGER, or as a REAL that keeps the order.
+
+        Against INTEGER values the REAL must fall between the same two integers as the
+        decimal. Against REAL values (a decimal column's) the decimal must be the REAL's
+        shortest spelling, the form Spark reads a stored REAL as: then two doubles order
+        as their shortest spellings do.
+        """
         if value == value.to_integral_value() and -(1 << 63) <= value < (1 << 63):
             return exp.Literal.number(int(value))
         as_float = float(value)
         floor = value.to_integral_value(rounding="ROUND_FLOOR")
         if not floor < Decimal(as_float) < floor + 1 or abs(as_float) >= 2.0**52:
             raise Unsupported(f"decimal {value} has no REAL that keeps its order against integers")
+        if Decimal(repr(as_float)) != value:
+            raise Unsupported(f"decimal {value} is not the shortest spelling of a REAL; a stored REAL reads as one")
         return exp.Literal.number(repr(as_float))
 
     def float_literal(self, value: float, spark_type: SparkType) -> exp.Expression:
@@ -73,7 +92,34 @@ class SqliteDialect(Dialect):
         if column.type.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ):
             # '2024-01-01 00:00:00' and '2024-01-01T00:00:00' read as one instant but differ as text
             return "SQLite stores timestamps as text in no fixed format; compared by Spark"
+        if column.type.kind is Kind.DECIMAL and _integer_digits(column) > _EXACT_DIGITS:
+            return (f"SQLite holds these decimals as INTEGER or REAL; past {_EXACT_DIGITS} integer digits a REAL's binary "
+                    "value and the decimal Spark reads from it can order differently against an INTEGER")
         return None
+
+    def suspect(self, column: Column) -> tuple[exp.Expression, str] | None:
+        """A decimal column's TEXT or BLOB values (SQLite orders them after every number) and
+        the values the reader refuses (more decimals than the scale, more integer digits than
+        the precision): rows holding them are returned for Spark to read and judge.
+
+        Among INTEGER and REAL values the comparison is Spark's: a REAL reads as its shortest
+        decimal, which orders against other doubles as the doubles do, and below 2**53 (15
+        integer digits) every INTEGER is a double; literals are spelled so (``_decimal_literal``).
+        """
+        if column.type.kind is not Kind.DECIMAL:
+            return None
+        _, scale = column.type.precision_scale
+        value = exp.column(column.name, quoted=True)
+        limit = exp.Literal.number(10 ** _integer_digits(column))
+        storage = exp.Anonymous(this="typeof", expressions=[value.copy()])
+        numbers = exp.In(this=storage, expressions=[exp.Literal.string(k) for k in ("integer", "real", "null")])
+        rounded = exp.NEQ(this=value.copy(), expression=exp.Round(this=value.copy(), decimals=exp.Literal.number(scale)))
+        guard = exp.or_(exp.Not(this=exp.Paren(this=numbers)), exp.and_(exp.EQ(this=storage.copy(), expression=exp.Literal.string("real")), rounded),
+                        exp.GTE(this=value.copy(), expression=limit), exp.LTE(this=value.copy(), expression=exp.Neg(this=limit.copy())))
+        why = (f"{column.describe()}: SQLite may hold a decimal as TEXT (ordered after every number) or hold one "
+               f"decimal({','.join(map(str, column.type.precision_scale))}) cannot read; rows holding such values are "
+               "returned for Spark to read and judge")
+        return guard, why
 
     def text_rules(self, column: Column) -> TextRules:
         collation = (column.collation or "BINARY").upper()
@@ -103,3 +149,8 @@ class SqliteDialect(Dialect):
         if op is exp.BitwiseXor:
             raise Unsupported("SQLite has no XOR operator")
         raise Unsupported("SQLite arithmetic: integer overflow becomes REAL and NaN becomes NULL, where Spark raises or keeps NaN")
+
+
+def _integer_digits(column: Column) -> int:
+    precision, scale = column.type.precision_scale
+    return precision - scale

@@ -1,8 +1,9 @@
 """The tables a server publishes: every table of every attached source, by Flight path.
 
 A table's path is ``[source, table]`` when it lives in the source's default schema (or the
-source has none), else ``[source, schema, table]``; names resolve case-insensitively, as
-Spark resolves them. Any :class:`~sluice.sources.base.Source` plugs in: the server needs
+source has none), else ``[source, schema, table]``. Source names resolve case-insensitively
+(as Spark resolves them); schema and table names the way their source matches them
+(:meth:`~sluice.sources.base.Source.name_key`: PostgreSQL's ``"Cs"`` and ``cs`` are two tables). Any :class:`~sluice.sources.base.Source` plugs in: the server needs
 only :meth:`~sluice.sources.base.Source.tables`, ``describe``, ``classify``, ``tasks`` and
 ``read``. Descriptions are cached briefly (the server answers many calls per query) and
 refreshed after ``ttl_s`` so a changed table is seen.
@@ -24,11 +25,11 @@ class PublishedTables:
     def __init__(self, sources: dict[str, Source], ttl_s: float = 30.0) -> None:
         self.sources = {name.lower(): source for name, source in sources.items()}
         self.ttl_s = ttl_s
-        self._described: dict[tuple[str, ...], tuple[float, TableSchema]] = {}
+        self._described: dict[tuple[str, str, str], tuple[float, TableSchema]] = {}
         self._lock = threading.Lock()
 
     def path_of(self, source: Source, schema: str | None, table: str) -> tuple[str, ...]:
-        if schema is None or (source.default_schema or "").lower() == schema.lower():
+        if schema is None or source.name_key(source.default_schema or "") == source.name_key(schema):
             return (source.name, table)
         return (source.name, schema, table)
 
@@ -44,7 +45,9 @@ class PublishedTables:
                 continue
             for schema, table in listed:
                 path = self.path_of(source, schema, table)
-                if [p.lower() for p in path[:len(wanted)]] == wanted:
+                if len(path) < len(prefix):
+                    continue
+                if all(source.name_key(p) == source.name_key(w) for p, w in zip(path[1:len(prefix)], prefix[1:])):
                     yield path
 
     def resolve(self, path: Sequence[str]) -> tuple[Source, TableSchema]:
@@ -54,13 +57,13 @@ class PublishedTables:
         source = self.sources.get(path[0].lower())
         if source is None:
             raise RequestError(f"unknown source {path[0]!r} in table path {list(path)} (published: {', '.join(sorted(self.sources))})")
-        key = tuple(p.lower() for p in path)
+        schema, table = (None, path[1]) if len(path) == 2 else (path[1], path[2])
+        key = (source.name, *source.table_key(schema, table))
         now = time.monotonic()
         with self._lock:
             cached = self._described.get(key)
         if cached is not None and now - cached[0] < self.ttl_s:
             return source, cached[1]
-        schema, table = (None, path[1]) if len(path) == 2 else (path[1], path[2])
         try:
             described = source.describe(schema, table)
         except BindError as error:

@@ -66,7 +66,7 @@ class CatalogPlanner:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sources: dict[_Key, Source] = {}
-        self._tables: dict[tuple[_Key, tuple[str, ...], str], TableSchema] = {}
+        self._tables: dict[tuple[_Key, tuple[object, ...]], TableSchema] = {}
 
     # ------------------------------------------------------------ sources
     def forget(self, catalog: str) -> None:
@@ -91,16 +91,18 @@ class CatalogPlanner:
             return self._sources.setdefault(key, opened)
 
     def _table(self, request: Request, namespace: list[str], name: str) -> TableSchema:
-        key = (_key(request.get("catalog"), request.get("options", {})), tuple(namespace), name)
+        source = self.source(request)
+        schema = namespace[0] if len(namespace) == 1 else None
+        # matched the way the source matches names ("Cs" and cs are two PostgreSQL tables, one SQLite table)
+        key = (_key(request.get("catalog"), request.get("options", {})), (len(namespace), *source.table_key(schema, name)))
         with self._lock:
             known = self._tables.get(key)
         if known is not None:
             return known
-        source = self.source(request)
         if len(namespace) > 1:
             raise NoSuchTable(namespace, name, f"source {source.name!r} has no namespace {'.'.join(namespace)}")
         try:
-            described = source.describe(namespace[0] if namespace else None, name)
+            described = source.describe(schema, name)
         except BindError as error:
             raise NoSuchTable(namespace, name, str(error)) from None
         with self._lock:
@@ -196,7 +198,8 @@ class CatalogPlanner:
             except Unsupported as reason:
                 return None, None, f"LIMIT {limit} not pushed: {reason}"
             if value.type.kind not in _ORDERABLE or (value.text is not None and value.text.ordering is None) or (
-                    value.type.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and not source.dialect.orders_timestamps):
+                    value.type.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and not source.dialect.orders_timestamps) or (
+                    source.dialect.suspect(column) is not None):  # some stored values sort differently remotely
                 return None, None, f"LIMIT {limit} not pushed: {source.dialect.name} orders {column.describe()} differently from Spark"
             keys.append(OrderKey(column.name, bool(key["descending"]), bool(key["nulls_first"])))
         return int(limit), order_by(source.dialect, table, tuple(keys)), None

@@ -45,7 +45,7 @@ from sluice.dialects.sqlite import SqliteDialect
 from sluice.pushdown.levels import Level
 from sluice.pushdown.translator import Translator
 from sluice.sources.mysql import catalog_column
-from sluice.sources.sqlite import spark_type_for
+from sluice.sources.sqlite_values import spark_type_for
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 #: Timestamp rules depend on the session zone; a DST zone is the demanding case.

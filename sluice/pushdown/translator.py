@@ -93,6 +93,11 @@ class Translator:
 
     # ----------------------------------------------------------------- predicates
     def predicate(self, node: exp.Expression) -> Translation:
+        """A whole conjunct's translation: level, reason, remote SQL (see :func:`_guarded`)."""
+        return _guarded(self.dialect, self.table, node, self._part(node))
+
+    def _part(self, node: exp.Expression) -> Translation:
+        """One node of a predicate tree, its failures turned into UNSUPPORTED verdicts."""
         try:
             return self._predicate(node)
         except RecursionError:  # classify_conjuncts bounds the depth; this keeps any miss a reason
@@ -139,7 +144,7 @@ class Translator:
         raise Unsupported(f"{self.dialect.name} translation of {type(node).__name__} is not implemented")
 
     def _and(self, node: exp.And) -> Translation:
-        left, right = self.predicate(node.this), self.predicate(node.expression)
+        left, right = self._part(node.this), self._part(node.expression)
         if left.level.pushed and right.level.pushed:
             level = Level.EXACT if left.level is right.level is Level.EXACT else Level.INEXACT
             reasons = "; ".join(dict.fromkeys(t.reason for t in (left, right)))
@@ -151,7 +156,7 @@ class Translator:
         return Translation(Level.INEXACT, f"{kept.reason}; AND pushed without the part that cannot be ({dropped.reason})", kept.sql)
 
     def _or(self, node: exp.Or) -> Translation:
-        left, right = self.predicate(node.this), self.predicate(node.expression)
+        left, right = self._part(node.this), self._part(node.expression)
         for branch in (left, right):
             if not branch.level.pushed:
                 return Translation.unsupported(f"OR branch not pushable: {branch.reason}")
@@ -160,7 +165,7 @@ class Translator:
         return Translation(level, reasons, exp.Or(this=paren(left.sql), expression=paren(right.sql)))  # type: ignore[arg-type]
 
     def _not(self, node: exp.Not) -> Translation:
-        inner = self.predicate(node.this)
+        inner = self._part(node.this)
         if inner.level is Level.EXACT:
             return Translation(Level.EXACT, inner.reason, exp.Not(this=paren(inner.sql)))  # type: ignore[arg-type]
         if inner.level is Level.INEXACT:
@@ -383,6 +388,26 @@ def classify_conjuncts(dialect: "Dialect", table: TableSchema, candidates: "Sequ
         budget -= len(remote or "")
         verdicts.append(Verdict(_label(candidate, levels), translation.level, translation.reason, remote))
     return tuple(verdicts)
+
+
+def _guarded(dialect: "Dialect", table: TableSchema, candidate: exp.Expression, translation: Translation) -> Translation:
+    """``translation`` widened to return every row whose columns hold values the source
+    compares differently from Spark (:meth:`Dialect.suspect`); INEXACT then, so Spark judges them."""
+    if translation.sql is None:
+        return translation
+    suspects = []
+    for name in dict.fromkeys(node.name for node in candidate.find_all(exp.Column)):
+        found = next((c for c in table.columns if c.name.lower() == name.lower()), None)
+        suspect = dialect.suspect(found) if found is not None else None
+        if suspect is not None:
+            suspects.append(suspect)
+    if not suspects:
+        return translation
+    sql = translation.sql
+    for guard, _ in suspects:
+        sql = exp.Or(this=paren(sql), expression=paren(guard))
+    why = "; ".join(dict.fromkeys(reason for _, reason in suspects))
+    return Translation(Level.INEXACT, f"{translation.reason}; {why}", sql)
 
 
 def _label(candidate: exp.Expression, levels: int) -> str:

@@ -1,22 +1,93 @@
-"""Arrow helpers shared by the readers: every batch leaves with exactly Spark's schema."""
+"""Arrow helpers shared by the readers: every batch leaves with exactly Spark's schema.
+
+A value Spark's type cannot hold (a nanosecond timestamp, a PostgreSQL ``numeric`` with
+more digits than decimal(38,10), NaN in a decimal, ``infinity`` or a BC date) is an error
+naming table, column and value, never a rounded value or a bare driver error.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sluice.errors import SourceError
 
-def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """Cast a driver batch to exactly the schema Spark expects (names and types)."""
+if TYPE_CHECKING:
+    from sluice.types import TableSchema
+
+#: Spark's calendar: dates and timestamps (UTC for instants) from 0001-01-01 to 9999-12-31
+_FIRST_DAY, _LAST_DAY = -719162, 2932896
+_FIRST_US, _LAST_US = _FIRST_DAY * 86_400_000_000, (_LAST_DAY + 1) * 86_400_000_000 - 1
+#: beyond this many days from 1970 a value is no calendar date: an infinity as the driver encodes it
+_INFINITE_DAYS = 100_000_000
+
+
+def conform(batch: pa.RecordBatch, schema: pa.Schema, table: "TableSchema | None" = None) -> pa.RecordBatch:
+    """Cast a driver batch to exactly the schema Spark expects (names and types).
+
+    With ``table``, a value the cast would lose or Spark cannot hold raises a
+    :class:`SourceError` naming the table, the column and the value.
+    """
     arrays = []
     for index, field in enumerate(schema):
         array = batch.column(index)
         if isinstance(array.type, pa.ExtensionType):
             array = array.storage
         if array.type != field.type:
-            array = pc.cast(array, field.type)
+            array = _cast(array, field, table)
+        if table is not None and (pa.types.is_date(field.type) or pa.types.is_timestamp(field.type)):
+            _check_calendar(array, field, table)
         arrays.append(array)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _cast(array: pa.Array, field: pa.Field, table: "TableSchema | None") -> pa.Array:
+    try:
+        return pc.cast(array, field.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+        if table is None:
+            raise
+        value = _first_failing(array, field.type)
+        raise SourceError(table.source, f"{table.qualified_name}: column {field.name!r} holds {value}, which Spark's "
+                                        f"{field.type} cannot hold exactly ({error})") from None
+
+
+def _first_failing(array: pa.Array, arrow_type: pa.DataType) -> str:
+    """The first value of ``array`` whose cast to ``arrow_type`` fails, shown (halving: log n casts)."""
+    while len(array) > 1:
+        half = array.slice(0, len(array) // 2)
+        try:
+            pc.cast(half, arrow_type)
+            array = array.slice(len(array) // 2)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            array = half
+    if not len(array):
+        return "a value"
+    try:
+        return repr(array[0].as_py())
+    except (ValueError, OverflowError):  # nanoseconds, dates Python's datetime cannot hold
+        return str(array[0])
+
+
+def _check_calendar(array: pa.Array, field: pa.Field, table: "TableSchema") -> None:
+    """Dates and timestamps outside 0001-01-01..9999-12-31 (PostgreSQL's infinity, BC dates)."""
+    unit = "D" if pa.types.is_date(field.type) else "us"
+    raw = array.cast(pa.int32() if unit == "D" else pa.int64())
+    low, high = (_FIRST_DAY, _LAST_DAY) if unit == "D" else (_FIRST_US, _LAST_US)
+    outside = pc.filter(raw, pc.or_(pc.less(raw, low), pc.greater(raw, high)))
+    if len(outside) == 0:
+        return
+    value = outside[0].as_py()
+    days = value if unit == "D" else value // 86_400_000_000
+    shown = "'infinity' or '-infinity'" if abs(days) > _INFINITE_DAYS else str(np.datetime64(value, unit))
+    if days < _FIRST_DAY and abs(days) <= _INFINITE_DAYS:
+        shown += " (astronomical years: year 0 is 1 BC)"
+    raise SourceError(table.source, f"{table.qualified_name}: column {field.name!r} holds {shown}, outside Spark's "
+                                    f"{'dates' if unit == 'D' else 'timestamps'} (0001-01-01 to 9999-12-31"
+                                    f"{' UTC' if getattr(field.type, 'tz', None) else ''})")
 
 
 def strict_booleans(integers: pa.Array) -> pa.Array:

@@ -24,6 +24,7 @@ import pyarrow as pa
 from sluice.dialects.base import Dialect
 from sluice.errors import ConfigError, SluiceError, SourceError
 from sluice.masking import mask_text, mask_url
+from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
 from sluice.types import Column, TableSchema
@@ -51,6 +52,18 @@ class ReadTask:
     #: the same read in a form a faster reader takes, when the source judged it safe
     #: (SQLite: sluice/sources/sqlite_arrow.py); None: ``request`` is the only form
     fast_request: str | None = None
+    #: ``request`` also returns the rows the pushed filter rejects but whose values the reader
+    #: must check, marked by one more column (SQLite: ``SqliteSource.read_task``)
+    guarded: bool = False
+
+
+_ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_folded(name: str) -> str:
+    """``name`` with ASCII letters lower-cased and nothing else touched: how SQLite and DuckDB
+    match identifiers (``É`` and ``é`` name two tables there; ``str.lower`` would merge them)."""
+    return name.translate(_ASCII_UPPER)
 
 
 def file_path(name: str, url: str, kind: str, suffix: str) -> str:
@@ -162,6 +175,19 @@ class Source(abc.ABC):
         """
         return classify_conjuncts(self.dialect, table, candidates, session_zone)
 
+    def name_key(self, name: str) -> str:
+        """``name`` as this source compares identifiers: two names with one key are one object.
+
+        The default is exact comparison (PostgreSQL's quoted identifiers: ``"Cs"`` and ``cs``
+        are two tables). Sources that fold case override it, so a cache keyed by it never
+        hands one table's description to a query of another.
+        """
+        return name
+
+    def table_key(self, schema: str | None, table: str) -> tuple[str, str]:
+        """The identity of ``schema.table`` as the source resolves it (no schema: the default)."""
+        return self.name_key(schema or self.default_schema or ""), self.name_key(table)
+
     def tables(self) -> list[tuple[str | None, str]]:
         """Every table the source can read, as (schema, name): what a Flight server publishes."""
         raise ConfigError(f"source {self.name!r}: a {type(self).__name__} cannot list its tables")
@@ -202,6 +228,28 @@ class SqlSource(Source):
 
     def request_text(self, spec: "ScanSpec") -> str:
         return spec.query(self)
+
+    def guarded_request(self, spec: "ScanSpec", partition_predicate: str | None) -> str | None:
+        """The filtered read that also returns, marked by a last column ``sluice_guard``, the
+        rows whose read columns hold a suspect value (:meth:`Dialect.suspect`); None when the
+        scan needs no guard. A reader of such a request converts every row, then drops the marked.
+
+        Without it another pushed conjunct (``id < 10``) could skip a row holding a value
+        the reader refuses (1.005 in a SQLite DECIMAL(10,2), 2 in a MySQL TINYINT(1)) where
+        the reference read, which reads every row, fails. A pushed LIMIT reads a prefix either
+        way (guarded rows would take its places), so a limited scan is not guarded.
+        """
+        if not spec.where or spec.limit is not None:
+            return None
+        guards = [self.dialect.render(suspect[0]) for name in spec.columns
+                  if (suspect := self.dialect.suspect(spec.table.column(name))) is not None]
+        if not guards:
+            return None
+        pushed = " AND ".join(f"({w})" for w in spec.where)
+        select = [self.select_expression(name, spec.table) for name in spec.columns]
+        select.append(f"CASE WHEN {pushed} THEN NULL ELSE 1 END AS sluice_guard")
+        where = [" OR ".join([f"({pushed})"] + [f"({g})" for g in guards])] + ([partition_predicate] if partition_predicate else [])
+        return build_query(select, self.dialect.quote_table(spec.table.schema, spec.table.name), where, spec.order, None)
 
     #: (schema, table) of everything readable, for :meth:`tables`; sources without an
     #: information_schema override it

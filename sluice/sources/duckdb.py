@@ -25,7 +25,7 @@ from sqlglot import exp
 from sluice.dialects.duckdb import UNKNOWN_COLLATION, DuckdbDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources.arrow import conform
-from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, file_path, key_ranges
+from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, ascii_folded, file_path, key_ranges
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
@@ -46,15 +46,15 @@ _MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 #: settings every DuckDB session pins (the dialect's facts depend on them)
 SESSION_SETTINGS = ("SET SESSION TimeZone = 'UTC'", "SET SESSION default_collation = ''", "SET SESSION error_on_division_by_zero = true")
 _RELATION = """
-SELECT table_name, 'table', estimated_size, sql FROM duckdb_tables()
+SELECT table_name, 'table', estimated_size, sql, schema_name FROM duckdb_tables()
  WHERE database_name = current_database() AND lower(schema_name) = lower($1) AND lower(table_name) = lower($2)
 UNION ALL
-SELECT view_name, 'view', NULL, sql FROM duckdb_views()
+SELECT view_name, 'view', NULL, sql, schema_name FROM duckdb_views()
  WHERE NOT internal AND database_name = current_database() AND lower(schema_name) = lower($1) AND lower(view_name) = lower($2)
 """
 _COLUMNS = """
 SELECT schema_name, column_name, data_type, is_nullable FROM duckdb_columns()
- WHERE database_name = current_database() AND lower(schema_name) = lower($1) AND table_name = $2 ORDER BY column_index
+ WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 ORDER BY column_index
 """
 
 
@@ -69,6 +69,11 @@ class DuckdbSource(SqlSource):
     @property
     def portable_url(self) -> str:
         return absolute_file_url(self.url, self.path)
+
+    def name_key(self, name: str) -> str:
+        """DuckDB matches identifiers, quoted or not, ignoring ASCII case only (``"Cs"`` and
+        ``cs`` cannot both exist; ``"É"`` and ``"é"`` can)."""
+        return ascii_folded(name)
 
     # ------------------------------------------------------------ connections
     def _connect(self) -> "duckdb.DuckDBPyConnection":
@@ -110,7 +115,9 @@ class DuckdbSource(SqlSource):
         schema = schema or self.default_schema
         connection = self._connect()
         try:
-            relation = connection.execute(_RELATION, [schema, table]).fetchone()
+            # lower() folds all of Unicode; DuckDB's names fold ASCII only: keep the one it means
+            relation = next((r for r in connection.execute(_RELATION, [schema, table]).fetchall()
+                             if self.name_key(r[0]) == self.name_key(table) and self.name_key(r[4]) == self.name_key(schema)), None)
             if relation is None:
                 known = connection.execute(
                     "SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE database_name = current_database() "
@@ -119,8 +126,8 @@ class DuckdbSource(SqlSource):
                 ).fetchall()
                 listing = ", ".join(r[0] for r in known) or "none"
                 raise BindError(f"source {self.name!r} has no table {schema}.{table} (tables: {listing})")
-            name, kind, rows, ddl = relation
-            info = connection.execute(_COLUMNS, [schema, name]).fetchall()
+            name, kind, rows, ddl, _ = relation
+            info = connection.execute(_COLUMNS, [relation[4], name]).fetchall()
         finally:
             connection.close()
         # a view's columns carry the collations of their expressions, which no catalog shows
@@ -169,7 +176,7 @@ class DuckdbSource(SqlSource):
         try:
             try:
                 for batch in connection.sql(task.request).to_arrow_reader(self.batch_rows):
-                    yield conform(self.checked(batch, task), task.schema)
+                    yield conform(self.checked(batch, task), task.schema, task.table)
             except (duckdb.Error, pa.ArrowException, OSError) as error:  # a failed stream surfaces as OSError
                 if expired.is_set():
                     raise SourceError(self.name, f"query interrupted after statement_timeout_s={self.statement_timeout_s:g}") from None

@@ -241,9 +241,9 @@ class FlightSource(Source):
         schema = spec.arrow_schema()
         common = {"sluice": sluice, "columns": list(spec.columns), "limit": spec.limit, "table": spec.table.qualified_name}
         tasks = [ReadTask(json.dumps({**common, "ticket": base64.b64encode(e.ticket.ticket).decode("ascii"),
-                                      "locations": [loc.uri.decode() for loc in e.locations]}), schema, index)
+                                      "locations": [loc.uri.decode() for loc in e.locations]}), schema, index, spec.table)
                  for index, e in enumerate(info.endpoints)]
-        return tasks or [ReadTask(json.dumps({**common, "ticket": None, "locations": []}), schema, 0)]
+        return tasks or [ReadTask(json.dumps({**common, "ticket": None, "locations": []}), schema, 0, spec.table)]
 
     def _check_levels(self, pushed: list[dict[str, Any]], answers: list[dict[str, Any]]) -> None:
         """Spark dropped every conjunct planned EXACT: the server must still apply it exactly."""
@@ -277,7 +277,7 @@ class FlightSource(Source):
                     continue
                 if order["limit"] is not None:
                     batch = batch.slice(0, order["limit"] - rows)
-                batch = conform(self._select(batch, order["columns"], where), task.schema)
+                batch = conform(self._select(batch, order["columns"], where), task.schema, task.table)
                 rows += batch.num_rows
                 yield batch
             else:

@@ -8,10 +8,12 @@ primary key; tables without one are read whole.
 
 from __future__ import annotations
 
-from typing import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Iterator
 from urllib.parse import quote, unquote, urlsplit
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sluice.dialects.mysql import MariadbDialect, Mysql8Dialect
 from sluice.errors import BindError, ConfigError, SourceError
@@ -19,11 +21,16 @@ from sluice.sources.arrow import conform, strict_booleans
 from sluice.sources.base import ReadTask, SqlSource, key_ranges
 from sluice.types import Column, Kind, SparkType, TableSchema
 
+if TYPE_CHECKING:
+    from sluice.scan import ScanSpec
+
+#: the join compares names as bytes: MariaDB joins information_schema names case-insensitively
+#: even where the server keeps ``Cs`` and ``cs`` apart (lower_case_table_names = 0)
 _DESCRIBE = """
 SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, c.IS_NULLABLE, c.CHARACTER_SET_NAME, c.COLLATION_NAME,
        c.NUMERIC_PRECISION, c.NUMERIC_SCALE, c.COLUMN_KEY, t.TABLE_ROWS, t.TABLE_TYPE
 FROM information_schema.COLUMNS c
-JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME
+JOIN information_schema.TABLES t ON BINARY t.TABLE_SCHEMA = BINARY c.TABLE_SCHEMA AND BINARY t.TABLE_NAME = BINARY c.TABLE_NAME
 WHERE c.TABLE_SCHEMA = %s AND c.TABLE_NAME = %s
 ORDER BY c.ORDINAL_POSITION
 """
@@ -52,6 +59,13 @@ class MysqlSource(SqlSource):
     def default_schema(self) -> str | None:  # type: ignore[override]
         return self.database
 
+    #: the server's setting (read by :meth:`check`): 0 compares database and table names as
+    #: written, 1 and 2 in lower case
+    lower_case_table_names: int = 0
+
+    def name_key(self, name: str) -> str:
+        return name if int(self.lower_case_table_names) == 0 else name.lower()
+
     # ------------------------------------------------------------ connections
     def _catalog(self):  # type: ignore[no-untyped-def]
         import pymysql
@@ -71,8 +85,8 @@ class MysqlSource(SqlSource):
         connection = self._catalog()
         try:
             with connection.cursor() as cursor:
-                cursor.execute("SELECT VERSION()")
-                version = cursor.fetchone()[0]
+                cursor.execute("SELECT VERSION(), @@lower_case_table_names")
+                version, self.lower_case_table_names = cursor.fetchone()
         finally:
             connection.close()
         # MySQL 8 names its NO PAD binary collation differently; everything else is shared.
@@ -121,9 +135,16 @@ class MysqlSource(SqlSource):
         split = keys[0][0] if len(keys) == 1 and keys[0][1] in _INTEGERS and rows[0][10] == "BASE TABLE" else None
         return TableSchema(self.name, schema, table, columns, row_estimate=int(rows[0][9] or 0), split_column=split)
 
+    def read_task(self, spec: "ScanSpec", partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
+        task = super().read_task(spec, partition_predicate, index, schema)
+        guarded = self.guarded_request(spec, partition_predicate)
+        return task if guarded is None else replace(task, request=guarded, guarded=True)
+
     def select_expression(self, column_name: str, table: TableSchema) -> str:
         column = table.column(column_name)
         quoted = self.dialect.render_identifier(column.name)
+        if column.remote_type.startswith(("bit(", "year")):  # BIT and YEAR are read as the numbers they hold
+            quoted = f"CAST({quoted} AS {'UNSIGNED' if column.remote_type.startswith('bit(') else 'SIGNED'})"
         # decimals travel as text: connectorx reads them as decimal(38,10), losing digits
         if column.read_as_text or column.type.kind is Kind.DECIMAL:
             return f"CAST({quoted} AS CHAR)"
@@ -156,7 +177,11 @@ class MysqlSource(SqlSource):
             raise SourceError(self.name, f"query failed: {self.timeout_named(self.masked(str(error)).strip())}") from None
         try:
             for batch in reader:
-                yield conform(self.checked(_check_booleans(batch, task.schema, self.name), task), task.schema)
+                marks = batch.column(batch.num_columns - 1) if task.guarded else None
+                if marks is not None:  # rows returned only to be checked (SqlSource.guarded_request)
+                    batch = batch.select(range(batch.num_columns - 1))
+                batch = conform(self.checked(_check_booleans(batch, task, self.name), task), task.schema, task.table)
+                yield batch if marks is None else batch.filter(pc.is_null(marks))
         except (SourceError, *_STOPS):
             raise
         except BaseException as error:  # noqa: BLE001 - a server error mid-stream arrives as a Rust panic
@@ -206,6 +231,12 @@ def catalog_column(row: tuple) -> Column:  # type: ignore[type-arg]
                       unpushable=f"{column_type} has more digits than Spark's decimal(38); read as text", **common)
     if data_type in _SIMPLE:
         return Column(type=SparkType(_SIMPLE[data_type]), **common)
+    if data_type == "bit":  # b'10000001' is 129: bit strings are unsigned numbers (as Spark's JDBC reader has them)
+        return Column(type=SparkType("bigint" if int(precision) < 64 else "decimal(20,0)"), **common,
+                      unpushable=f"{column_type} compares as a binary string in MySQL; compared by Spark")
+    if data_type == "year":
+        return Column(type=SparkType("int"), **common,
+                      unpushable="MySQL reads a two-digit number compared with a YEAR as a year (24 is 2024); compared by Spark")
     if data_type in _TEXT:
         return Column(type=SparkType("string"), collation=collation, case_insensitive=(collation or "").endswith("_ci"), **common)
     if data_type in _BINARY:
@@ -215,14 +246,17 @@ def catalog_column(row: tuple) -> Column:  # type: ignore[type-arg]
     return Column(type=SparkType("string"), read_as_text=True, collation=collation, unpushable=reason, **common)
 
 
-def _check_booleans(batch: pa.RecordBatch, schema: pa.Schema, source: str) -> pa.RecordBatch:
+def _check_booleans(batch: pa.RecordBatch, task: ReadTask, source: str) -> pa.RecordBatch:
     """TINYINT(1) may hold any small integer: refuse what is not 0 or 1 instead of guessing."""
     arrays = list(batch.columns)
-    for index, field in enumerate(schema):
+    for index, field in enumerate(task.schema):
         if pa.types.is_boolean(field.type) and pa.types.is_integer(arrays[index].type):
             try:
                 arrays[index] = strict_booleans(arrays[index])
             except ValueError:
-                raise SourceError(source, f"column {field.name!r} is TINYINT(1) but holds a value other than 0 or 1; "
-                                          "it cannot be read as a boolean") from None
+                stored = arrays[index].drop_null()
+                value = pc.filter(stored, pc.invert(pc.is_in(stored, pa.array([0, 1], stored.type))))[0]
+                where = f" of {task.table.qualified_name}" if task.table is not None else ""
+                raise SourceError(source, f"column {field.name!r}{where} is TINYINT(1) but holds {value.as_py()}, a value other "
+                                          "than 0 or 1; it cannot be read as a boolean") from None
     return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)

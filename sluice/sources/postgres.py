@@ -100,7 +100,8 @@ class PostgresSource(SqlSource):
             match = re.fullmatch(r"numeric\((\d+),(\d+)\)", formatted)
             if match and int(match[1]) <= 38:
                 return Column(type=SparkType(f"decimal({match[1]},{match[2]})"), **common)
-            return Column(type=SparkType("decimal(38,10)"), unpushable="unconstrained numeric is read rounded to decimal(38,10), so remote comparisons see other values", **common)
+            return Column(type=SparkType("decimal(38,10)"), unpushable="unconstrained numeric is read as decimal(38,10) (a value with "
+                          "more digits, NaN or Infinity fails the read); a remote comparison could skip such a value", **common)
         if typname in _SIMPLE_TYPES:
             spark = SparkType(_SIMPLE_TYPES[typname])
             if spark.kind.value == "string":
@@ -159,7 +160,7 @@ class PostgresSource(SqlSource):
                     stream, _ = statement.execute_query()
                     with pa.RecordBatchReader.from_stream(stream) as reader:
                         for batch in reader:
-                            yield conform(self.checked(batch, task), task.schema)
+                            yield conform(self.checked(batch, task), task.schema, task.table)
                 except SourceError:
                     raise
                 except Exception as error:  # noqa: BLE001

@@ -1,8 +1,9 @@
 """SQLite files: declared types and collations from the schema, read-only reads by rowid.
 
 SQLite columns have affinity, not types: a non-STRICT INTEGER column may hold text. The
-reader converts every value to the declared type's Spark type and fails, naming the
-column, when a value does not fit, so a row is never silently dropped or re-typed.
+reader converts every value to the declared type's Spark type (``sqlite_values.py``) and
+fails, naming table, column and row, when a value does not fit, so a row is never
+silently dropped or re-typed.
 """
 
 from __future__ import annotations
@@ -23,31 +24,15 @@ from sluice.dialects.sqlite import SqliteDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources import sqlite_arrow
 from sluice.sources.arrow import strict_booleans
-from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, file_path, key_ranges
+from sluice.sources.sqlite_values import Unfit, decimal_array, narrowed, spark_type_for
+from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, ascii_folded, file_path, key_ranges
 from sluice.types import Column, SparkType, TableSchema
 
 if TYPE_CHECKING:
     from sluice.scan import ScanSpec
 
-
-def spark_type_for(declared: str) -> SparkType:
-    """Spark type for a SQLite declared type, following SQLite's affinity rules."""
-    upper = declared.upper()
-    if upper.startswith(("BOOL",)):
-        return SparkType("boolean")
-    if upper.startswith("DATETIME") or upper.startswith("TIMESTAMP"):
-        return SparkType("timestamp_ntz")
-    if upper.startswith("DATE"):
-        return SparkType("date")
-    if "INT" in upper:
-        return SparkType("bigint")
-    if any(word in upper for word in ("CHAR", "CLOB", "TEXT")):
-        return SparkType("string")
-    if "BLOB" in upper:
-        return SparkType("binary")
-    if any(word in upper for word in ("REAL", "FLOA", "DOUB")) or upper.startswith(("NUMERIC", "DECIMAL")):
-        return SparkType("double")
-    return SparkType("string")
+#: "no value known" in messages (None is a value: NULL)
+_NOTHING = object()
 
 
 class SqliteSource(SqlSource):
@@ -63,6 +48,10 @@ class SqliteSource(SqlSource):
     @property
     def portable_url(self) -> str:
         return absolute_file_url(self.url, self.path)
+
+    def name_key(self, name: str) -> str:
+        """SQLite matches identifiers ignoring ASCII case only."""
+        return ascii_folded(name)
 
     def ensure_exists(self) -> None:
         """Opening a missing file read-only fails with a vaguer message; say which file is missing."""
@@ -135,6 +124,9 @@ class SqliteSource(SqlSource):
 
     def read_task(self, spec: "ScanSpec", partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
         task = super().read_task(spec, partition_predicate, index, schema)
+        guarded = self.guarded_request(spec, partition_predicate)
+        if guarded is not None:
+            return replace(task, request=guarded, guarded=True)
         return replace(task, fast_request=sqlite_arrow.fast_request(self, spec, partition_predicate))
 
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
@@ -163,9 +155,40 @@ class SqliteSource(SqlSource):
                     raise SourceError(self.name, f"read failed: {self._failure(error, deadline)}") from None
                 if not rows:
                     break
-                yield _batch(rows, task.schema, self.name)
+                marks = [row[-1] for row in rows] if task.guarded else None
+                try:
+                    batch = _batch([row[:-1] for row in rows] if marks else rows, task.schema)
+                except _Unreadable as error:
+                    raise SourceError(self.name, self.unreadable(task, error.field, error.what, error.value)) from None
+                yield batch if marks is None else batch.filter(pa.array([mark is None for mark in marks]))
         finally:
             connection.close()
+
+    def unreadable(self, task: ReadTask, field: pa.Field, what: str, value: object = _NOTHING) -> str:
+        """The message of both readers for a stored value ``field``'s planned type cannot hold:
+        the column, what was found, and the table and row (its rowid, when ``value`` finds it)."""
+        message = sqlite_arrow.not_held(field, what)
+        if task.table is None:
+            return message
+        where = task.table.qualified_name
+        row = None if value is _NOTHING else self._locate(task.table, field.name, value)
+        return f"{message} (table {where}{f', row with rowid {row}' if row is not None else ''})"
+
+    def _locate(self, table: TableSchema, column: str, value: object) -> int | None:
+        """The rowid of a row whose ``column`` holds ``value`` (for messages only; None: not found)."""
+        if table.split_column not in _ROW_ID_NAMES:
+            return None
+        quoted = self.dialect.render_identifier(table.column(column).name)
+        query = f"SELECT {table.split_column} FROM {self.dialect.quote_table(table.schema, table.name)} WHERE {quoted} IS ? LIMIT 1"
+        try:
+            connection = self._connect()
+            try:
+                found = connection.execute(query, (value,)).fetchone()
+            finally:
+                connection.close()
+        except (sqlite3.Error, SourceError):
+            return None
+        return None if found is None else int(found[0])
 
     def _failure(self, error: sqlite3.Error, deadline: float) -> str:
         if "interrupted" in str(error) and time.monotonic() > deadline:
@@ -240,22 +263,37 @@ def _collations(ddl: str | None) -> dict[str, str]:
     return found
 
 
-def _batch(rows: list[tuple], schema: pa.Schema, source: str) -> pa.RecordBatch:  # type: ignore[type-arg]
+class _Unreadable(Exception):
+    """A value of ``field`` the row reader cannot convert (``value`` when it is known)."""
+
+    def __init__(self, field: pa.Field, what: str, value: object = _NOTHING) -> None:
+        super().__init__(what)
+        self.field, self.what, self.value = field, what, value
+
+
+
+def _batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:  # type: ignore[type-arg]
     columns = list(zip(*rows))
     arrays = []
     for field, values in zip(schema, columns):
         try:
             arrays.append(_array(values, field.type))
+        except Unfit as unfit:
+            raise _Unreadable(field, unfit.why, unfit.value) from None
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as error:
-            raise SourceError(source, sqlite_arrow.not_held(field, str(error))) from None
+            raise _Unreadable(field, str(error)) from None
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _array(values: tuple, arrow_type: pa.DataType) -> pa.Array:  # type: ignore[type-arg]
+    if pa.types.is_decimal(arrow_type):
+        return decimal_array(values, arrow_type)
     if (pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type)) and float in set(map(type, values)):
-        raise ValueError("a REAL value in an integer column (Arrow would truncate 10.5 to 10)")
+        raise ValueError("a REAL value")  # Arrow would truncate 10.5 to 10
     if pa.types.is_boolean(arrow_type):
         return strict_booleans(pa.array(values, pa.int64()))
+    if pa.types.is_integer(arrow_type):
+        return narrowed(pa.array(values, pa.int64()), arrow_type)
     if pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type):
         return pc.cast(pa.array(values, pa.string()), arrow_type)
     if pa.types.is_floating(arrow_type):

@@ -40,6 +40,7 @@ from sluice.errors import BindError, SourceError
 from sluice.planner.remote import build_query
 from sluice.sources.arrow import strict_booleans
 from sluice.sources.base import ReadTask
+from sluice.sources.sqlite_values import Unfit, decimal_array, narrowed
 
 if TYPE_CHECKING:
     from sluice.scan import ScanSpec
@@ -47,8 +48,8 @@ if TYPE_CHECKING:
 
 #: the first row's literal per planned Arrow type: it fixes the type ADBC infers
 _ANCHORS = {
-    pa.int64(): "0", pa.bool_(): "0", pa.float64(): "0.0", pa.string(): "''",
-    pa.date32(): "''", pa.timestamp("us"): "''", pa.binary(): "x''",
+    pa.int64(): "0", pa.int32(): "0", pa.int16(): "0", pa.int8(): "0", pa.bool_(): "0", pa.float64(): "0.0",
+    pa.string(): "''", pa.date32(): "''", pa.timestamp("us"): "''", pa.binary(): "x''",
 }
 _TEXT_LIKE = (pa.string(), pa.date32(), pa.timestamp("us"))
 #: the type ADBC builds for each planned type (the anchor's)
@@ -64,34 +65,45 @@ _MISMATCH = re.compile(r"Type mismatch in column (\d+): expected \S+ but got (.+
 
 
 def fast_request(source: "SqliteSource", spec: "ScanSpec", partition_predicate: str | None) -> str | None:
-    """The fast path's SQL for one partition of ``spec``, or None when the row reader must read it."""
+    """The fast path's SQL for one partition of ``spec``, or None when the row reader must read it.
+
+    A decimal column is selected twice: its REAL values (as doubles) and its INTEGER and
+    TEXT values (as text, exact), which ``sqlite_values`` converts as the row reader does.
+    """
     schema = spec.arrow_schema()
     if spec.where or spec.order is not None or spec.table.split_column is None:
         return None
-    if any(field.type not in _ANCHORS for field in schema):
+    if any(field.type not in _ANCHORS and not pa.types.is_decimal(field.type) for field in schema):
         return None
-    select, checks = [], []
+    select, anchors, checks = [], [], []
     for index, field in enumerate(schema):
         column = source.select_expression(field.name, spec.table)
-        if field.type == pa.binary():  # the row reader takes text for binary as its UTF-8 bytes
-            column = f"CASE WHEN typeof({column}) = 'text' THEN CAST({column} AS BLOB) ELSE {column} END"
-        elif field.type in _TEXT_LIKE:  # and a blob for text when it is UTF-8 (checked after reading)
-            column = f"CASE WHEN typeof({column}) = 'blob' THEN CAST({column} AS TEXT) ELSE {column} END"
-        select.append(column)
+        if pa.types.is_decimal(field.type):
+            select += [f"CASE WHEN typeof({column}) = 'real' THEN {column} END",
+                       f"CASE typeof({column}) WHEN 'integer' THEN 'i' || {column} WHEN 'text' THEN 't' || {column} END"]
+            anchors += ["0.0", "''"]
+        else:
+            if field.type == pa.binary():  # the row reader takes text for binary as its UTF-8 bytes
+                column = f"CASE WHEN typeof({column}) = 'text' THEN CAST({column} AS BLOB) ELSE {column} END"
+            elif field.type in _TEXT_LIKE:  # and a blob for text when it is UTF-8 (checked after reading)
+                column = f"CASE WHEN typeof({column}) = 'blob' THEN CAST({column} AS TEXT) ELSE {column} END"
+            select.append(column)
+            anchors.append(_ANCHORS[field.type])
         check = _check(source.select_expression(field.name, spec.table), field.type)
         if check:
             checks.append(f"WHEN {check} THEN {index + 1}")
     select.append(f"CASE {' '.join(checks)} END AS {_CHECK}" if checks else f"NULL AS {_CHECK}")
     table = source.dialect.quote_table(spec.table.schema, spec.table.name)
     inner = build_query(select, table, [partition_predicate] if partition_predicate else [], None, spec.limit)
-    anchors = ", ".join([_ANCHORS[field.type] for field in schema] + ["0"])
-    return f"SELECT {anchors} UNION ALL SELECT * FROM ({inner})"
+    return f"SELECT {', '.join(anchors + ['0'])} UNION ALL SELECT * FROM ({inner})"
 
 
 def _check(column: str, arrow_type: pa.DataType) -> str | None:
     """SQL that is true for a value ADBC would convert but the row reader refuses."""
     if arrow_type in _TEXT_LIKE or arrow_type == pa.binary():  # ADBC turns numbers into text or bytes
         return f"typeof({column}) IN ('integer', 'real')"
+    if pa.types.is_decimal(arrow_type):  # the row reader refuses a BLOB; this path selects none
+        return f"typeof({column}) = 'blob'"
     if arrow_type == pa.float64():  # the row reader's rule: int(float(v)) == v (2**63 - 1 rounds up to 2**63)
         return (f"typeof({column}) = 'integer' AND ({column} > {_EXACT_DOUBLE} OR {column} < -{_EXACT_DOUBLE}) "
                 f"AND ({column} = 9223372036854775807 OR CAST(CAST({column} AS REAL) AS INTEGER) <> {column})")
@@ -143,13 +155,13 @@ def _batches(source: "SqliteSource", task: ReadTask, connection, cursor, deadlin
             except StopIteration:
                 break
             except Exception as error:  # noqa: BLE001
-                raise SourceError(source.name, _read_failure(str(error), task.schema, source)) from None
+                raise SourceError(source.name, _read_failure(str(error), task, source)) from None
             if time.monotonic() > deadline:
                 raise SourceError(source.name, f"read failed: query interrupted after statement_timeout_s={source.statement_timeout_s:g}")
             if first:
                 batch, first = batch.slice(1), False
             if batch.num_rows:
-                yield _conformed(batch, task.schema, source.name)
+                yield _conformed(batch, task, source)
     finally:
         connection.close()
 
@@ -165,14 +177,24 @@ class _Queries:
         return self.cursor
 
 
-def _read_failure(message: str, schema: pa.Schema, source: "SqliteSource") -> str:
+def _read_failure(message: str, task: ReadTask, source: "SqliteSource") -> str:
     """ADBC's type mismatch in the row reader's words (naming column and stored type); other failures as they are."""
     found = _MISMATCH.search(message)
     if found is None:
         return f"read failed: {source.explained_text(message)}"
-    field = schema.field(int(found[1]))
+    field = _field_of_column(task.schema, int(found[1]))
     stored = _FOUND.get(found[2], found[2])
-    return not_held(field, f"a {stored} value")
+    return source.unreadable(task, field, f"a {stored} value")
+
+
+def _field_of_column(schema: pa.Schema, position: int) -> pa.Field:
+    """The planned field read by the fast request's ``position``-th column (decimals take two)."""
+    for field in schema:
+        width = 2 if pa.types.is_decimal(field.type) else 1
+        if position < width:
+            return field
+        position -= width
+    raise IndexError(position)
 
 
 def not_held(field: pa.Field, what: str) -> str:
@@ -180,27 +202,51 @@ def not_held(field: pa.Field, what: str) -> str:
     return f"column {field.name!r} holds a value that is not {field.type} (SQLite affinity lets a column hold any type): {what}"
 
 
-def _conformed(batch: pa.RecordBatch, schema: pa.Schema, source: str) -> pa.RecordBatch:
-    flags = batch.column(len(schema))
+def _conformed(batch: pa.RecordBatch, task: ReadTask, source: "SqliteSource") -> pa.RecordBatch:
+    schema = task.schema
+    flags = batch.column(batch.num_columns - 1)
     if flags.null_count != len(flags):
         field = schema.field(pc.drop_null(flags)[0].as_py() - 1)
-        what = "an INTEGER value no double holds exactly" if field.type == pa.float64() else "a number (INTEGER or REAL)"
-        raise SourceError(source, not_held(field, what))
-    arrays = []
-    for field, array in zip(schema, batch.columns):
-        if array.type != _ADBC_TYPE[field.type]:  # the first batch held another kind of value: ADBC widened the column
-            raise SourceError(source, not_held(field, f"a {_STORAGE.get(array.type, str(array.type))} value"))
+        what = ("an INTEGER value no double holds exactly" if field.type == pa.float64()
+                else "a BLOB value" if pa.types.is_decimal(field.type) else "a number (INTEGER or REAL)")
+        raise SourceError(source.name, source.unreadable(task, field, what))
+    arrays, position = [], 0
+    for field in schema:
         try:
+            if pa.types.is_decimal(field.type):
+                reals, texts = batch.column(position), batch.column(position + 1)
+                position += 2
+                for part, expected in ((reals, pa.float64()), (texts, pa.string())):
+                    if part.type != expected:  # the first batch held another kind of value: ADBC widened the column
+                        raise SourceError(source.name, source.unreadable(task, field, f"a {_STORAGE.get(part.type, str(part.type))} value"))
+                values = [r if r is not None else _tagged(t) for r, t in zip(reals.to_pylist(), texts.to_pylist())]
+                arrays.append(decimal_array(values, field.type))
+                continue
+            array = batch.column(position)
+            position += 1
+            if array.type != _ADBC_TYPE[field.type]:  # the first batch held another kind of value: ADBC widened the column
+                raise SourceError(source.name, source.unreadable(task, field, f"a {_STORAGE.get(array.type, str(array.type))} value"))
             arrays.append(_converted(array, field.type))
+        except Unfit as unfit:
+            raise SourceError(source.name, source.unreadable(task, field, unfit.why, unfit.value)) from None
         except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as error:
-            raise SourceError(source, not_held(field, str(error))) from None
+            raise SourceError(source.name, source.unreadable(task, field, str(error))) from None
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _tagged(text: str | None) -> int | str | None:
+    """A decimal column's INTEGER (``i…``) or TEXT (``t…``) value as the sqlite3 module returns it."""
+    if text is None:
+        return None
+    return int(text[1:]) if text[0] == "i" else text[1:]
 
 
 def _converted(array: pa.Array, arrow_type: pa.DataType) -> pa.Array:
     """ADBC's array as the row reader would have built it (same Arrow conversions)."""
     if pa.types.is_boolean(arrow_type):
         return strict_booleans(array)
+    if pa.types.is_integer(arrow_type):
+        return narrowed(array, arrow_type)
     if arrow_type in _TEXT_LIKE:
         array.validate(full=True)  # UTF-8: SQLite text and blobs read as text are not checked by ADBC
         return array if array.type == arrow_type else pc.cast(array, arrow_type)
