@@ -49,13 +49,17 @@ class Federation:
 
     # ------------------------------------------------------------ sources
     def attach(self, name: str, url: str, password: str | None = None, partitions: int | None = None,
-               statement_timeout_s: float = 600.0) -> None:
-        """Attach a source under ``name``; connects once so a bad URL fails here, clearly."""
+               statement_timeout_s: float = 600.0, connect_timeout_s: float | None = None) -> None:
+        """Attach a source under ``name``; connects once so a bad URL fails here, clearly.
+
+        ``connect_timeout_s`` bounds connecting and logging in (default: the URL's
+        ``connect_timeout_s`` option, else 10 s; see :mod:`sluice.timeouts`).
+        """
         key = name.lower()
         if not key.isidentifier():
             raise ConfigError(f"source name {name!r} must be a SQL identifier")
         source = open_source(key, url, password=password, partitions=partitions or self.partitions,
-                             statement_timeout_s=statement_timeout_s)
+                             statement_timeout_s=statement_timeout_s, connect_timeout_s=connect_timeout_s)
         source.check()
         self._sources[key] = source
         self._tables = {k: v for k, v in self._tables.items() if k[0] != key}

@@ -1,5 +1,7 @@
-"""The tables a server publishes: every table of every attached source, by Flight path.
+"""The tables a server publishes, by Flight path: those of its sources that the allow-list names.
 
+What is not on the allow-list (:mod:`sluice.flight.allowlist`) is answered exactly as a
+table that does not exist, before any catalog query, so a client cannot tell the two apart.
 A table's path is ``[source, table]`` when it lives in the source's default schema (or the
 source has none), else ``[source, schema, table]``; names resolve case-insensitively, as
 Spark resolves them. Any :class:`~sluice.sources.base.Source` plugs in: the server needs
@@ -15,14 +17,21 @@ import time
 from typing import Iterator, Sequence
 
 from sluice.errors import BindError, ConfigError
-from sluice.flight.protocol import RequestError
+from sluice.flight.allowlist import AllowList
+from sluice.flight.protocol import NotFound, RequestError
 from sluice.sources.base import Source
 from sluice.types import TableSchema
 
 
 class PublishedTables:
-    def __init__(self, sources: dict[str, Source], ttl_s: float = 30.0) -> None:
+    def __init__(self, sources: dict[str, Source], allow: AllowList | None = None, ttl_s: float = 30.0) -> None:
+        """``allow``: what to publish; None or empty, each source's default namespace."""
         self.sources = {name.lower(): source for name, source in sources.items()}
+        self.allow = allow or AllowList.defaults({name: s.default_schema for name, s in self.sources.items()})
+        unknown = sorted(self.allow.sources() - set(self.sources))
+        if unknown:
+            raise ConfigError(f"the tables to publish name unknown source(s) {', '.join(unknown)} "
+                              f"(sources: {', '.join(sorted(self.sources))})")
         self.ttl_s = ttl_s
         self._described: dict[tuple[str, ...], tuple[float, TableSchema]] = {}
         self._lock = threading.Lock()
@@ -43,28 +52,31 @@ class PublishedTables:
             except ConfigError:  # a kind of source that cannot list: reachable by path only
                 continue
             for schema, table in listed:
+                if not self.allow.allows(name, schema, table, source.default_schema):
+                    continue
                 path = self.path_of(source, schema, table)
                 if [p.lower() for p in path[:len(wanted)]] == wanted:
                     yield path
 
     def resolve(self, path: Sequence[str]) -> tuple[Source, TableSchema]:
-        """The source and described table at ``path``, or a :class:`RequestError` naming what exists."""
+        """The source and described table at ``path``; :class:`NotFound` if it is not published
+        (whether or not it exists)."""
         if not 2 <= len(path) <= 3:
             raise RequestError(f"table path {list(path)} must be [source, table] or [source, schema, table]")
         source = self.sources.get(path[0].lower())
-        if source is None:
-            raise RequestError(f"unknown source {path[0]!r} in table path {list(path)} (published: {', '.join(sorted(self.sources))})")
+        schema, table = (None, path[1]) if len(path) == 2 else (path[1], path[2])
+        if source is None or not self.allow.allows(source.name, schema, table, source.default_schema):
+            raise NotFound(f"no published table {'.'.join(path)}")
         key = tuple(p.lower() for p in path)
         now = time.monotonic()
         with self._lock:
             cached = self._described.get(key)
         if cached is not None and now - cached[0] < self.ttl_s:
             return source, cached[1]
-        schema, table = (None, path[1]) if len(path) == 2 else (path[1], path[2])
         try:
             described = source.describe(schema, table)
-        except BindError as error:
-            raise RequestError(f"unknown table {list(path)}: {error}") from None
+        except BindError:  # its message lists the source's tables, published or not
+            raise NotFound(f"no published table {'.'.join(path)}") from None
         with self._lock:
             self._described[key] = (now, described)
         return source, described

@@ -72,7 +72,7 @@ class SluiceDataSource(DataSource):
 
 def _password(options: Mapping[str, str]) -> str | None:
     """Option ``password``, else the URL's password percent-decoded (as the login uses it)."""
-    in_url = strip_password(options.get("url", ""))[1]
+    in_url = strip_password(options["url"])[1] if "url" in options else None  # a planned scan has no url
     return options.get("password") or (unquote(in_url) if in_url else None)
 
 

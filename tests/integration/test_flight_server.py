@@ -22,7 +22,8 @@ import pytest
 
 from sluice.catalog import SourceConfig
 from sluice.flight.auth import Credentials
-from sluice.flight.server import SluiceFlightServer, Tls, open_sources
+from sluice.catalog import open_sources
+from sluice.flight.server import SluiceFlightServer, Tls
 from sluice.sources import open_source
 from tests.sources import PG_URL
 from tests.unit.test_flight_airport import IN_OR_COMPARISON, LIKE_PREFIX_AND_LENGTH, NICK_COMPARISON, STRING_COMPARISON
