@@ -13,7 +13,8 @@ may hold ``@``, ``:``, ``[`` and ``]`` as typed; ``/``, ``?`` and ``#`` end the 
 password holding them must be percent-encoded (``%2F``, ``%3F``, ``%23``). A URL where one of
 them was left in a password is refused rather than read another way: an ``@`` after a host
 that has no user information would otherwise send the login to the wrong host (``u:12/x@h``
-reads as the host ``u``, port 12). A fragment is refused for the same reason.
+reads as the host ``u``, port 12), so an '@' after a host is refused whatever comes before
+it (write ``%40``). A fragment is refused for the same reason.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from sluice.errors import ConfigError
 
 MASK = "***"
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}")
-#: RFC 3986 reg-name characters (unreserved, sub-delims, percent escapes): no space, no '@'
-_REG_NAME = re.compile(r"[A-Za-z0-9\-._~%!$&'()*+,;=]*")
+#: host name characters: RFC 3986 also allows sub-delimiters (``!$&'()*+,;=``), which no real
+#: host holds but a password does, so a host made of them is refused rather than looked up
+_REG_NAME = re.compile(r"[A-Za-z0-9\-._~%]*")
 _IPV6 = re.compile(r"[0-9A-Fa-f:.]+(%25[A-Za-z0-9\-._~%]+)?")
 _PERCENT_HINT = ("a password holding '/', '?' or '#' must be percent-encoded (%2F, %3F, %23), "
                  "or given apart from the URL (attach's password argument, a catalog's password_env)")
@@ -111,7 +113,7 @@ def parse_url(text: str) -> SourceUrl:
         raise UrlError(f"cannot read the URL {mask_unparsed(text)}: it holds a '#'; {_PERCENT_HINT}")
     at = authority.rfind("@")
     userinfo, hostport = (authority[:at], authority[at + 1:]) if at >= 0 else (None, authority)
-    if userinfo is None and hostport and "@" in tail:
+    if authority and "@" in tail:
         raise UrlError(f"cannot read the URL {mask_unparsed(text)}: an '@' follows the host; {_PERCENT_HINT}")
     username = raw_password = None
     if userinfo is not None:
