@@ -67,7 +67,7 @@ class PostgresSource(SqlSource):
         # task's worker is killed) stops within a second instead of running to the timeout
         query["options"] = (query.get("options", "") + f" -c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
                             " -c standard_conforming_strings=on -c TimeZone=UTC -c client_connection_check_interval=1000").strip()
-        query["connect_timeout"] = str(max(2, math.ceil(self.connect_timeout_s)))
+        query["connect_timeout"] = str(max(2, math.ceil(self.connect_timeout_s)))  # see _connect_failure
         query.setdefault("application_name", "sluice")
         user = quote(parts.username, safe="") if parts.username is not None else ""
         secret = self.credential
@@ -78,7 +78,9 @@ class PostgresSource(SqlSource):
         """The driver's reason, masked; a connect timeout that ran out is named."""
         message = self.masked(str(error)).strip()
         if "timeout expired" in message:
-            message = f"{message}: {waited('connecting and logging in', self.connect_timeout_s)}"
+            libpq_s = max(2, math.ceil(self.connect_timeout_s))
+            rounded = f"; libpq waits whole seconds, at least 2: {libpq_s} s" if libpq_s != self.connect_timeout_s else ""
+            message = f"{message}: {waited('connecting and logging in', self.connect_timeout_s)}{rounded}"
         return SourceError(self.name, f"cannot connect to {self.display_url}: {message}")
 
     def _catalog(self):  # type: ignore[no-untyped-def]
