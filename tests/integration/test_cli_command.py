@@ -71,7 +71,7 @@ def test_a_query_from_stdin_prints_csv_when_stdout_is_not_a_terminal(lite: str) 
 def test_a_table_on_request(lite: str) -> None:
     done = run("sql", "SELECT id, name FROM lite.people ORDER BY id", "--source", lite, "--format", "table", "--max-rows", "2")
     assert done.returncode == 0, done.stderr
-    assert "┃ id ┃" in done.stdout.replace(" name", "") or "id" in done.stdout
+    assert "id" in done.stdout and "name" in done.stdout and "│" in done.stdout  # a drawn table, not CSV
     assert "Ann" in done.stdout and "first 2 rows" in done.stdout and "Ærø" not in done.stdout
     assert "\x1b[" not in done.stdout  # no colour codes into a pipe
 
@@ -86,7 +86,7 @@ def test_a_bad_query_is_one_clean_line_on_stderr(lite: str) -> None:
 @pytest.mark.parametrize("arguments, expected", [
     (("sql", "SELECT 1 FROM pg.t", "--source", "pg=postgresql://root:Pw-91x@127.0.0.1:1/test"),
      "error: source 'pg': cannot connect to postgresql://root:***@127.0.0.1:1/test: connection failed:"),
-    (("sql", "SELECT 1", "-f", "/nonexistent/q.sql", "--source", "pg=postgresql://root@127.0.0.1/test"),
+    (("sql", "-f", "/nonexistent/q.sql", "--source", "pg=postgresql://root@127.0.0.1/test"),
      "error: cannot read the query file /nonexistent/q.sql: No such file or directory"),
     (("sql", "--source", "pg=postgresql://root@127.0.0.1/test"), "error: give the query as an argument or with -f FILE"),
 ])
