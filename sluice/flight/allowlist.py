@@ -49,9 +49,6 @@ class AllowList:
     def __bool__(self) -> bool:
         return bool(self.namespaces or self.tables)
 
-    def __or__(self, other: "AllowList") -> "AllowList":
-        return AllowList(self.namespaces | other.namespaces, self.tables | other.tables)
-
     def sources(self) -> set[str]:
         return {s for s, _ in self.namespaces} | {s for s, _, _ in self.tables}
 
