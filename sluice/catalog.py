@@ -12,8 +12,12 @@ because a catalog may still hold a literal password in a URL.
     password_env = "SLUICE_PG_PASSWORD"   # optional
     partitions = 4                          # optional
     statement_timeout_s = 600               # optional
+    connect_timeout_s = 10                  # optional
     [sources.lite]
     url = "sqlite:///demo-data/crm.db"      # relative to the working directory, as in Federation.attach
+    [serve]                                 # optional: what `sluice serve` publishes
+    namespaces = ["pg.public"]
+    tables = ["lite.customers"]
 
 Loading parses and validates only (no environment, no connection), so a tool can
 check a catalog before starting Spark; :func:`attach_sources` resolves every password
@@ -28,7 +32,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
-from urllib.parse import urlsplit
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,13 +39,17 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 from sluice.errors import ConfigError
+from sluice.flight.allowlist import AllowList
 from sluice.masking import mask_url
+from sluice.urls import UrlError, parse_url
 
 if TYPE_CHECKING:
     from sluice.federation import Federation
+    from sluice.sources.base import Source
 
 DEFAULT_STATEMENT_TIMEOUT_S = 600.0
-_KEYS = ("url", "password_env", "partitions", "statement_timeout_s")
+_KEYS = ("url", "password_env", "partitions", "statement_timeout_s", "connect_timeout_s")
+_SERVE_KEYS = ("namespaces", "tables")
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,7 @@ class SourceConfig:
     password_env: str | None = None
     partitions: int | None = None
     statement_timeout_s: float = DEFAULT_STATEMENT_TIMEOUT_S
+    connect_timeout_s: float | None = None  # None: the URL's option, else the default (sluice/timeouts.py)
 
     def password(self) -> str | None:
         """The password from ``password_env``; the error names the variable, never a value."""
@@ -66,11 +74,25 @@ class SourceConfig:
 
     def __repr__(self) -> str:  # the URL may hold a literal password
         return (f"SourceConfig(name={self.name!r}, url={mask_url(self.url)!r}, password_env={self.password_env!r}, "
-                f"partitions={self.partitions!r}, statement_timeout_s={self.statement_timeout_s!r})")
+                f"partitions={self.partitions!r}, statement_timeout_s={self.statement_timeout_s!r}, "
+                f"connect_timeout_s={self.connect_timeout_s!r})")
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """A catalog file's sources and what ``sluice serve`` publishes of them (empty: not said)."""
+
+    sources: dict[str, SourceConfig]
+    publish: AllowList
 
 
 def load_catalog(path: str | os.PathLike[str]) -> dict[str, SourceConfig]:
     """Parse and validate the catalog at ``path``: source name -> :class:`SourceConfig`."""
+    return read_catalog(path).sources
+
+
+def read_catalog(path: str | os.PathLike[str]) -> Catalog:
+    """Parse and validate the catalog at ``path``, its ``[serve]`` table included."""
     where = f"catalog {os.fspath(path)}"
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -84,9 +106,10 @@ def load_catalog(path: str | os.PathLike[str]) -> dict[str, SourceConfig]:
         raise ConfigError(f"{where}: arrays or inline tables nested too deeply") from None
     except ValueError:  # an integer of more digits than Python converts (4,300)
         raise ConfigError(f"{where}: a number too long to read") from None
-    unknown = sorted(set(data) - {"sources"})
+    unknown = sorted(set(data) - {"sources", "serve"})
     if unknown:
-        raise ConfigError(f"{where}: unknown top-level key(s) {', '.join(unknown)} (expected [sources.NAME] tables)")
+        raise ConfigError(f"{where}: unknown top-level key(s) {', '.join(unknown)} (expected [sources.NAME] tables "
+                          "and an optional [serve] table)")
     sources = data.get("sources")
     if not isinstance(sources, dict) or not sources:
         raise ConfigError(f"{where}: no sources defined (expected [sources.NAME] tables)")
@@ -97,7 +120,26 @@ def load_catalog(path: str | os.PathLike[str]) -> dict[str, SourceConfig]:
         if clash is not None:
             raise ConfigError(f"{where}: sources {clash!r} and {name!r} differ only in case (names are case-insensitive)")
         configs[name] = config
-    return configs
+    publish = _serve(where, data.get("serve", {}))
+    unknown_sources = sorted(publish.sources() - {name.lower() for name in configs})
+    if unknown_sources:
+        raise ConfigError(f"{where}: [serve] names unknown source(s) {', '.join(unknown_sources)}")
+    return Catalog(configs, publish)
+
+
+def _serve(where: str, table: Any) -> AllowList:
+    """The ``[serve]`` table: ``namespaces`` and ``tables`` lists of dotted names."""
+    where = f"{where}: [serve]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table with namespaces and tables lists")
+    unknown = sorted(set(table) - set(_SERVE_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(_SERVE_KEYS)}")
+    lists = {key: table.get(key, []) for key in _SERVE_KEYS}
+    for key, value in lists.items():
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: {key} must be a list of dotted names")
+    return AllowList.parse(lists["namespaces"], lists["tables"], where)
 
 
 def _source(where: str, name: str, table: Any) -> SourceConfig:
@@ -115,17 +157,15 @@ def _source(where: str, name: str, table: Any) -> SourceConfig:
     url = table.get("url")
     if url is None:
         raise ConfigError(f"{where}: missing url")
-    if not isinstance(url, str) or "://" not in url:  # not echoed: masking cannot find a password in a non-URL
-        raise ConfigError(f"{where}: url must be a string like scheme://... (the value is not shown)")
     try:
-        urlsplit(url).port  # raises on a malformed host or port, which masking could not read either
-    except ValueError:  # its message may quote part of a password (``u:pa/ss@h`` reads ``pa`` as the port)
-        raise ConfigError(f"{where}: url has a malformed host or port (the value is not shown)") from None
+        parsed = parse_url(url)  # its messages show the URL masked (or not at all)
+    except UrlError as error:
+        raise ConfigError(f"{where}: url: {error}") from None
     password_env = table.get("password_env")
     if password_env is not None:
         if not isinstance(password_env, str) or not password_env:
             raise ConfigError(f"{where}: password_env must be the name of an environment variable")
-        if urlsplit(url).password is not None:
+        if parsed.password is not None:
             raise ConfigError(f"{where}: both password_env and a password in the url ({mask_url(url)}); keep one")
     partitions = table.get("partitions")
     if partitions is not None and (type(partitions) is not int or partitions < 1):
@@ -133,7 +173,10 @@ def _source(where: str, name: str, table: Any) -> SourceConfig:
     timeout = table.get("statement_timeout_s", DEFAULT_STATEMENT_TIMEOUT_S)
     if type(timeout) not in (int, float) or not 0 < timeout < math.inf:
         raise ConfigError(f"{where}: statement_timeout_s must be a positive number of seconds")
-    return SourceConfig(name, url, password_env, partitions, float(timeout))
+    connect = table.get("connect_timeout_s")
+    if connect is not None and (type(connect) not in (int, float) or not 0 < connect < math.inf):
+        raise ConfigError(f"{where}: connect_timeout_s must be a positive number of seconds")
+    return SourceConfig(name, url, password_env, partitions, float(timeout), None if connect is None else float(connect))
 
 
 def attach_sources(fed: Federation, configs: Iterable[SourceConfig]) -> None:
@@ -141,7 +184,23 @@ def attach_sources(fed: Federation, configs: Iterable[SourceConfig]) -> None:
     resolved = [(config, config.password()) for config in configs]
     for config, password in resolved:
         fed.attach(config.name, config.url, password=password, partitions=config.partitions,
-                   statement_timeout_s=config.statement_timeout_s)
+                   statement_timeout_s=config.statement_timeout_s, connect_timeout_s=config.connect_timeout_s)
+
+
+def open_sources(configs: Iterable[SourceConfig]) -> dict[str, Source]:
+    """Open and check every source (name -> source); every password is resolved first, so a
+    bad URL, a missing variable or an unreachable server fails before Spark starts or a
+    server listens."""
+    from sluice.sources import open_source
+
+    resolved = [(config, config.password()) for config in configs]
+    sources = {}
+    for config, password in resolved:
+        source = open_source(config.name.lower(), config.url, password=password, partitions=config.partitions,
+                             statement_timeout_s=config.statement_timeout_s, connect_timeout_s=config.connect_timeout_s)
+        source.check()
+        sources[source.name] = source
+    return sources
 
 
 def attach_catalog(fed: Federation, path: str | os.PathLike[str]) -> dict[str, SourceConfig]:

@@ -1,26 +1,35 @@
-"""The ``sluice`` command: run or explain a federated query, or run the embedded demo.
+"""The ``sluice`` command: run or explain a federated query, serve tables, or run the embedded demo.
 
-Arguments, the catalog and every password variable are checked before Spark starts
-(about 8 s), so a typo fails at once. A :class:`~sluice.errors.SluiceError` is the
-user's to fix: it prints ``error: <message>`` (URLs masked) and exits 2, and so does an
-error Spark raises while running the query (``1/0`` under ANSI). Any other exception is
-a bug in Sluice and keeps its traceback.
+Arguments, the catalog, every password variable and every source (connected once) are
+checked before Spark starts (about 8 s), so a typo or an unreachable server fails at once.
+A :class:`~sluice.errors.SluiceError` is the user's to fix: it prints one line, ``error:
+<message>``, and exits 2, and so does an error Spark raises while running the query
+(``1/0`` under ANSI). Spark's own output goes to a log file (:mod:`sluice.cli_spark`), so
+that line is all the user sees. Every message is masked, including argparse's own (which
+echo the arguments) with every password the command line holds. Any other exception is a
+bug in Sluice and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
-from typing import TYPE_CHECKING, Callable, Sequence
+from importlib.metadata import version
+from typing import TYPE_CHECKING, Callable, NoReturn, Sequence
 
+from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
 from rich.console import Console
 
-from sluice.catalog import SourceConfig, attach_sources, load_catalog
+from sluice.catalog import Catalog, SourceConfig, attach_sources, open_sources, read_catalog
+from sluice.cli_output import FORMATS, default_format, write_rows
+from sluice.cli_progress import progress
 from sluice.errors import ConfigError, SluiceError
+from sluice.flight.allowlist import AllowList
 from sluice.masking import mask_text
-from sluice.render import rows_table
+from sluice.urls import UrlError, parse_url, url_secrets
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -32,7 +41,9 @@ Command = Callable[[argparse.Namespace, "SparkSession | None"], int]
 
 def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -> int:
     """Run the command line ``argv``; ``spark`` reuses a session (tests) instead of building one."""
-    parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    secrets = _secrets(argv)
+    parser = _parser(secrets)
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # usage errors (2) and --help (0): a code, not an exit, for in-process callers
@@ -41,22 +52,97 @@ def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -
     try:
         return command(args, spark)
     except SluiceError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except CapturedException as error:  # Spark failed the user's query while running it (e.g. 1/0)
-        print(f"error: Spark: {mask_text(str(error).splitlines()[0])}", file=sys.stderr)
-        return 2
+        _fail(str(error), secrets)
+    except (CapturedException, Py4JJavaError) as error:  # Spark failed the user's query while running it (e.g. 1/0)
+        _fail(f"Spark: {spark_reason(str(error))}", secrets)
+    return 2
+
+
+def _fail(message: str, secrets: tuple[str, ...]) -> None:
+    """Print ``message`` as one masked line on stderr."""
+    print(f"error: {one_line(mask_text(message, secrets))}", file=sys.stderr, flush=True)
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: drivers' messages span several (psycopg adds hints on their own lines)."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+#: the last "SomeError: message" line of a Python traceback quoted inside a Spark error
+_RAISED = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception)): (.+)$", re.M)
+
+
+def spark_reason(text: str) -> str:
+    """What Spark's error says went wrong: the first line, or, when it quotes a Python
+    traceback (a data source's reader failed), the exception at the end of it."""
+    if "Traceback (most recent call last)" in text:
+        raised = _RAISED.findall(text)
+        if raised:
+            name, message = raised[-1]
+            return f"{name}: {message}"
+    return text.strip().splitlines()[0] if text.strip() else "failed"
+
+
+def _secrets(argv: Sequence[str]) -> tuple[str, ...]:
+    """Every password the command line holds (in NAME=URL or URL arguments), parsed or not."""
+    found: list[str] = []
+    for argument in argv:
+        if "://" in argument:
+            url = argument.split("=", 1)[1] if re.match(r"^-*\w+=", argument) else argument
+            found.extend(url_secrets(url))
+    return tuple(found)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's messages quote the arguments (``unrecognized arguments: --sorce pg=URL``):
+    mask them before they are printed."""
+
+    secrets: tuple[str, ...] = ()
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {one_line(mask_text(message, self.secrets))}\n")
 
 
 # ---------------------------------------------------------------- commands
 def _sql(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    query = _query(args)
+    fmt = args.format or default_format(sys.stdout)
+    limit = args.max_rows if args.max_rows is not None else (50 if fmt == "table" else None)
     fed = _federation(_sources(args), spark)
-    frame = fed.sql(args.query, pushdown=not args.no_pushdown)
-    rows = frame.take(args.max_rows + 1)
-    more = len(rows) > args.max_rows
-    caption = f"first {args.max_rows} rows (more not fetched; see --max-rows)" if more else f"{len(rows)} row(s)"
-    Console().print(rows_table(frame.columns, rows[:args.max_rows], caption=caption))
+    with progress(fed.spark, sys.stderr):
+        frame = fed.sql(query, pushdown=not args.no_pushdown)
+        if limit is None:
+            write_rows(fmt, frame.columns, frame.toLocalIterator(), sys.stdout)
+            return 0
+        rows = frame.take(limit + 1)
+    more = len(rows) > limit
+    note = f"first {limit} rows (more not fetched; see --max-rows)" if more else f"{len(rows)} row(s)"
+    write_rows(fmt, frame.columns, rows[:limit], sys.stdout, caption=note)
+    if more and fmt != "table":
+        print(f"note: {note}", file=sys.stderr)
     return 0
+
+
+def _query(args: argparse.Namespace) -> str:
+    """The query: the QUERY argument, or the text of ``-f FILE`` (``-`` reads stdin)."""
+    if (args.query is None) == (args.file is None):
+        raise ConfigError("give the query as an argument or with -f FILE (- reads it from stdin), not both or neither")
+    if args.query is not None:
+        return args.query
+    if args.file == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            with open(args.file, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as error:
+            raise ConfigError(f"cannot read the query file {args.file}: {error.strerror}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"the query file {args.file} is not UTF-8 text") from None
+    if not text.strip():
+        raise ConfigError(f"the query {'on stdin' if args.file == '-' else f'file {args.file}'} is empty")
+    return text
 
 
 def _explain(args: argparse.Namespace, spark: SparkSession | None) -> int:
@@ -64,15 +150,17 @@ def _explain(args: argparse.Namespace, spark: SparkSession | None) -> int:
         raise ConfigError("--json prints the plan only (its rules included); drop --verbose and --analyze")
     if args.plot and not args.plot.lower().endswith(".png"):
         raise ConfigError(f"--plot writes a PNG picture: give a file name ending in .png, not {args.plot!r}")
+    query = _query(args)
     fed = _federation(_sources(args), spark)
     if args.json:
-        print(json.dumps(fed.plan(args.query).to_dict(trace=True), indent=2))
+        print(json.dumps(fed.plan(query).to_dict(trace=True), indent=2))
     else:
-        print(fed.explain(args.query, verbose=args.verbose, analyze=args.analyze))
+        with progress(fed.spark, sys.stderr):
+            print(fed.explain(query, verbose=args.verbose, analyze=args.analyze))
     if args.plot:
         from sluice.lake.plot import write_pyramid_png
 
-        write_pyramid_png(fed.pruning(args.query), args.plot, title=args.query if len(args.query) < 100 else "")
+        write_pyramid_png(fed.pruning(query), args.plot, title=query if len(query) < 100 else "")
         print(f"pruning pyramid written to {args.plot}", file=sys.stderr)
     return 0
 
@@ -92,10 +180,10 @@ def _lake_ingest(args: argparse.Namespace, spark: SparkSession | None) -> int:
     if args.rows is not None and args.source_path is not None:
         raise ConfigError("--rows sizes generated data; it cannot be combined with --from")
     if spark is None:
-        from sluice.spark.session import build_session
+        from sluice.cli_spark import quiet_session
 
         with Console(stderr=True).status("starting Spark..."):
-            spark = build_session(app_name="sluice-lake-ingest")
+            spark = quiet_session(app_name="sluice-lake-ingest")
     summary = ingest(spark, args.lake, args.source_path, rows=args.rows, source_format=args.format,
                      namespace=args.namespace, table=args.table)
     print(summary)
@@ -104,7 +192,7 @@ def _lake_ingest(args: argparse.Namespace, spark: SparkSession | None) -> int:
 
 def _serve(args: argparse.Namespace, spark: SparkSession | None) -> int:
     from sluice.flight.auth import Credentials
-    from sluice.flight.server import Tls, open_sources, serve
+    from sluice.flight.server import Tls, serve
 
     if bool(args.tls_cert) != bool(args.tls_key):
         raise ConfigError("TLS needs both --tls-cert and --tls-key")
@@ -112,17 +200,29 @@ def _serve(args: argparse.Namespace, spark: SparkSession | None) -> int:
     if credentials is None and not args.no_auth:
         raise ConfigError("set SLUICE_FLIGHT_TOKEN (or SLUICE_FLIGHT_USER and SLUICE_FLIGHT_PASSWORD) to require "
                           "authentication, or pass --no-auth to serve without it (trusted networks only)")
-    configs = _sources(args)
+    catalog = _catalog(args)
+    configs = _sources(args, catalog)
     if not configs:
         raise ConfigError("nothing to serve: give --catalog FILE or --source NAME=URL")
-    serve(open_sources(configs), args.host, args.port, credentials, Tls(args.tls_cert, args.tls_key) if args.tls_cert else None)
+    named = AllowList.parse(args.namespace, args.table, "--namespace/--table")
+    publish = named or catalog.publish  # the command line replaces the catalog's [serve] list
+    unknown = sorted(publish.sources() - {config.name.lower() for config in configs})
+    if unknown:
+        raise ConfigError(f"--namespace/--table name unknown source(s) {', '.join(unknown)}")
+    sources = open_sources(configs)
+    serve(sources, args.host, args.port, credentials, Tls(args.tls_cert, args.tls_key) if args.tls_cert else None,
+          publish=publish)
     return 0
 
 
 # ---------------------------------------------------------------- sources
-def _sources(args: argparse.Namespace) -> list[SourceConfig]:
+def _catalog(args: argparse.Namespace) -> Catalog:
+    return read_catalog(args.catalog) if args.catalog else Catalog({}, AllowList())
+
+
+def _sources(args: argparse.Namespace, catalog: Catalog | None = None) -> list[SourceConfig]:
     """Catalog sources, overridden by ``--source`` of the same name; passwords resolved now."""
-    configs = dict(load_catalog(args.catalog)) if args.catalog else {}
+    configs = dict((catalog or _catalog(args)).sources)
     given: set[str] = set()
     for config in args.source:
         if config.name.lower() in given:
@@ -136,21 +236,30 @@ def _sources(args: argparse.Namespace) -> list[SourceConfig]:
 
 
 def _federation(configs: list[SourceConfig], spark: SparkSession | None) -> Federation:
+    """Every source checked (connected once) before Spark starts, then attached to a Federation."""
     from sluice.federation import Federation
 
+    with Console(stderr=True).status("connecting to the sources..."):
+        open_sources(configs)
     with Console(stderr=True).status("starting Spark and attaching sources..."):
+        if spark is None:
+            from sluice.cli_spark import quiet_session
+
+            spark = quiet_session()
         fed = Federation(spark=spark)
         attach_sources(fed, configs)
     return fed
 
 
 def _source_option(text: str) -> SourceConfig:
-    """Parse ``NAME=URL``; the URL is never echoed (it may hold a password)."""
+    """Parse ``NAME=URL``; the URL is shown masked only (it may hold a password)."""
     name, equals, url = text.partition("=")
     if not equals or not name.isidentifier():
         raise argparse.ArgumentTypeError("expected NAME=URL with NAME a SQL identifier, e.g. lite=sqlite:///crm.db")
-    if "://" not in url:
-        raise argparse.ArgumentTypeError(f"the URL for {name} must look like scheme://...")
+    try:
+        parse_url(url)
+    except UrlError as error:
+        raise argparse.ArgumentTypeError(f"the URL for {name}: {error}") from None
     return SourceConfig(name, url)
 
 
@@ -171,14 +280,18 @@ def _positive_int(text: str) -> int:
 
 
 # ---------------------------------------------------------------- parser
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sluice", description="Federated Spark SQL with faithful pushdown.")
-    commands = parser.add_subparsers(dest="name", required=True, metavar="COMMAND")
+def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
+    _Parser.secrets = secrets
+    parser = _Parser(prog="sluice", description="Federated Spark SQL with faithful pushdown.",
+                     epilog="Spark's own output goes to a temporary log file; set SLUICE_SPARK_LOG=FILE to keep it.")
+    parser.add_argument("--version", action="version", version=f"sluice {version('sluice')}")
+    commands = parser.add_subparsers(dest="name", required=True, metavar="COMMAND", parser_class=_Parser)
 
     def query_command(name: str, command: Command, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
         sub.set_defaults(command=command)
-        sub.add_argument("query", metavar="QUERY", help="Spark SQL over source.[schema.]table names")
+        sub.add_argument("query", metavar="QUERY", nargs="?", help="Spark SQL over source.[schema.]table names")
+        sub.add_argument("-f", "--file", metavar="FILE", help="read the query from FILE (- reads stdin)")
         sub.add_argument("--catalog", metavar="FILE", help="TOML catalog of named sources")
         sub.add_argument("--source", metavar="NAME=URL", action="append", default=[], type=_source_option,
                          help="attach a source (repeatable; overrides a catalog source of the same name)")
@@ -186,7 +299,9 @@ def _parser() -> argparse.ArgumentParser:
 
     sql = query_command("sql", _sql, "run a query and print its rows")
     sql.add_argument("--no-pushdown", action="store_true", help="read every table whole (the reference path)")
-    sql.add_argument("--max-rows", metavar="N", type=_positive_int, default=50, help="rows to print (default 50)")
+    sql.add_argument("--format", choices=FORMATS, help="table (default on a terminal), csv (default otherwise) or json")
+    sql.add_argument("--max-rows", metavar="N", type=_positive_int,
+                     help="rows to print (default 50 for a table, every row for csv and json)")
 
     explain = query_command("explain", _explain, "show what each source evaluates, and why")
     explain.add_argument("--verbose", action="store_true", help="add the plan after every optimizer rule")
@@ -195,8 +310,10 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--plot", metavar="PNG", help="also draw the pruning pyramid of the query's lake scans to this file")
 
     serve = commands.add_parser("serve", help="publish the sources' tables over Arrow Flight (docs/flight.md)",
-                                description="Publish every table of the sources over Arrow Flight, with pushdown. "
-                                            "Secrets come from SLUICE_FLIGHT_TOKEN or SLUICE_FLIGHT_USER/SLUICE_FLIGHT_PASSWORD.")
+                                description="Publish the sources' tables over Arrow Flight, with pushdown: those the "
+                                            "--namespace/--table options or the catalog's [serve] table name, else each "
+                                            "source's default namespace; nothing else is listed or read. Secrets come from "
+                                            "SLUICE_FLIGHT_TOKEN or SLUICE_FLIGHT_USER/SLUICE_FLIGHT_PASSWORD.")
     serve.set_defaults(command=_serve)
     serve.add_argument("--catalog", metavar="FILE", help="TOML catalog of named sources")
     serve.add_argument("--source", metavar="NAME=URL", action="append", default=[], type=_source_option,
@@ -206,6 +323,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--tls-cert", metavar="PEM", help="certificate chain: serve grpc+tls (with --tls-key)")
     serve.add_argument("--tls-key", metavar="PEM", help="private key of --tls-cert")
     serve.add_argument("--no-auth", action="store_true", help="accept unauthenticated calls (trusted networks only)")
+    serve.add_argument("--namespace", metavar="SOURCE.SCHEMA", action="append", default=[],
+                       help="publish every table of this namespace (repeatable; replaces the catalog's [serve] list)")
+    serve.add_argument("--table", metavar="SOURCE.[SCHEMA.]TABLE", action="append", default=[],
+                       help="publish this table (repeatable; replaces the catalog's [serve] list)")
 
     demo = commands.add_parser("demo", help="build the embedded demo data and show pushdown at work")
     demo.set_defaults(command=_demo)

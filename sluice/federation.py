@@ -61,19 +61,25 @@ class Federation:
 
     # ------------------------------------------------------------ sources
     def attach(self, name: str, url: str, password: str | None = None, partitions: int | None = None,
-               statement_timeout_s: float = 600.0) -> None:
-        """Attach a source as catalog ``name``; connects once so a bad URL fails here, clearly."""
+               statement_timeout_s: float = 600.0, connect_timeout_s: float | None = None) -> None:
+        """Attach a source as catalog ``name``; connects once so a bad URL fails here, clearly.
+
+        ``connect_timeout_s`` bounds connecting and logging in (default: the URL's
+        ``connect_timeout_s`` option, else 10 s; see :mod:`sluice.timeouts`).
+        """
         key = name.lower()
         if not key.isidentifier():
             raise ConfigError(f"source name {name!r} must be a SQL identifier")
         source = open_source(key, url, password=password, partitions=partitions or self.partitions,
-                             statement_timeout_s=statement_timeout_s)
+                             statement_timeout_s=statement_timeout_s, connect_timeout_s=connect_timeout_s)
         source.check()
         self.detach(key)
         bare_url, in_url = strip_password(url)
         options = {"url": bare_url, "statement_timeout_s": repr(float(statement_timeout_s))}
         if partitions or self.partitions:
             options["partitions"] = str(partitions or self.partitions)
+        if connect_timeout_s is not None:
+            options["connect_timeout_s"] = repr(float(connect_timeout_s))
         secret = password if password is not None else source.credential if in_url else None
         if secret is not None:
             options["password"] = secret  # Spark redacts it in its UI and logs (spark.redaction.regex)

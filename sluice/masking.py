@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 import re
-from urllib.parse import urlsplit, urlunsplit
 
-MASK = "***"
+from sluice.urls import MASK, UrlError, mask_unparsed, parse_url
+
 #: the scheme's length is bounded: unbounded, a long run of letters (a 1 MB literal in a remote
 #: query) is rescanned from every position, quadratic time (minutes for 100 KB)
 _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]{0,31}://)(?P<user>[^:/@\s]*):(?P<pw>[^@\s]*)@")
@@ -25,15 +25,12 @@ _PY4J_LOGGERS = ("py4j.clientserver", "py4j.java_gateway")
 
 
 def mask_url(url: str) -> str:
-    """Return ``url`` with any password replaced by ``***`` (user name kept)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return mask_text(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    netloc = f"{parts.username}:{MASK}@{host}" if parts.username else f":{MASK}@{host}"
-    return mask_text(urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)))
+    """Return ``url`` with any password replaced by ``***`` (user name kept); a URL that does
+    not parse is shown with everything that could be a password masked."""
+    try:
+        return mask_text(parse_url(url).masked())
+    except UrlError:
+        return mask_text(mask_unparsed(url))
 
 
 def mask_text(text: str, secrets: tuple[str, ...] = ()) -> str:

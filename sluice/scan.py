@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 import pyarrow as pa
 
@@ -16,18 +15,16 @@ from sluice.planner.remote import build_query
 from sluice.sources import open_source
 from sluice.sources.base import ReadTask, Source, SqlSource
 from sluice.types import TableSchema, table_from_dict, table_to_dict
+from sluice.urls import parse_url
 
 
 def strip_password(url: str) -> tuple[str, str | None]:
-    """Split ``url`` into (url without password, password)."""
-    parts = urlsplit(url)
-    if parts.password is None:
+    """Split ``url`` into (url without password, password as written); a URL that does not
+    parse is a :class:`~sluice.urls.UrlError` that shows it masked."""
+    parsed = parse_url(url)
+    if parsed.password is None:
         return url, None
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    netloc = f"{parts.username}@{host}" if parts.username else host
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), parts.password
+    return parsed.without_password(), parsed.raw_password
 
 
 @dataclass(frozen=True)
@@ -41,15 +38,18 @@ class ScanSpec:
     limit: int | None = None
     partitions: int = 1
     statement_timeout_s: float = 600.0
+    connect_timeout_s: float | None = None  # None: the URL's option or the default (sluice/timeouts.py)
     metrics_dir: str | None = None
 
     @classmethod
     def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: object) -> "ScanSpec":
         url, _ = strip_password(source.portable_url)
-        return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s, **kwargs)  # type: ignore[arg-type]
+        return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s,  # type: ignore[arg-type]
+                   connect_timeout_s=source.connect_timeout_s, **kwargs)
 
     def open(self, password: str | None) -> Source:
-        return open_source(self.source_name, self.source_url, password=password, statement_timeout_s=self.statement_timeout_s)
+        return open_source(self.source_name, self.source_url, password=password, statement_timeout_s=self.statement_timeout_s,
+                           connect_timeout_s=self.connect_timeout_s)
 
     def arrow_schema(self) -> pa.Schema:
         return pa.schema([pa.field(c.name, c.type.arrow()) for c in (self.table.column(n) for n in self.columns)])

@@ -44,6 +44,11 @@ class RequestError(SluiceError):
     not of its type, too large. The message says which."""
 
 
+class NotFound(RequestError):
+    """The request names a table the server does not publish (or that does not exist: the
+    server answers both alike, so a client cannot probe for what is not published)."""
+
+
 @dataclass(frozen=True)
 class FilterSpec:
     """A request's filter, still in its encoding: JSON for ``sluice``/``airport``, bytes for ``substrait``."""

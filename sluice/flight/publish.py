@@ -1,5 +1,7 @@
-"""The tables a server publishes: every table of every attached source, by Flight path.
+"""The tables a server publishes, by Flight path: those of its sources that the allow-list names.
 
+What is not on the allow-list (:mod:`sluice.flight.allowlist`) is answered exactly as a
+table that does not exist, before any catalog query, so a client cannot tell the two apart.
 A table's path is ``[source, table]`` when it lives in the source's default schema (or the
 source has none), else ``[source, schema, table]``. Source names resolve case-insensitively
 (as Spark resolves them); schema and table names the way their source matches them
@@ -16,14 +18,21 @@ import time
 from typing import Iterator, Sequence
 
 from sluice.errors import BindError, ConfigError
-from sluice.flight.protocol import RequestError
+from sluice.flight.allowlist import AllowList
+from sluice.flight.protocol import NotFound, RequestError
 from sluice.sources.base import Source
 from sluice.types import TableSchema
 
 
 class PublishedTables:
-    def __init__(self, sources: dict[str, Source], ttl_s: float = 30.0) -> None:
+    def __init__(self, sources: dict[str, Source], allow: AllowList | None = None, ttl_s: float = 30.0) -> None:
+        """``allow``: what to publish; None or empty, each source's default namespace."""
         self.sources = {name.lower(): source for name, source in sources.items()}
+        self.allow = allow or AllowList.defaults({name: s.default_schema for name, s in self.sources.items()})
+        unknown = sorted(self.allow.sources() - set(self.sources))
+        if unknown:
+            raise ConfigError(f"the tables to publish name unknown source(s) {', '.join(unknown)} "
+                              f"(sources: {', '.join(sorted(self.sources))})")
         self.ttl_s = ttl_s
         self._described: dict[tuple[str, str, str], tuple[float, TableSchema]] = {}
         self._lock = threading.Lock()
@@ -44,6 +53,8 @@ class PublishedTables:
             except ConfigError:  # a kind of source that cannot list: reachable by path only
                 continue
             for schema, table in listed:
+                if not self.allow.allows(name, schema, table, source.default_schema):
+                    continue
                 path = self.path_of(source, schema, table)
                 if len(path) < len(prefix):
                     continue
@@ -51,13 +62,14 @@ class PublishedTables:
                     yield path
 
     def resolve(self, path: Sequence[str]) -> tuple[Source, TableSchema]:
-        """The source and described table at ``path``, or a :class:`RequestError` naming what exists."""
+        """The source and described table at ``path``; :class:`NotFound` if it is not published
+        (whether or not it exists)."""
         if not 2 <= len(path) <= 3:
             raise RequestError(f"table path {list(path)} must be [source, table] or [source, schema, table]")
         source = self.sources.get(path[0].lower())
-        if source is None:
-            raise RequestError(f"unknown source {path[0]!r} in table path {list(path)} (published: {', '.join(sorted(self.sources))})")
         schema, table = (None, path[1]) if len(path) == 2 else (path[1], path[2])
+        if source is None or not self.allow.allows(source.name, schema, table, source.default_schema):
+            raise NotFound(f"no published table {'.'.join(path)}")
         key = (source.name, *source.table_key(schema, table))
         now = time.monotonic()
         with self._lock:
@@ -66,8 +78,8 @@ class PublishedTables:
             return source, cached[1]
         try:
             described = source.describe(schema, table)
-        except BindError as error:
-            raise RequestError(f"unknown table {list(path)}: {error}") from None
+        except BindError:  # its message lists the source's tables, published or not
+            raise NotFound(f"no published table {'.'.join(path)}") from None
         with self._lock:
             self._described[key] = (now, described)
         return source, described

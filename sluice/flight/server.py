@@ -1,4 +1,4 @@
-"""The Sluice Flight server: every table of the attached sources, with faithful pushdown.
+"""The Sluice Flight server: the tables of the attached sources that it publishes, with faithful pushdown.
 
 RPCs: ListFlights (criteria: a path prefix such as ``b"lite"``), GetSchema, GetFlightInfo
 (a path descriptor reads a whole table; a command descriptor carries a request, see
@@ -22,14 +22,15 @@ import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.flight as flight
 
-from sluice.catalog import SourceConfig
+from sluice.catalog import SourceConfig, open_sources
 from sluice.errors import SluiceError
 from sluice.flight import airport, filter_json, substrait
+from sluice.flight.allowlist import AllowList
 from sluice.flight.auth import AuthMiddlewareFactory, Credentials
 from sluice.flight.planning import Planner, arrow_schema
 from sluice.flight.protocol import (
@@ -40,6 +41,7 @@ from sluice.flight.protocol import (
     MAX_PARTITIONS,
     MAX_REQUEST_BYTES,
     PROTOCOL,
+    NotFound,
     VERSION,
     Request,
     RequestError,
@@ -49,7 +51,6 @@ from sluice.flight.protocol import (
 )
 from sluice.flight.publish import PublishedTables
 from sluice.flight.tickets import TicketSigner
-from sluice.sources import open_source
 from sluice.sources.base import Source
 
 log = logging.getLogger("sluice.flight.server")
@@ -68,11 +69,14 @@ class Tls:
 
 class SluiceFlightServer(flight.FlightServerBase):
     def __init__(self, sources: dict[str, Source], host: str = "127.0.0.1", port: int = 0,
-                 credentials: Credentials | None = None, tls: Tls | None = None, ticket_key: bytes | None = None) -> None:
+                 credentials: Credentials | None = None, tls: Tls | None = None, ticket_key: bytes | None = None,
+                 publish: AllowList | None = None) -> None:
+        """``publish``: the namespaces and tables to serve (None: each source's default namespace)."""
+        published = PublishedTables(sources, publish)  # an allow-list naming an unknown source fails before listening
         scheme = "grpc+tls" if tls else "grpc+tcp"
         middleware = {"auth": AuthMiddlewareFactory(credentials)} if credentials else None
         super().__init__(f"{scheme}://{host}:{port}", tls_certificates=[tls.pair()] if tls else None, middleware=middleware)
-        self.published = PublishedTables(sources)
+        self.published = published
         self.planner = Planner(self.published, TicketSigner(ticket_key))
         self.location = f"{'grpc+tls' if tls else 'grpc'}://{host}:{self.port}"
 
@@ -159,6 +163,8 @@ def _guarded(work: Callable[[], Any]) -> Any:
     else leaks a server traceback to the client."""
     try:
         return work()
+    except NotFound as error:
+        raise flight.FlightServerError(f"not found: {error}") from None
     except RequestError as error:
         raise flight.FlightServerError(f"invalid request: {error}") from None
     except SluiceError as error:
@@ -186,36 +192,26 @@ def _with_end_marker(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> It
 
 
 # ---------------------------------------------------------------- running
-def open_sources(configs: Iterable[SourceConfig]) -> dict[str, Source]:
-    """Open and check every source; every password is resolved first, and a bad URL fails
-    here, before the server listens."""
-    resolved = [(config, config.password()) for config in configs]
-    sources = {}
-    for config, password in resolved:
-        source = open_source(config.name.lower(), config.url, password=password, partitions=config.partitions,
-                             statement_timeout_s=config.statement_timeout_s)
-        source.check()
-        sources[source.name] = source
-    return sources
-
-
-def serve(sources: dict[str, Source], host: str, port: int, credentials: Credentials | None, tls: Tls | None) -> None:
+def serve(sources: dict[str, Source], host: str, port: int, credentials: Credentials | None, tls: Tls | None,
+          publish: AllowList | None = None) -> None:
     """Serve until interrupted (the ``sluice serve`` command)."""
-    server = SluiceFlightServer(sources, host, port, credentials, tls)
+    server = SluiceFlightServer(sources, host, port, credentials, tls, publish=publish)
     auth = "authentication required" if credentials else "NO AUTHENTICATION"
-    print(f"sluice flight: serving {', '.join(sorted(sources))} at {server.location} ({auth}); Ctrl-C stops", flush=True)
+    entries = ", ".join(server.published.allow.entries()) or "nothing"
+    print(f"sluice flight: serving {entries} at {server.location} ({auth}); Ctrl-C stops", flush=True)
     server.serve()
 
 
 def serve_in_background(sources: dict[str, str], port: int = 0, token: str | None = None, host: str = "127.0.0.1",
-                        tls: Tls | None = None) -> tuple[str, Callable[[], None]]:
+                        tls: Tls | None = None, publish: AllowList | None = None) -> tuple[str, Callable[[], None]]:
     """Serve ``sources`` (name -> URL) from a daemon thread; returns (location, stop).
 
     With ``token`` every call must carry ``authorization: Bearer <token>``; without one
-    the server is open, which is for loopback demos and tests only.
+    the server is open, which is for loopback demos and tests only. ``publish`` as for
+    :class:`SluiceFlightServer`.
     """
     opened = open_sources(SourceConfig(name, url) for name, url in sources.items())
-    server = SluiceFlightServer(opened, host, port, Credentials(token=token) if token else None, tls)
+    server = SluiceFlightServer(opened, host, port, Credentials(token=token) if token else None, tls, publish=publish)
     thread = threading.Thread(target=server.serve, name="sluice-flight", daemon=True)
     thread.start()
 

@@ -219,12 +219,13 @@ def _open(name: str, options: dict[str, str]) -> Source:
         if password is None:
             raise ConfigError(f"catalog {name!r}: environment variable {options['password.env']!r} "
                               "(option password.env) is not set")
-    numbers = {}
+    numbers: dict[str, float] = {}
     try:
         if "partitions" in options:
             numbers["partitions"] = int(options["partitions"])
-        if "statement_timeout_s" in options:
-            numbers["statement_timeout_s"] = float(options["statement_timeout_s"])
+        for option in ("statement_timeout_s", "connect_timeout_s"):
+            if option in options:
+                numbers[option] = float(options[option])
     except ValueError as error:
         raise ConfigError(f"catalog {name!r} ({mask_url(url)}): {error}") from None
     return open_source(name, url, password=password, **numbers)  # type: ignore[arg-type]

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from sluice.errors import ConfigError
-from sluice.masking import mask_url
 from sluice.sources.base import Source
 from sluice.sources.duckdb import DuckdbSource
 from sluice.sources.flight import FlightSource
@@ -13,6 +10,7 @@ from sluice.sources.iceberg import IcebergSource
 from sluice.sources.mysql import MysqlSource
 from sluice.sources.postgres import PostgresSource
 from sluice.sources.sqlite import SqliteSource
+from sluice.urls import parse_source_url
 
 #: URL scheme -> Source class. A new kind of source is a new module and one line here.
 SCHEMES: dict[str, type[Source]] = {
@@ -31,8 +29,8 @@ SCHEMES: dict[str, type[Source]] = {
 
 def open_source(name: str, url: str, password: str | None = None, **options: object) -> Source:
     """Build the source for ``url`` (nothing is contacted yet: see :meth:`Source.check`)."""
-    scheme = urlsplit(url).scheme.lower()
-    if scheme not in SCHEMES:
+    parsed = parse_source_url(name, url)
+    if parsed.scheme not in SCHEMES:
         known = ", ".join(sorted(SCHEMES))
-        raise ConfigError(f"source {name!r}: unknown URL scheme {scheme!r} in {mask_url(url)} (known: {known})")
-    return SCHEMES[scheme](name, url, password=password, **options)
+        raise ConfigError(f"source {name!r}: unknown URL scheme {parsed.scheme!r} in {parsed.masked()} (known: {known})")
+    return SCHEMES[parsed.scheme](name, url, password=password, **options)

@@ -17,7 +17,6 @@ import abc
 from pathlib import Path
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterator, Sequence
-from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
 
@@ -27,7 +26,9 @@ from sluice.masking import mask_text, mask_url
 from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
+from sluice.timeouts import connect_timeout
 from sluice.types import Column, TableSchema
+from sluice.urls import parse_source_url
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -72,7 +73,7 @@ def file_path(name: str, url: str, kind: str, suffix: str) -> str:
     rest = rest.split("?", 1)[0]
     if not rest.startswith("/") or len(rest) < 2:
         raise ConfigError(f"source {name!r}: {kind} URLs look like {scheme}:///relative{suffix} or "
-                          f"{scheme}:////abs/path{suffix}, not {url!r}")
+                          f"{scheme}:////abs/path{suffix}, not {mask_url(url)!r}")
     return str(Path(rest[1:]).resolve())
 
 
@@ -108,12 +109,14 @@ class Source(abc.ABC):
     batch_rows: ClassVar[int] = 65_536
 
     def __init__(self, name: str, url: str, password: str | None = None, partitions: int | None = None,
-                 statement_timeout_s: float = 600.0) -> None:
+                 statement_timeout_s: float = 600.0, connect_timeout_s: float | None = None) -> None:
         self.name = name
         self.url = url
+        self.parsed = parse_source_url(name, url)
         self.password = password
         self.partitions = partitions
         self.statement_timeout_s = statement_timeout_s
+        self.connect_timeout_s = connect_timeout(name, self.parsed, connect_timeout_s)
 
     @property
     def display_url(self) -> str:
@@ -129,13 +132,11 @@ class Source(abc.ABC):
     @property
     def credential(self) -> str | None:
         """The password to log in with: given separately, or inside the URL (percent-decoded)."""
-        in_url = urlsplit(self.url).password
-        return self.password or (unquote(in_url) if in_url else None)
+        return self.password or self.parsed.password
 
     def secrets(self) -> tuple[str, ...]:
         """Every spelling of the password a message could echo (the URL's encoded one too)."""
-        in_url = urlsplit(self.url).password
-        return tuple(s for s in (self.password, in_url, in_url and unquote(in_url)) if s)
+        return tuple(s for s in (self.password, *self.parsed.secrets()) if s)
 
     def masked(self, text: str) -> str:
         """Driver messages may echo the DSN: strip every secret before showing them."""

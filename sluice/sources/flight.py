@@ -23,7 +23,6 @@ import base64
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
-from urllib.parse import parse_qsl, urlsplit
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -38,6 +37,7 @@ from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.translator import Unsupported
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, Source
+from sluice.timeouts import URL_OPTION, waited
 from sluice.types import Column, SparkType, TableSchema
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _SCHEMES = {"grpc": "grpc+tcp", "grpc+tcp": "grpc+tcp", "grpc+tls": "grpc+tls"}
-_OPTIONS = ("tls_root_certs", "override_hostname")
+_OPTIONS = ("tls_root_certs", "override_hostname", URL_OPTION)
 _REUSE = "arrow-flight-reuse-connection://?"
 _METADATA_TIMEOUT_S = 60.0
 
@@ -75,19 +75,15 @@ class FlightSource(Source):
 
     def __init__(self, name: str, url: str, **options: Any) -> None:
         super().__init__(name, url, **options)
-        parts = urlsplit(url)
-        scheme = _SCHEMES.get(parts.scheme.lower())
-        if scheme is None or not parts.hostname or parts.path not in ("", "/"):
+        parts = self.parsed
+        scheme = _SCHEMES.get(parts.scheme)
+        if scheme is None or not parts.host or parts.path not in ("", "/"):
             raise ConfigError(f"source {name!r}: Flight URLs look like grpc://host:port or grpc+tls://host:port, not {self.display_url}")
-        try:
-            port = parts.port or 8815
-        except ValueError:
-            raise ConfigError(f"source {name!r}: the port in {self.display_url} is not a number") from None
-        query = dict(parse_qsl(parts.query))
+        query = parts.options
         unknown = sorted(set(query) - set(_OPTIONS))
         if unknown:
             raise ConfigError(f"source {name!r}: unknown Flight URL option(s) {', '.join(unknown)}; known: {', '.join(_OPTIONS)}")
-        self.location = f"{scheme}://{parts.hostname}:{port}"
+        self.location = f"{scheme}://{parts.url_host}:{parts.port or 8815}"
         self.user = parts.username
         self.tls_root_certs = query.get("tls_root_certs")
         self.override_hostname = query.get("override_hostname")
@@ -110,11 +106,21 @@ class FlightSource(Source):
         headers = [authorization_header(self.user, secret)] if secret else []
         return flight.FlightCallOptions(timeout=timeout_s, headers=headers)
 
-    def _call(self, work: Callable[[flight.FlightClient, flight.FlightCallOptions], T], what: str) -> T:
-        """Run one metadata call; Flight failures become a :class:`SourceError` saying what failed."""
+    def _call(self, work: Callable[[flight.FlightClient, flight.FlightCallOptions], T], what: str,
+              connecting: bool = False) -> T:
+        """Run one metadata call; Flight failures become a :class:`SourceError` saying what failed.
+
+        ``connecting``: the first call to the server (the client connects lazily), bounded by
+        ``connect_timeout_s`` so a server that accepts and never answers fails the attach."""
         client = self._client()
+        timeout_s = self.connect_timeout_s if connecting else min(_METADATA_TIMEOUT_S, self.statement_timeout_s)
         try:
-            return work(client, self._options(min(_METADATA_TIMEOUT_S, self.statement_timeout_s)))
+            return work(client, self._options(timeout_s))
+        except flight.FlightTimedOutError as error:
+            if not connecting:
+                raise SourceError(self.name, f"{what} failed: {self._message(error)}") from None
+            raise SourceError(self.name, f"the Flight server at {self.display_url} did not answer ({what}): "
+                                         f"{waited('connecting and the first call', timeout_s)}") from None
         except flight.FlightUnauthenticatedError as error:
             raise SourceError(self.name, f"the Flight server at {self.display_url} refused the credentials ({what}): {self._message(error)}") from None
         except flight.FlightUnavailableError as error:
@@ -140,7 +146,7 @@ class FlightSource(Source):
                     raise
                 except (flight.FlightError, pa.ArrowException):  # a plain Flight server: no such action
                     return False
-            self._sluice = self._call(probe, "probing the server")
+            self._sluice = self._call(probe, "probing the server", connecting=True)
         return self._sluice
 
     def check(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,6 +19,7 @@ from sluice.dialects.mysql import MariadbDialect, Mysql8Dialect
 from sluice.errors import BindError, ConfigError, SourceError
 from sluice.sources.arrow import conform, strict_booleans
 from sluice.sources.base import ReadTask, SqlSource, key_ranges
+from sluice.timeouts import waited
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
@@ -50,9 +51,8 @@ class MysqlSource(SqlSource):
 
     def __init__(self, name: str, url: str, **options: object) -> None:
         super().__init__(name, url, **options)  # type: ignore[arg-type]
-        parts = urlsplit(url)
-        self.database = unquote(parts.path.lstrip("/")) or None
-        if not parts.hostname:
+        self.database = self.parsed.database
+        if not self.parsed.host:
             raise ConfigError(f"source {name!r}: MySQL URLs look like mysql://user@host:3306/database, not {self.display_url}")
 
     @property
@@ -68,18 +68,28 @@ class MysqlSource(SqlSource):
 
     # ------------------------------------------------------------ connections
     def _catalog(self):  # type: ignore[no-untyped-def]
+        """A PyMySQL session for catalog queries; connecting and the login are bounded by
+        ``connect_timeout_s``. PyMySQL's ``connect_timeout`` covers the TCP connect only: the
+        server's greeting and the login are read under ``read_timeout``, so that is the connect
+        timeout until the session is up, and the statement timeout after."""
         import pymysql
 
-        parts = urlsplit(self.url)
+        parts = self.parsed
         try:
-            return pymysql.connect(
-                host=parts.hostname, port=parts.port or 3306, user=unquote(parts.username or "root"),
+            connection = pymysql.connect(
+                host=parts.host, port=parts.port or 3306, user=parts.username or "root",
                 password=self.credential or "", database=self.database, charset="utf8mb4",
-                connect_timeout=10, read_timeout=int(self.statement_timeout_s), autocommit=True,
+                connect_timeout=self.connect_timeout_s, read_timeout=self.connect_timeout_s,
+                write_timeout=self.connect_timeout_s, autocommit=True,
                 init_command="SET SESSION TRANSACTION READ ONLY", program_name="sluice",
             )
         except pymysql.MySQLError as error:
-            raise SourceError(self.name, f"cannot connect to {self.display_url}: {self.masked(str(error.args[-1]))}") from None
+            message = self.masked(str(error.args[-1]))
+            if "timed out" in message:
+                message = f"{message}: {waited('connecting and logging in', self.connect_timeout_s)}"
+            raise SourceError(self.name, f"cannot connect to {self.display_url}: {message}") from None
+        connection._read_timeout = connection._write_timeout = self.statement_timeout_s  # applied at the next read/write
+        return connection
 
     def check(self) -> None:
         connection = self._catalog()
@@ -102,14 +112,14 @@ class MysqlSource(SqlSource):
         ]
 
     def _reader_url(self) -> str:
-        parts = urlsplit(self.url)
-        user = parts.username or "root"
+        parts = self.parsed
+        user = _quote(parts.username or "root")
         password = self.credential
         auth = f"{user}:{_quote(password)}" if password else user
         # prefer_socket=false: on a loopback address connectorx would otherwise reconnect to the
         # Unix socket the server names (@@socket), which on this machine may be another server
         # than the one behind the port (an SSH tunnel, a proxy)
-        return f"mysql://{auth}@{parts.hostname}:{parts.port or 3306}/{_quote(self.database or '')}?prefer_socket=false"
+        return f"mysql://{auth}@{parts.url_host}:{parts.port or 3306}/{_quote(self.database or '')}?prefer_socket=false"
 
     # ------------------------------------------------------------ catalog
     def describe(self, schema: str | None, table: str) -> TableSchema:

@@ -7,17 +7,19 @@ TID Range Scan, so any table splits evenly whatever its keys.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from typing import Iterator
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, urlencode
 
 import pyarrow as pa
 
 from sluice.dialects.postgres import PostgresDialect
-from sluice.errors import BindError, SourceError
+from sluice.errors import BindError, ConfigError, SourceError
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, SqlSource
+from sluice.timeouts import URL_OPTION, waited
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 _SIMPLE_TYPES = {
@@ -43,24 +45,43 @@ class PostgresSource(SqlSource):
     dialect = PostgresDialect()
     default_schema = "public"
 
+    def __init__(self, name: str, url: str, **options: object) -> None:
+        super().__init__(name, url, **options)  # type: ignore[arg-type]
+        if "connect_timeout" in self.parsed.options:  # two settings for one wait: say which one counts
+            raise ConfigError(f"source {name!r}: give the connect timeout as {URL_OPTION}=SECONDS "
+                              f"(Sluice sets libpq's connect_timeout from it), not connect_timeout")
+
     # ------------------------------------------------------------ connections
     def _libpq_url(self) -> str:
-        """The URL with read-only session settings and the password (never shown)."""
-        parts = urlsplit(self.url)
-        query = dict(parse_qsl(parts.query))
+        """The URL with read-only session settings and the password (never shown).
+
+        libpq's ``connect_timeout`` (connecting, TLS negotiation and the login) takes whole
+        seconds and waits at least 2 whatever it is given, so ``connect_timeout_s`` is rounded
+        up to that."""
+        parts = self.parsed
+        query = parts.options
         query.pop("partitions", None)
+        query.pop(URL_OPTION, None)
         timeout_ms = int(self.statement_timeout_s * 1000)
         # client_connection_check_interval: a backend whose reader died (a cancelled Spark
         # task's worker is killed) stops within a second instead of running to the timeout
         query["options"] = (query.get("options", "") + f" -c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
                             " -c standard_conforming_strings=on -c TimeZone=UTC -c client_connection_check_interval=1000").strip()
-        query.setdefault("connect_timeout", "10")
+        query["connect_timeout"] = str(max(2, math.ceil(self.connect_timeout_s)))  # see _connect_failure
         query.setdefault("application_name", "sluice")
-        netloc = parts.netloc
-        if self.password and parts.password is None:
-            user, _, host = netloc.rpartition("@")
-            netloc = f"{user}:{quote(self.password, safe='')}@{host}"
-        return urlunsplit(("postgresql", netloc, parts.path, urlencode(query, quote_via=quote), ""))
+        user = quote(parts.username, safe="") if parts.username is not None else ""
+        secret = self.credential
+        userinfo = f"{user}:{quote(secret, safe='')}@" if secret else (f"{user}@" if user else "")
+        return f"postgresql://{userinfo}{parts.netloc_host}{parts.path}?{urlencode(query, quote_via=quote)}"
+
+    def _connect_failure(self, error: Exception) -> SourceError:
+        """The driver's reason, masked; a connect timeout that ran out is named."""
+        message = self.masked(str(error)).strip()
+        if "timeout expired" in message:
+            libpq_s = max(2, math.ceil(self.connect_timeout_s))
+            rounded = f"; libpq waits whole seconds, at least 2: {libpq_s} s" if libpq_s != self.connect_timeout_s else ""
+            message = f"{message}: {waited('connecting and logging in', self.connect_timeout_s)}{rounded}"
+        return SourceError(self.name, f"cannot connect to {self.display_url}: {message}")
 
     def _catalog(self):  # type: ignore[no-untyped-def]
         import psycopg
@@ -68,7 +89,7 @@ class PostgresSource(SqlSource):
         try:
             return psycopg.connect(self._libpq_url(), autocommit=True)
         except psycopg.OperationalError as error:
-            raise SourceError(self.name, f"cannot connect to {self.display_url}: {self.masked(str(error)).strip()}") from None
+            raise self._connect_failure(error) from None
 
     def check(self) -> None:
         with self._catalog() as connection:
@@ -151,7 +172,7 @@ class PostgresSource(SqlSource):
         try:
             connection = adbc_driver_manager.AdbcConnection(_database(self._libpq_url()))
         except Exception as error:  # noqa: BLE001 - driver errors have no common base
-            raise SourceError(self.name, f"cannot connect to {self.display_url}: {self.masked(str(error))}") from None
+            raise self._connect_failure(error) from None
         try:
             statement = adbc_driver_manager.AdbcStatement(connection)
             try:

@@ -69,12 +69,15 @@ class SqliteSource(SqlSource):
         return connection
 
     def check(self) -> None:
+        """Open the file and read its schema; a writer's lock is waited for ``connect_timeout_s``
+        here (the statement timeout bounds the waits of reads)."""
         with self._connect() as connection:
+            connection.execute(f"PRAGMA busy_timeout = {int(self.connect_timeout_s * 1000)}")
             try:
                 connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
             except sqlite3.DatabaseError as error:
                 if _locked(error):
-                    raise SourceError(self.name, self._explained(error)) from None
+                    raise SourceError(self.name, self._lock_named(str(error), "connect_timeout_s", self.connect_timeout_s)) from None
                 raise SourceError(self.name, f"{self.path} is not a readable SQLite database: {error}") from None
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
@@ -203,9 +206,9 @@ class SqliteSource(SqlSource):
         """:meth:`_explained` for a driver that gives only text (ADBC): SQLITE_BUSY reads "database is locked"."""
         return self._lock_named(message) if "database is locked" in message else message
 
-    def _lock_named(self, message: str) -> str:
-        return (f"{self.path} is locked by another connection writing to it ({message} after waiting "
-                f"statement_timeout_s={self.statement_timeout_s:g})")
+    def _lock_named(self, message: str, setting: str = "statement_timeout_s", seconds: float | None = None) -> str:
+        waited_s = self.statement_timeout_s if seconds is None else seconds
+        return f"{self.path} is locked by another connection writing to it ({message} after waiting {setting}={waited_s:g})"
 
     def _verify(self, connection: sqlite3.Connection, planned: TableSchema) -> None:
         """Fail, naming the column, if the table changed since it was planned.

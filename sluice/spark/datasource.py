@@ -69,7 +69,7 @@ def read_info(spec: ScanSpec, password: str | None, schema: StructType, max_batc
 
 def _password(options: Mapping[str, str]) -> str | None:
     """Option ``password``, else the URL's password percent-decoded (as the login uses it)."""
-    in_url = strip_password(options.get("url", ""))[1]
+    in_url = strip_password(options["url"])[1] if "url" in options else None  # a planned scan has no url
     return options.get("password") or (unquote(in_url) if in_url else None)
 
 

@@ -62,15 +62,15 @@ def test_sql_prints_rows_from_a_catalog(spark, lite: str, tmp_path: Path, capsys
     catalog = tmp_path / "sluice.toml"
     catalog.write_text(f'[sources.{name}]\nurl = "{url}"\npartitions = 2\n', encoding="utf-8")
     query = "SELECT id, name FROM lite.people WHERE email = 'ann@example.com' ORDER BY id"
-    assert main(["sql", query, "--catalog", str(catalog), *pushdown], spark=spark) == 0
+    assert main(["sql", query, "--catalog", str(catalog), "--format", "table", *pushdown], spark=spark) == 0
     out = capsys.readouterr().out
     assert "Ann" in out and "1 row(s)" in out
     assert "Ærø" not in out  # 'ANN@EXAMPLE.COM' matches under NOCASE only: Spark re-checked it
 
 
 def test_sql_max_rows(spark, lite: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["sql", "SELECT id, name FROM lite.people ORDER BY id", "--source", lite, "--max-rows", "2"],
-                spark=spark) == 0
+    assert main(["sql", "SELECT id, name FROM lite.people ORDER BY id", "--source", lite, "--max-rows", "2",
+                 "--format", "table"], spark=spark) == 0
     out = capsys.readouterr().out
     assert "first 2 rows" in out and "bob" in out and "Ærø" not in out
 

@@ -154,8 +154,8 @@ def test_sqlite_locked_by_a_writer_fails_clearly_at_attach_planning_and_read(spa
     writer = sqlite3.connect(path, isolation_level=None)
     writer.execute("BEGIN EXCLUSIVE")
     try:
-        with pytest.raises(SourceError, match=r"source 'lite2'.*is locked by another connection.*statement_timeout_s=0.5"):
-            fed.attach("lite2", url, statement_timeout_s=0.5)
+        with pytest.raises(SourceError, match=r"source 'lite2'.*is locked by another connection.*connect_timeout_s=0.5"):
+            fed.attach("lite2", url, connect_timeout_s=0.5)
         with pytest.raises(SourceError, match=r"source 'lite'.*cannot describe main.u.*is locked by another connection"):
             fed.sql("SELECT id FROM lite.u")
         started = time.monotonic()

@@ -19,6 +19,7 @@ import pytest
 
 from sluice import Federation
 from sluice.errors import SourceError
+from sluice.flight.allowlist import AllowList
 from sluice.flight.server import serve_in_background
 from tests import corpus
 from tests.integration.test_differential import differential_failures
@@ -37,7 +38,9 @@ FLIGHT_TABLES = {name: table for name, table in SERVED.items() if name in BY_NAM
 
 @pytest.fixture(scope="module")
 def flight_fed(spark, edge_tables):  # type: ignore[no-untyped-def]
-    location, stop = serve_in_background({name: edge_tables["urls"][name] for name in FLIGHT_TABLES}, token=TOKEN)
+    publish = AllowList.parse([{"lite": "lite.main", "pg": "pg.sluice_test"}[name] for name in FLIGHT_TABLES], [], "test")
+    location, stop = serve_in_background({name: edge_tables["urls"][name] for name in FLIGHT_TABLES}, token=TOKEN,
+                                         publish=publish)
     federation = Federation(spark=spark)
     federation.attach("fl", location, password=TOKEN)
     yield federation

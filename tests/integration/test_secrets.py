@@ -29,7 +29,8 @@ import pytest
 from sluice import Federation, SourceError
 from sluice.catalog import SourceConfig
 from sluice.flight.auth import Credentials
-from sluice.flight.server import SluiceFlightServer, open_sources
+from sluice.catalog import open_sources
+from sluice.flight.server import SluiceFlightServer
 from tests.sources import PG_URL
 
 pytestmark = pytest.mark.integration

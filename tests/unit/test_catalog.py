@@ -25,9 +25,9 @@ class RecordingFederation:
         self.calls: list[dict[str, Any]] = []
 
     def attach(self, name: str, url: str, password: str | None = None, partitions: int | None = None,
-               statement_timeout_s: float = 600.0) -> None:
+               statement_timeout_s: float = 600.0, connect_timeout_s: float | None = None) -> None:
         self.calls.append({"name": name, "url": url, "password": password, "partitions": partitions,
-                           "statement_timeout_s": statement_timeout_s})
+                           "statement_timeout_s": statement_timeout_s, "connect_timeout_s": connect_timeout_s})
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -110,7 +110,7 @@ def test_missing_url(tmp_path: Path) -> None:
 @pytest.mark.parametrize("value", ["42", f'"postgres:/u:{SECRET}@h/db"', '"crm.db"'])
 def test_url_must_be_a_url_and_is_never_echoed(tmp_path: Path, value: str) -> None:
     message = error_for(tmp_path, f"[sources.pg]\nurl = {value}\n")
-    assert "url must be a string like scheme://" in message
+    assert "url: a source URL must" in message and "like scheme://" in message and "not shown" in message
 
 
 def test_source_must_be_a_table(tmp_path: Path) -> None:
@@ -157,6 +157,7 @@ url = "postgresql://root@127.0.0.1:5432/test"
 password_env = "SLUICE_TEST_PW"
 partitions = 3
 statement_timeout_s = 12.5
+connect_timeout_s = 2.5
 [sources.lite]
 url = "sqlite:///crm.db"
 """)
@@ -165,9 +166,9 @@ url = "sqlite:///crm.db"
     assert sorted(attached) == ["lite", "pg"]
     assert fed.calls == [
         {"name": "pg", "url": "postgresql://root@127.0.0.1:5432/test", "password": SECRET, "partitions": 3,
-         "statement_timeout_s": 12.5},
+         "statement_timeout_s": 12.5, "connect_timeout_s": 2.5},
         {"name": "lite", "url": "sqlite:///crm.db", "password": None, "partitions": None,
-         "statement_timeout_s": 600.0},
+         "statement_timeout_s": 600.0, "connect_timeout_s": None},
     ]
 
 

@@ -249,8 +249,8 @@ def test_a_wide_flight_connector_decodes_balanced_and_classifies() -> None:
 @pytest.mark.parametrize("text,message", [
     ('[sources.a]\nurl = "sqlite:///a.db"\nx = ' + "[" * 5000 + "]" * 5000, "nested too deeply"),  # tomllib recursion
     ("[sources.a]\nurl = \"sqlite:///a.db\"\npartitions = " + "9" * 5000, "number too long"),
-    ('[sources.a]\nurl = "postgresql://u:s3cret@[::1/d"', "malformed host or port"),  # urlsplit: Invalid IPv6 URL
-    ('[sources.a]\nurl = "postgresql://u:s3c/ret@h:5432/d"', "malformed host or port"),  # the port read as 's3c'
+    ('[sources.a]\nurl = "postgresql://u:s3cret@[::1/d"', "malformed IPv6 host"),  # urlsplit: Invalid IPv6 URL
+    ('[sources.a]\nurl = "postgresql://u:s3c/ret@h:5432/d"', "must be percent-encoded"),  # urlsplit read 's3c' as the port
 ])
 def test_malformed_catalogs_are_config_errors_without_secrets(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "sluice.toml"
