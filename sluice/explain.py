@@ -31,10 +31,10 @@ def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, di
             lines.append(f"  transferred: {measured['rows']:,} rows, {measured['bytes']:,} bytes"
                          f" ({measured['reads']} partition reads)")
     lines.append("== Spark SQL over the scans ==")
-    lines.append(plan.spark_sql)
+    lines.append(plan.shown_sql)
     if verbose:
         lines.append("== Optimizer rules ==")
         for step in plan.trace:
             lines.append(f"-- after {step.rule}:")
-            lines.append(step.text)
+            lines.append(plan.names.text(step.text))
     return "\n".join(lines)

@@ -13,10 +13,11 @@ import shutil
 import tempfile
 from dataclasses import replace
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from pyspark.sql import DataFrame, SparkSession
 
+from sluice.display import ShownNames
 from sluice.errors import ConfigError, QueryError
 from sluice.explain import render_explain
 from sluice.masking import mask_url
@@ -91,11 +92,12 @@ class Federation:
         zone = self.spark.conf.get("spark.sql.session.timeZone") or "UTC"
         dialects = {name: source.dialect for name, source in self._sources.items()}
         state, steps = optimize(PlanState(bound.qualified, bound.scans, zone, dialects, dict(self._sources)), trace)
-        scans = tuple(self._scan_plan(scan) for scan in state.scans)
+        names = ShownNames.of(query, ((s.scan_id, s.alias, s.table.qualified_name) for s in state.scans))
+        scans = tuple(self._scan_plan(scan, names) for scan in state.scans)
         spark_sql = state.tree.sql(dialect="spark")
-        return QueryPlan(query, spark_sql, bound.reference.sql(dialect="spark"), scans, steps), bound
+        return QueryPlan(query, spark_sql, bound.reference.sql(dialect="spark"), scans, steps, names), bound
 
-    def _scan_plan(self, scan: ScanState) -> ScanPlan:
+    def _scan_plan(self, scan: ScanState, names: ShownNames) -> ScanPlan:
         source = self._sources[scan.source]
         pushed = tuple(v.remote_sql for v in scan.verdicts if v.level is not Level.UNSUPPORTED)
         spec = ScanSpec.for_source(
@@ -104,8 +106,9 @@ class Federation:
             partitions=source.default_partitions(scan.table),
         )
         remote = source.masked(source.request_text(spec))
-        return ScanPlan(scan.scan_id, scan.alias, scan.source, mask_url(source.url), scan.table.qualified_name,
-                        spec, scan.verdicts, remote)
+        verdicts = tuple(replace(v, sql=names.text(v.sql)) for v in scan.verdicts)
+        return ScanPlan(scan.scan_id, names.alias(scan.alias), scan.source, mask_url(source.url), scan.table.qualified_name,
+                        spec, verdicts, remote)
 
     # ------------------------------------------------------------ running
     def _whole_table(self, scan: ScanState) -> ScanSpec:
@@ -124,10 +127,10 @@ class Federation:
     def _dataframe(self, query: str, pushdown: bool, metrics_dir: str | None,
                    trace: bool = False) -> tuple[DataFrame, QueryPlan]:
         plan, bound = self._plan(query, execute.next_prefix(), trace)
-        labels = {s.scan_id: s.table.qualified_name for s in bound.scans}
+        labels = plan.names.text
         if not pushdown:
             whole = {s.scan_id: (s.source, self._whole_table(s)) for s in bound.scans}
-            return execute.run(self.spark, plan.reference_sql, self._frames(whole, metrics_dir), labels=labels), plan
+            return execute.run(self.spark, plan.reference_sql, self._frames(whole, metrics_dir), shown=labels), plan
         # Result names are the reference query's, so no rewrite can rename a column: read off
         # its text when its shape allows (sluice/planner/names.py), else Spark's analysis of
         # it over empty stand-ins (same schemas, no reads).
@@ -146,10 +149,10 @@ class Federation:
             return None
         return known_names(bound.reference, {s.scan_id: s.table for s in bound.scans})
 
-    def _analysed_names(self, plan: QueryPlan, bound: BoundQuery, labels: dict[str, str]) -> list[str]:
+    def _analysed_names(self, plan: QueryPlan, bound: BoundQuery, labels: Callable[[str], str]) -> list[str]:
         """Spark's result names for the reference query, analysed over empty stand-ins."""
         stand_ins = {s.scan_id: self.spark.createDataFrame([], s.table.spark_ddl()) for s in bound.scans}
-        return execute.run(self.spark, plan.reference_sql, stand_ins, labels=labels).columns
+        return execute.run(self.spark, plan.reference_sql, stand_ins, shown=labels).columns
 
     def _frames(self, specs: dict[str, tuple[str, ScanSpec]], metrics_dir: str | None) -> dict[str, DataFrame]:
         frames = {}

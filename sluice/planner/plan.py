@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from sluice.display import ShownNames
 from sluice.planner.optimizer import TraceStep
 from sluice.pushdown.levels import Verdict
 from sluice.scan import ScanSpec
@@ -11,18 +12,17 @@ from sluice.scan import ScanSpec
 
 @dataclass(frozen=True)
 class ScanPlan:
-    scan_id: str
-    alias: str
+    scan_id: str  # the Spark view it runs as (internal: never shown)
+    alias: str  # the user's alias for the scan, unique within the query (``o``, ``o#2``)
     source: str
     source_url: str  # masked
     table: str
     spec: ScanSpec
-    verdicts: tuple[Verdict, ...]
+    verdicts: tuple[Verdict, ...]  # their Spark SQL in the user's names
     remote_query: str
 
     def to_dict(self) -> dict:  # type: ignore[type-arg]
         return {
-            "scan": self.scan_id,
             "alias": self.alias,
             "source": self.source,
             "source_url": self.source_url,
@@ -43,11 +43,18 @@ class QueryPlan:
     reference_sql: str  # what Spark runs with pushdown off
     scans: tuple[ScanPlan, ...]
     trace: tuple[TraceStep, ...]
+    #: the user's names for the internal ones in ``spark_sql`` and the trace
+    names: ShownNames = field(default_factory=lambda: ShownNames({}))
+
+    @property
+    def shown_sql(self) -> str:
+        """``spark_sql`` as people read it: the user's table names, aliases and expressions."""
+        return self.names.text(self.spark_sql)
 
     def to_dict(self) -> dict:  # type: ignore[type-arg]
         return {
             "query": self.query,
-            "spark_sql": self.spark_sql,
+            "spark_sql": self.shown_sql,
             "scans": [scan.to_dict() for scan in self.scans],
             # only when planned with trace=True (EXPLAIN VERBOSE, `sluice plan`)
             **({"rules": [{"rule": step.rule, "changed": step.changed} for step in self.trace]} if self.trace else {}),

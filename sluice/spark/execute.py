@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
@@ -39,20 +39,18 @@ def views(spark: SparkSession, frames: dict[str, DataFrame]) -> Iterator[None]:
 
 
 def run(spark: SparkSession, sql: str, frames: dict[str, DataFrame], names: list[str] | None = None,
-        labels: dict[str, str] | None = None) -> DataFrame:
+        shown: Callable[[str], str] | None = None) -> DataFrame:
     """Spark SQL ``sql`` over ``frames`` registered as views; columns renamed to ``names``.
 
-    Spark's analysis errors become :class:`QueryError`, with the views' internal names
-    replaced by the tables the user wrote (``labels``).
+    Spark's analysis errors become :class:`QueryError`, with the views' and scans' internal
+    names replaced by the user's (``shown``: see :mod:`sluice.display`).
     """
     with views(spark, frames):
         try:
             frame = spark.sql(sql)
         except AnalysisException as error:
             message = str(error).split("\n== SQL", 1)[0]
-            for view, table in (labels or {}).items():
-                message = message.replace(view, table)
-            raise QueryError(f"Spark rejected the query: {message}") from None
+            raise QueryError(f"Spark rejected the query: {shown(message) if shown else message}") from None
     if names is None or frame.columns == names:  # reading the names (~1 ms) is cheaper than renaming (~5 ms)
         return frame
     return frame.toDF(*names)
