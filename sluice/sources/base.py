@@ -51,6 +51,11 @@ class ReadTask:
     #: the same read in a form a faster reader takes, when the source judged it safe
     #: (SQLite: sluice/sources/sqlite_arrow.py); None: ``request`` is the only form
     fast_request: str | None = None
+    #: partitions of one scan that must read one snapshot share this token (PostgreSQL:
+    #: sluice/sources/pg_snapshot.py); None: the task reads on its own
+    snapshot_group: str | None = None
+    #: how many partitions share ``snapshot_group``
+    group_size: int = 1
 
 
 def file_path(name: str, url: str, kind: str, suffix: str) -> str:
