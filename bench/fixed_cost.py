@@ -37,9 +37,9 @@ ANALYZE {SCHEMA}.t;
 SCAN_SETUP = """
 DROP TABLE IF EXISTS {schema}.scan;
 CREATE TABLE {schema}.scan AS
-SELECT g::bigint AS id, (g * 7919 % 100000)::int AS customer_id, (ARRAY['open', 'done', 'void'])[1 + g % 3] AS status,
+SELECT g AS id, (g * 7919 % 100000)::int AS customer_id, (ARRAY['open', 'done', 'void'])[1 + g % 3] AS status,
        (g % 1000) / 1000.0::float8 AS score, TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' AS placed_at
-FROM generate_series(1, {rows}) AS g;
+FROM generate_series(1::bigint, {rows}) AS g;
 ANALYZE {schema}.scan;
 """
 

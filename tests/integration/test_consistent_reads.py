@@ -112,14 +112,18 @@ def test_a_partitioned_read_sees_one_snapshot_while_a_writer_moves_and_inserts_r
 
 
 def _assert_no_holder_left(within_s: float = 10.0) -> None:
+    _assert_no_session("application_name LIKE 'sluice-snapshot%'", within_s, "a snapshot holder outlived its read")
+
+
+def _assert_no_session(where: str, within_s: float, message: str) -> None:
     deadline = time.monotonic() + within_s
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         while True:
-            left = connection.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'sluice-snapshot%'").fetchone()[0]
+            left = connection.execute(f"SELECT count(*) FROM pg_stat_activity WHERE {where} AND pid <> pg_backend_pid()").fetchone()[0]
             if left == 0 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
-    assert left == 0, "a snapshot holder outlived its read"
+    assert left == 0, message
 
 
 def test_a_partition_arriving_after_the_holder_ended_fails_instead_of_reading_another_snapshot(accounts) -> None:
@@ -142,3 +146,38 @@ def test_an_unsplit_read_needs_no_holder(accounts) -> None:
     (task,) = ScanSpec.for_source(source, source.describe(SCHEMA, "accounts"), ("id",)).tasks(source)
     assert task.snapshot_group is None
     assert sum(batch.num_rows for batch in source.read(task)) == ROWS
+
+
+def test_a_cancelled_job_leaves_no_snapshot_holder_past_its_lease(spark, accounts) -> None:
+    """A job cancelled after its first wave of partitions never starts the rest, which
+    never join: the holder ends ``statement_timeout_s`` (here 3 s) after the last join, not
+    after the 600 s default, and no session of the read is left."""
+    from pyspark.sql.functions import udf
+
+    fed = Federation(spark=spark)
+    fed.attach("snapc", PG_URL, partitions=PARTITIONS, statement_timeout_s=3)
+    slow = udf(lambda i: time.sleep(0.002) or i, "bigint")  # ~10 s per partition: the later waves wait
+    frame = fed.sql(f"SELECT id FROM snapc.{accounts}").select(slow("id"))
+    group = "sluice-snapshot-cancel"
+    outcome: dict[str, BaseException] = {}
+
+    def run() -> None:
+        spark.sparkContext.setJobGroup(group, "consistent reads test: cancelled on purpose", interruptOnCancel=True)
+        try:
+            frame.write.format("noop").mode("overwrite").save()
+        except BaseException as error:  # noqa: BLE001 - the cancellation is the expected outcome
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    with psycopg.connect(PG_URL, autocommit=True) as connection:
+        while not connection.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'sluice-snapshot%'").fetchone()[0]:
+            assert time.monotonic() < deadline and thread.is_alive(), "no holder started"
+            time.sleep(0.05)
+    time.sleep(1.0)
+    spark.sparkContext.cancelJobGroup(group)
+    thread.join(30)
+    assert not thread.is_alive() and "cancel" in str(outcome.get("error", "")).lower()
+    _assert_no_holder_left(within_s=15.0)
+    _assert_no_session("application_name = 'sluice' AND query LIKE '%sluice_snapshot%'", 15.0, "a partition's session outlived the job")
