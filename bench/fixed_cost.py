@@ -6,6 +6,10 @@ SQLite full scan written to Spark's ``noop`` sink. Each checkout runs in its own
 process (Spark's Python workers import ``sluice`` from ``PYTHONPATH``, so two checkouts
 cannot share a session); processes alternate OLD, NEW, OLD, NEW ... so machine load hits
 both alike. Prints per-round medians, the median over rounds, NEW/OLD and the load average.
+
+``--pg-scan-rows N`` adds a full scan of an N-row PostgreSQL table, partitioned as Sluice
+partitions it by default, written to ``noop``: the cost of a partitioned read as a whole
+(e.g. the shared snapshot of ``sluice/sources/pg_snapshot.py``).
 """
 
 from __future__ import annotations
@@ -30,9 +34,17 @@ SELECT g::bigint AS id, (g * 7919 % 100000)::int AS customer_id, (ARRAY['a', 'b'
 FROM generate_series(1, 20000) AS g;
 ANALYZE {SCHEMA}.t;
 """
+SCAN_SETUP = """
+DROP TABLE IF EXISTS {schema}.scan;
+CREATE TABLE {schema}.scan AS
+SELECT g AS id, (g * 7919 % 100000)::int AS customer_id, (ARRAY['open', 'done', 'void'])[1 + g % 3] AS status,
+       (g % 1000) / 1000.0::float8 AS score, TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 second' AS placed_at
+FROM generate_series(1::bigint, {rows}) AS g;
+ANALYZE {schema}.scan;
+"""
 
 
-def _child(runs: int, sqlite_url: str | None) -> None:
+def _child(runs: int, sqlite_url: str | None, pg_scan: bool) -> None:
     """In a checkout's process: warm up, then time ``runs`` of each query; JSON on stdout."""
     from sluice import Federation
 
@@ -42,6 +54,8 @@ def _child(runs: int, sqlite_url: str | None) -> None:
     if sqlite_url:
         fed.attach("lite", sqlite_url)
         queries["sqlite_full_scan_noop"] = lambda: fed.sql("SELECT * FROM lite.bench_orders").write.format("noop").mode("overwrite").save()
+    if pg_scan:
+        queries["pg_partitioned_full_scan_noop"] = lambda: fed.sql(f"SELECT * FROM pg.{SCHEMA}.scan").write.format("noop").mode("overwrite").save()
     times: dict[str, list[float]] = {name: [] for name in queries}
     for _ in range(3):
         for run in queries.values():
@@ -63,16 +77,19 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=9, help="timed runs per query in each process")
     parser.add_argument("--sqlite", help="a file made by bench.data.ensure_sqlite: adds its full scan")
+    parser.add_argument("--pg-scan-rows", type=int, help="adds a partitioned full scan of a PostgreSQL table of this many rows")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sqlite_url = f"sqlite:///{os.path.abspath(args.sqlite)}" if args.sqlite else None
     if args.child:
-        _child(args.runs, sqlite_url)
+        _child(args.runs, sqlite_url, bool(args.pg_scan_rows))
         return 0
     import psycopg
 
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         connection.execute(SETUP)
+        if args.pg_scan_rows:
+            connection.execute(SCAN_SETUP.format(schema=SCHEMA, rows=args.pg_scan_rows))
     medians: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
     loads = []
     for round_ in range(args.rounds):
@@ -80,6 +97,7 @@ def main(argv: list[str]) -> int:
             # this file by path: the OLD checkout need not have it; ``sluice`` comes from PYTHONPATH
             command = [sys.executable, os.path.abspath(__file__), "--child", "--runs", str(args.runs), args.old, args.new]
             command += ["--sqlite", args.sqlite] if args.sqlite else []
+            command += ["--pg-scan-rows", str(args.pg_scan_rows)] if args.pg_scan_rows else []
             env = {**os.environ, "PYTHONPATH": os.path.abspath(checkout)}
             done = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True, check=True)
             result = json.loads(done.stdout.strip().splitlines()[-1])

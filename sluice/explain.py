@@ -14,7 +14,7 @@ def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, di
                    pruning: "dict[str, Pyramid] | None" = None) -> str:
     lines = ["== Sluice plan =="]
     for scan in plan.scans:
-        lines.append(f"Scan {scan.table} on {scan.source} ({scan.source_url})")
+        lines.append(f"Scan {scan.alias} on {scan.source} ({scan.source_url})")
         lines.append(f"  remote query: {scan.remote_query}")
         partitions = 1 if scan.spec.limit is not None else scan.spec.partitions
         lines.append(f"  columns: {', '.join(scan.spec.columns)}")

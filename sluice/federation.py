@@ -187,9 +187,10 @@ class Federation:
         return render_explain(plan, verbose=verbose, metrics=metrics, pruning=self._pruning(plan))
 
     def pruning(self, query: str) -> "dict[str, Pyramid]":
-        """The pruning pyramid of every lake scan of ``query``, by table."""
+        """The pruning pyramid of every lake scan of ``query``, by table (``table#2`` for a second scan of it)."""
         plan = self.plan(query)
-        return {scan.table: pyramid for scan in plan.scans if (pyramid := self._pruning(plan).get(scan.scan_id))}
+        pruned = self._pruning(plan)
+        return {scan.alias: pyramid for scan in plan.scans if (pyramid := pruned.get(scan.scan_id))}
 
     def _pruning(self, plan: QueryPlan) -> "dict[str, Pyramid]":
         found = {}
@@ -201,14 +202,9 @@ class Federation:
         return found
 
     def transferred(self, query: str, pushdown: bool = True) -> dict[str, dict[str, int]]:
-        """Run ``query``; rows and bytes each scan transferred, by table."""
+        """Run ``query``; rows and bytes each scan transferred, by table (``table#2`` for a second scan of it)."""
         plan, metrics = self._measure(query, pushdown)
-        totals: dict[str, dict[str, int]] = {}
-        for scan in plan.scans:
-            counted = totals.setdefault(scan.table, {"rows": 0, "bytes": 0, "reads": 0})
-            for key, value in metrics[scan.scan_id].items():
-                counted[key] += value
-        return totals
+        return {scan.alias: metrics[scan.scan_id] for scan in plan.scans}
 
 
 @contextmanager

@@ -30,13 +30,13 @@ from pyiceberg.expressions.visitors import (
     expression_evaluator,
     inclusive_projection,
     manifest_evaluator,
-    residual_evaluator_of,
     strict_projection,
 )
 from pyiceberg.manifest import ManifestContent
 from pyiceberg.schema import Schema
 
 from sluice.lake.expressions import IcebergFilter, combined, conjunct_filter, with_value_sets
+from sluice.lake.residuals import residual_evaluator
 from sluice.lake.stats import RowGroupMetrics, row_group_metrics
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ class _Pruner:
         self.partition_filters = projected
         self.partition_admits = {sid: expression_evaluator(Schema(*spec.partition_type(schema).fields), projected[sid], True)
                                  for sid, spec in self.specs.items()}
-        self.residuals = {sid: residual_evaluator_of(spec, self.expression, True, schema) for sid, spec in self.specs.items()}
+        self.residuals = {sid: residual_evaluator(spec, self.expression, schema) for sid, spec in self.specs.items()}
         self.strict_file = _StrictMetricsEvaluator(schema, self.expression) if self.exact else None
 
     def run(self, snapshot_id: int, manifests: list, totals: tuple[int, int, int],  # type: ignore[type-arg]

@@ -3,8 +3,9 @@ source, remote query, columns, limit and the verdict on each filter, with the ru
 
 from __future__ import annotations
 
+import collections
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sluice.pushdown.levels import Level, Verdict
@@ -64,7 +65,13 @@ class QueryPlan:
 
     @classmethod
     def from_scans_json(cls, query: str, spark_plan: str, scans_json: str) -> "QueryPlan":
-        return cls(query, spark_plan, tuple(ScanPlan.from_answer(a) for a in json.loads(scans_json)))
+        """The scans in plan order; a table scanned twice is shown ``table#2`` the second time."""
+        scans, seen = [], collections.Counter()  # type: ignore[var-annotated]
+        for answer in json.loads(scans_json):
+            scan = ScanPlan.from_answer(answer)
+            seen[scan.table] += 1
+            scans.append(replace(scan, alias=scan.table if seen[scan.table] == 1 else f"{scan.table}#{seen[scan.table]}"))
+        return cls(query, spark_plan, tuple(scans))
 
     def to_dict(self, trace: bool = False) -> dict[str, Any]:
         scans = []

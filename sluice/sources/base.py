@@ -56,6 +56,11 @@ class ReadTask:
     #: ``request`` also returns the rows the pushed filter rejects but whose values the reader
     #: must check, marked by one more column (SQLite: ``SqliteSource.read_task``)
     guarded: bool = False
+    #: partitions of one scan that must read one snapshot share this token (PostgreSQL:
+    #: sluice/sources/pg_snapshot.py); None: the task reads on its own
+    snapshot_group: str | None = None
+    #: how many partitions share ``snapshot_group``
+    group_size: int = 1
 
 
 _ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")

@@ -10,17 +10,23 @@ from __future__ import annotations
 import math
 import re
 import threading
-from typing import Iterator
+import uuid
+from dataclasses import replace
+from typing import TYPE_CHECKING, Iterator
 from urllib.parse import quote, urlencode
 
 import pyarrow as pa
 
 from sluice.dialects.postgres import PostgresDialect
 from sluice.errors import BindError, ConfigError, SourceError
+from sluice.sources import pg_snapshot
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, SqlSource
 from sluice.timeouts import URL_OPTION, waited
 from sluice.types import Column, Kind, SparkType, TableSchema
+
+if TYPE_CHECKING:
+    from sluice.scan import ScanSpec
 
 _SIMPLE_TYPES = {
     "int2": "smallint", "int4": "int", "int8": "bigint", "float4": "float", "float8": "double",
@@ -166,6 +172,14 @@ class PostgresSource(SqlSource):
             low = high
         return parts
 
+    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+        """The partitions' tasks, sharing one snapshot token when there are several."""
+        tasks = super().tasks(spec)
+        if len(tasks) < 2:
+            return tasks
+        group = uuid.uuid4().hex
+        return [replace(task, snapshot_group=group, group_size=len(tasks)) for task in tasks]
+
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         import adbc_driver_manager
 
@@ -177,6 +191,8 @@ class PostgresSource(SqlSource):
             statement = adbc_driver_manager.AdbcStatement(connection)
             try:
                 try:
+                    if task.snapshot_group is not None:
+                        pg_snapshot.join(connection, self._libpq_url(), task, self.statement_timeout_s, self.name)
                     statement.set_sql_query(task.request)
                     stream, _ = statement.execute_query()
                     with pa.RecordBatchReader.from_stream(stream) as reader:

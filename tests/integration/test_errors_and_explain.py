@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -117,3 +118,43 @@ def test_wrong_password_is_named_and_the_right_one_reaches_the_readers(spark, pg
     frame = federation.sql("SELECT x FROM auth.sluice_test.auth_t WHERE x = 1")
     assert frame.collect()[0].x == 1
     assert "sluice-auth-test" not in frame._jdf.queryExecution().toString() + federation.explain("SELECT x FROM auth.sluice_test.auth_t")
+
+
+#: what only the planner writes: Spark views, scan aliases, sqlglot's result aliases
+INTERNAL = re.compile(r"sluice_q\d+|\w+__s\d+\b|\b_col_\d+\b")
+
+
+def test_explain_plan_json_and_errors_speak_the_users_names(fed) -> None:  # type: ignore[no-untyped-def]
+    """EXAMPLE aliases p and t; an unnamed sum and a subquery over the same table add a
+    generated result alias and a repeated table name."""
+    from sluice import QueryError
+
+    query = EXAMPLE.replace("GROUP BY t.i", "AND t.id IN (SELECT id FROM lite.edge WHERE i > 0) AND t.t <> 'p__s0' GROUP BY t.i") \
+                   .replace("sum(p.d) AS total", "sum(p.d)")
+    texts = {"explain": fed.explain(query), "verbose": fed.explain(query, verbose=True), "json": json.dumps(fed.plan(query).to_dict())}
+    for name, text in texts.items():
+        assert not INTERNAL.findall(text.replace("'p__s0'", "")), (name, INTERNAL.findall(text))
+    explained = texts["explain"]
+    assert "Scan pg.sluice_test.edge on pg" in explained and explained.count("Scan lite.main.edge") == 2
+    assert "p__s0" in explained  # a literal is the user's text, untouched
+    plan = fed.plan(query).to_dict()
+    assert sorted(s["alias"] for s in plan["scans"]) == ["lite.main.edge", "lite.main.edge#2", "pg.sluice_test.edge"]
+    with pytest.raises(QueryError) as error:
+        fed.sql("SELECT t.t, count(*) FROM lite.edge t JOIN pg.sluice_test.edge p ON p.id = t.id GROUP BY t.i")
+    assert "MISSING_AGGREGATION" in str(error.value) and not INTERNAL.findall(str(error.value)), str(error.value)
+
+
+def test_pruning_plot_titles_name_the_users_scans(fed, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The pyramid plot of a lake scan is titled with the user's alias, not the scan's internal one."""
+    from sluice.lake.plot import pyramid_figure
+    from tests.sources import selected
+
+    if "lake" not in {s.name for s in selected()}:
+        pytest.skip("no lake source selected")
+    (lake,) = [s for s in selected() if s.name == "lake"]
+    pyramids = fed.pruning(f"SELECT r.i FROM {lake.edge_table} r JOIN {lake.edge_table} ON r.i = 1")
+    figure = pyramid_figure(pyramids)
+    titles = [axis.get_title(loc="left") for axis in figure.axes]
+    table = "lake." + lake.edge_table.split(".", 1)[1]
+    assert sorted(pyramids) == [table, table + "#2"] and all(title.startswith(table) for title in titles), titles
+    assert not any(INTERNAL.findall(title) for title in titles), titles

@@ -1,0 +1,183 @@
+"""Partitioned PostgreSQL reads see one snapshot, whatever a concurrent writer does.
+
+A writer commits transaction k = 1, 2, ... throughout a partitioned read: each moves a
+few rows of the first blocks (an UPDATE writes the new version where there is room, at
+the end of the table, so the row changes ``ctid`` range) with ``gen = k``, and inserts
+row ``BASE + k - 1`` with ``gen = k``. A read at one snapshot that includes transactions
+1..m returns every original row once, inserted rows ``BASE .. BASE+m-1`` and
+``max(gen) = m``. Partitions read at different moments return a moved row twice (read
+before the move in its old range, after it in its new one) or miss it, and see more
+inserts in late partitions than updates in early ones.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import psycopg
+import pytest
+
+from sluice import Federation, SourceError
+from sluice.scan import ScanSpec
+from sluice.sources import open_source
+from tests.sources import PG_URL
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = "sluice_snapshot"
+ROWS = 40_000
+BASE = 10_000_000  # ids of inserted rows
+PARTITIONS = 8
+
+
+@pytest.fixture()
+def accounts() -> str:
+    """A fresh table of ROWS rows of ~300 bytes (about 1,700 blocks), its pages full."""
+    with psycopg.connect(PG_URL, autocommit=True) as connection:
+        connection.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+        connection.execute(f"CREATE SCHEMA {SCHEMA}")
+        connection.execute(f"CREATE TABLE {SCHEMA}.accounts (id bigint PRIMARY KEY, gen int NOT NULL, pad text) "
+                           "WITH (fillfactor = 100, autovacuum_enabled = off)")
+        connection.execute(f"INSERT INTO {SCHEMA}.accounts SELECT i, 0, repeat('x', 280) FROM generate_series(0, {ROWS - 1}) i")
+        connection.execute(f"ANALYZE {SCHEMA}.accounts")
+    yield f"{SCHEMA}.accounts"
+    with psycopg.connect(PG_URL, autocommit=True) as connection:
+        connection.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+
+
+class Writer(threading.Thread):
+    """Commits transaction after transaction until stopped (or after ``limit_s``)."""
+
+    def __init__(self, start_gen: int, limit_s: float = 120.0) -> None:
+        super().__init__(daemon=True)
+        self.gen = start_gen
+        self.limit_s = limit_s
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        rng = random.Random(self.gen)
+        deadline = time.monotonic() + self.limit_s
+        try:
+            with psycopg.connect(PG_URL, autocommit=True) as connection:
+                while not self.stop.is_set() and time.monotonic() < deadline:
+                    k = self.gen + 1
+                    moved = [rng.randrange(0, ROWS // 4) for _ in range(20)]  # rows of the first quarter of blocks
+                    with connection.transaction():
+                        connection.execute(f"UPDATE {SCHEMA}.accounts SET gen = %s WHERE id = ANY(%s)", (k, moved))
+                        connection.execute(f"INSERT INTO {SCHEMA}.accounts VALUES (%s, %s, repeat('y', 280))", (BASE + k - 1, k))
+                    self.gen = k
+        except BaseException as error:  # noqa: BLE001 - reported by the test
+            self.error = error
+
+
+def check_one_snapshot(rows: list[tuple[int, int]], start_gen: int) -> int:
+    """Assert ``rows`` (id, gen) are the table at one moment; the number of inserts seen."""
+    ids = [row[0] for row in rows]
+    assert len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} rows returned twice"
+    original = [i for i in ids if i < BASE]
+    assert len(original) == ROWS, f"{ROWS - len(original)} rows missing"
+    inserted = sorted(i for i in ids if i >= BASE)
+    assert inserted == list(range(BASE, BASE + len(inserted))), "inserts seen out of commit order"
+    assert max(row[1] for row in rows) == len(inserted), "updates and inserts seen at different moments"
+    assert len(rows) == ROWS + len(inserted)
+    assert len(inserted) >= start_gen
+    return len(inserted)
+
+
+def test_a_partitioned_read_sees_one_snapshot_while_a_writer_moves_and_inserts_rows(spark, accounts) -> None:
+    fed = Federation(spark=spark)
+    fed.attach("snap", PG_URL, partitions=PARTITIONS)
+    query = f"SELECT id, gen FROM snap.{accounts}"
+    source = open_source("snap", PG_URL)
+    assert len(ScanSpec.for_source(source, source.describe(SCHEMA, "accounts"), ("id",), partitions=PARTITIONS).tasks(source)) == PARTITIONS
+    gen = 0
+    for _ in range(4):
+        writer = Writer(gen)
+        writer.start()
+        while writer.gen < gen + 5 and writer.is_alive():
+            time.sleep(0.01)
+        try:
+            rows = [(r.id, r.gen) for r in fed.sql(query).collect()]
+        finally:
+            writer.stop.set()
+            writer.join(30)
+        assert writer.error is None, writer.error
+        check_one_snapshot(rows, gen)
+        gen = writer.gen
+    assert gen > 20  # the writer really ran during the reads
+    _assert_no_holder_left()
+
+
+def _assert_no_holder_left(within_s: float = 10.0) -> None:
+    _assert_no_session("application_name LIKE 'sluice-snapshot%'", within_s, "a snapshot holder outlived its read")
+
+
+def _assert_no_session(where: str, within_s: float, message: str) -> None:
+    deadline = time.monotonic() + within_s
+    with psycopg.connect(PG_URL, autocommit=True) as connection:
+        while True:
+            left = connection.execute(f"SELECT count(*) FROM pg_stat_activity WHERE {where} AND pid <> pg_backend_pid()").fetchone()[0]
+            if left == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+    assert left == 0, message
+
+
+def test_a_partition_arriving_after_the_holder_ended_fails_instead_of_reading_another_snapshot(accounts) -> None:
+    """Without Spark: partition 0 alone joins (the holder waits for the other partitions);
+    with no partition joining for ``statement_timeout_s`` the holder ends, and a late
+    partition fails naming the reason rather than reading at a newer snapshot."""
+    source = open_source("snap", PG_URL, partitions=2, statement_timeout_s=2)
+    table = source.describe(SCHEMA, "accounts")
+    tasks = ScanSpec.for_source(source, table, ("id",), partitions=2).tasks(source)
+    assert len(tasks) == 2 and tasks[0].snapshot_group == tasks[1].snapshot_group and tasks[0].group_size == 2
+    first = sum(batch.num_rows for batch in source.read(tasks[0]))
+    assert 0 < first < ROWS
+    _assert_no_holder_left(within_s=10.0)  # ended by its lease: no partition joined for 2 s
+    with pytest.raises(SourceError, match="found no shared snapshot"):
+        list(source.read(tasks[1]))
+
+
+def test_an_unsplit_read_needs_no_holder(accounts) -> None:
+    source = open_source("snap", PG_URL, partitions=1)
+    (task,) = ScanSpec.for_source(source, source.describe(SCHEMA, "accounts"), ("id",)).tasks(source)
+    assert task.snapshot_group is None
+    assert sum(batch.num_rows for batch in source.read(task)) == ROWS
+
+
+def test_a_cancelled_job_leaves_no_snapshot_holder_past_its_lease(spark, accounts) -> None:
+    """A job cancelled after its first wave of partitions never starts the rest, which
+    never join: the holder ends ``statement_timeout_s`` (here 3 s) after the last join, not
+    after the 600 s default, and no session of the read is left."""
+    from pyspark.sql.functions import udf
+
+    fed = Federation(spark=spark)
+    fed.attach("snapc", PG_URL, partitions=PARTITIONS, statement_timeout_s=3)
+    slow = udf(lambda i: time.sleep(0.002) or i, "bigint")  # ~10 s per partition: the later waves wait
+    frame = fed.sql(f"SELECT id FROM snapc.{accounts}").select(slow("id"))
+    group = "sluice-snapshot-cancel"
+    outcome: dict[str, BaseException] = {}
+
+    def run() -> None:
+        spark.sparkContext.setJobGroup(group, "consistent reads test: cancelled on purpose", interruptOnCancel=True)
+        try:
+            frame.write.format("noop").mode("overwrite").save()
+        except BaseException as error:  # noqa: BLE001 - the cancellation is the expected outcome
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    with psycopg.connect(PG_URL, autocommit=True) as connection:
+        while not connection.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'sluice-snapshot%'").fetchone()[0]:
+            assert time.monotonic() < deadline and thread.is_alive(), "no holder started"
+            time.sleep(0.05)
+    time.sleep(1.0)
+    spark.sparkContext.cancelJobGroup(group)
+    thread.join(30)
+    assert not thread.is_alive() and "cancel" in str(outcome.get("error", "")).lower()
+    _assert_no_holder_left(within_s=15.0)
+    _assert_no_session("application_name = 'sluice' AND query LIKE '%sluice_snapshot%'", 15.0, "a partition's session outlived the job")
