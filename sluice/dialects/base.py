@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from decimal import Decimal
-from typing import Callable, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 from sqlglot import exp
 
@@ -19,10 +19,13 @@ from sluice.pushdown import nesting
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.like import LikePattern
-from sluice.pushdown.translator import TextRules, Translation, Translator, Unsupported, Value, paren
+from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, paren
 from sluice.types import Column, Kind, SparkType
 
-FunctionHandler = Callable[[Translator, exp.Expression], Value]
+if TYPE_CHECKING:
+    from sluice.pushdown.translator import Translator  # the dialects answer its questions; it imports them only for types
+
+FunctionHandler = Callable[["Translator", exp.Expression], Value]
 
 
 def check_text(text: str, refuses_nul: str | None) -> None:

@@ -62,7 +62,7 @@ from sluice.dialects.base import Dialect, wall_clock
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.like import LikePattern
-from sluice.pushdown.translator import TextRules, Translation, Unsupported, Value, paren
+from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, paren
 from sluice.types import DOUBLE, Column, Kind, SparkType
 
 #: collations that compare bytes (DuckDB resolves these names to no collation at all)

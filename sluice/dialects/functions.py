@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from sluice.pushdown import constants
 from sluice.pushdown.levels import Level
-from sluice.pushdown.translator import TextRules, Unsupported, Value, paren
+from sluice.pushdown.terms import TextRules, Unsupported, Value, paren
 from sluice.types import INT, Kind
 
 if TYPE_CHECKING:

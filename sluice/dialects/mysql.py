@@ -28,6 +28,8 @@ import datetime as dt
 import math
 import re
 
+from typing import TYPE_CHECKING
+
 from sqlglot import exp
 
 from sluice.dialects import functions
@@ -35,8 +37,11 @@ from sluice.dialects.base import Dialect, check_text, wall_clock
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.like import LikePattern
-from sluice.pushdown.translator import TextRules, Translation, Translator, Unsupported, Value, paren
+from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, paren
 from sluice.types import Column, Kind, SparkType
+
+if TYPE_CHECKING:
+    from sluice.pushdown.translator import Translator  # the dialects answer its questions; it imports them only for types
 
 _PLAIN_TEXT = re.compile(r"[A-Za-z0-9 .,:;=<>()@#$%^&*+\-/?!\[\]{}|~_]*")
 _LIKE_ESCAPE = "!"

@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from sluice.dialects.base import Dialect, wall_clock
 from sluice.pushdown.levels import Level
-from sluice.pushdown.translator import TextRules, Unsupported, Value, paren
+from sluice.pushdown.terms import TextRules, Unsupported, Value, paren
 from sluice.types import Column, Kind, SparkType
 
 _C_COLLATIONS = {"C", "POSIX"}

@@ -14,6 +14,8 @@ import datetime as dt
 import math
 from decimal import Decimal
 
+from typing import TYPE_CHECKING
+
 from sqlglot import exp
 
 from sluice.dialects import functions
@@ -21,8 +23,11 @@ from sluice.dialects.base import Dialect
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.like import LikePattern
-from sluice.pushdown.translator import TextRules, Translation, Translator, Unsupported, Value, paren
+from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, paren
 from sluice.types import Column, Kind, SparkType
+
+if TYPE_CHECKING:
+    from sluice.pushdown.translator import Translator  # the dialects answer its questions; it imports them only for types
 
 #: integer digits below 2**53: every INTEGER a decimal of this many digits holds is a double
 _EXACT_DIGITS = 15

@@ -30,7 +30,7 @@ from sluice.flight.filter_json import column_name
 from sluice.flight.protocol import MAX_CONJUNCTS, MAX_DEPTH, Conjunct, RequestError
 from sluice.pushdown import nesting
 from sluice.pushdown.constants import Constant
-from sluice.pushdown.translator import Unsupported, paren
+from sluice.pushdown.terms import Unsupported, paren
 from sluice.types import TableSchema, SparkType
 
 _EPOCH = dt.datetime(1970, 1, 1)

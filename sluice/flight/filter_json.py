@@ -19,7 +19,7 @@ from sluice.flight import literals
 from sluice.flight.protocol import MAX_CONJUNCTS, MAX_DEPTH, Conjunct, RequestError
 from sluice.pushdown import constants, nesting
 from sluice.pushdown.negation import unfold_between, unfold_negate
-from sluice.pushdown.translator import Unsupported, paren
+from sluice.pushdown.terms import Unsupported, paren
 from sluice.types import TableSchema
 
 VERSION = 1

@@ -20,7 +20,7 @@ from sqlglot import exp
 from sluice.dialects.base import wall_clock
 from sluice.flight.protocol import RequestError
 from sluice.pushdown.constants import Constant, float32, integer_type
-from sluice.pushdown.translator import Unsupported
+from sluice.pushdown.terms import Unsupported
 from sluice.types import Kind, SparkType
 
 _FLOAT_WORDS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}

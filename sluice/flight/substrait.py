@@ -24,7 +24,7 @@ from sluice.flight.protobuf import Message, WireError
 from sluice.flight.protocol import MAX_CONJUNCTS, MAX_DEPTH, Conjunct, RequestError
 from sluice.pushdown import nesting
 from sluice.pushdown.constants import Constant
-from sluice.pushdown.translator import Unsupported, paren
+from sluice.pushdown.terms import Unsupported, paren
 from sluice.types import Kind, SparkType, TableSchema
 
 _EPOCH = dt.datetime(1970, 1, 1)

@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from sluice.pushdown.constants import TYPED, Constant, float32
 from sluice.pushdown import nesting
-from sluice.pushdown.translator import Unsupported, paren
+from sluice.pushdown.terms import Unsupported, paren
 from sluice.types import Kind, SparkType
 
 Node = dict[str, Any]

@@ -16,6 +16,7 @@ from sqlglot import exp
 from sluice.pushdown import constants, nesting
 from sluice.pushdown.constants import Constant, NotRepresentable
 from sluice.pushdown.levels import Level, Verdict
+from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, paren
 from sluice.pushdown.like import LikePattern
 from sluice.pushdown.negation import unfold_between, unfold_negate
 from sluice.types import Column, Kind, SparkType, TableSchema
@@ -24,63 +25,12 @@ if TYPE_CHECKING:
     from sluice.dialects.base import Dialect
 
 
-class Unsupported(Exception):
-    """Raised inside translation; the message is the reason shown to the user."""
-
-
-@dataclass(frozen=True)
-class TextRules:
-    """How a source compares a text value, and why (naming the column property).
-
-    ``equality`` is EXACT or INEXACT (case-folding or padding remote comparisons keep a
-    superset). ``ordering`` is ``"native"`` (binary code point order), ``"collate_c"``
-    (exact once wrapped in the dialect's binary collation) or ``None`` (ranges unsupported).
-    """
-
-    equality: Level
-    ordering: str | None
-    why: str
-    functions_ok: bool = True  # False when remote functions see a different string (bpchar)
-    #: = is exact only under the dialect's binary collation (MySQL's case-folding, PAD SPACE collations)
-    binary_equality: bool = False
-
-
-@dataclass(frozen=True)
-class Value:
-    """A value expression translated exactly: remote SQL, Spark type, text rules."""
-
-    sql: exp.Expression
-    type: SparkType
-    text: TextRules | None = None
-    column: Column | None = None
-
-
-@dataclass(frozen=True)
-class Translation:
-    level: Level
-    reason: str
-    sql: exp.Expression | None = None
-
-    @classmethod
-    def unsupported(cls, reason: str) -> "Translation":
-        return cls(Level.UNSUPPORTED, reason)
-
-
 #: pushed SQL per scan, in characters: a 100,000-item IN list fits; more is left to Spark,
 #: never sent (MariaDB's max_allowed_packet is 16 MiB, SQLite's statement limit 1e9 bytes)
 MAX_PUSHED_CHARS = 4_000_000
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 _EQUALITIES = (exp.EQ, exp.NullSafeEQ)
 _MIRROR = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
-
-
-def paren(node: exp.Expression) -> exp.Expression:
-    """Explicit parentheses around anything that is not atomic: we never trust precedence."""
-    if isinstance(node, exp.Paren):
-        return node
-    composite = (exp.Connector, exp.Binary, exp.Unary, exp.Predicate)
-    atomic = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Paren, exp.Cast, exp.Func)
-    return node if isinstance(node, atomic) and not isinstance(node, composite) else exp.Paren(this=node)
 
 
 class Translator:

@@ -34,7 +34,7 @@ from sluice.flight.auth import authorization_header
 from sluice.flight.dialect import FlightDialect
 from sluice.flight.protocol import ACTION_CAPABILITIES, FilterSpec, Request
 from sluice.pushdown.levels import Level, Verdict
-from sluice.pushdown.translator import Unsupported
+from sluice.pushdown.terms import Unsupported
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, Source
 from sluice.timeouts import URL_OPTION, waited

@@ -13,7 +13,8 @@ from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.flight import filter_json
 from sluice.flight.protocol import RequestError
-from sluice.pushdown.translator import Translator, Unsupported
+from sluice.pushdown.translator import Translator
+from sluice.pushdown.terms import Unsupported
 from tests import corpus
 from tests.unit.tables import column
 from sluice.types import TableSchema
