@@ -27,7 +27,6 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-
 from typing import TYPE_CHECKING
 
 from sqlglot import exp

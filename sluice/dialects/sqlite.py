@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import math
 from decimal import Decimal
-
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
