@@ -120,8 +120,6 @@ def parse_url(text: str) -> SourceUrl:
         username, colon, raw = userinfo.partition(":")
         raw_password = raw if colon else None
     host, port = _host_port(hostport, text)
-    if any(c.isspace() for c in path + query):
-        raise UrlError(f"cannot read the URL {mask_unparsed(text)}: it holds white space (percent-encode it as %20)")
     return SourceUrl(text, scheme.lower(), unquote(username) if username is not None else None,
                      unquote(raw_password) if raw_password is not None else None, raw_password, host, port, path, query)
 

@@ -75,6 +75,7 @@ def test_the_mysql_url_of_the_issue_fails_naming_the_source_with_the_password_ma
     ("postgresql://u@h", "u", None, "h", None, None),
     ("grpc://127.0.0.1:8815", None, None, "127.0.0.1", 8815, None),
     ("sqlite:///rel/a@b.db", None, None, None, None, "rel/a@b.db"),
+    ("sqlite:////tmp/my data/x.db", None, None, None, None, "/tmp/my data/x.db"),  # a path with a space
     ("sqlite:////abs/x.db?connect_timeout_s=3", None, None, None, None, "/abs/x.db"),
 ])
 def test_urls_parse_into_their_parts(url: str, user: str | None, password: str | None, host: str | None,
