@@ -72,6 +72,10 @@ def one_line(text: str) -> str:
 _RAISED = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception)): (.+)$", re.M)
 
 
+#: Spark's error line inside a JVM stack trace: "[CONDITION] message" (``SQLSTATE`` ends it)
+_CONDITION = re.compile(r"\[[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)?\] [^\n]*")
+
+
 def spark_reason(text: str) -> str:
     """What Spark's error says went wrong: the first line, or, when it quotes a Python
     traceback (a data source's reader failed), the exception at the end of it."""
@@ -80,6 +84,9 @@ def spark_reason(text: str) -> str:
         if raised:
             name, message = raised[-1]
             return f"{name}: {message}"
+    condition = _CONDITION.search(text)  # a JVM error quoted by py4j: Spark's own line (e.g. [DIVIDE_BY_ZERO] ...)
+    if condition:
+        return condition.group(0).strip()
     return text.strip().splitlines()[0] if text.strip() else "failed"
 
 

@@ -13,7 +13,7 @@ FILTERS = [
     "i = 1", "t = 'a'", "ch = 'a'", "tc LIKE 'a%'", "f > 1.5", "f = double('NaN')", "i IN (1, 2)", "t IS NULL",
     "NOT (i = 1)", "dt >= DATE '2000-01-01'", "ts > TIMESTAMP '2024-03-10 02:30:00'", "tn < TIMESTAMP_NTZ '2024-03-10 02:30:00'",
     "d > 1.5", "b = 9223372036854775807", "flag", "t <=> NULL", "t LIKE '%b'", "t LIKE '%a_b%'", "r > 0.1",
-    "i = 1 OR t = 'a'", "coalesce(i, 0) = 0", "abs(i) = 1",
+    "i = 1 OR t = 'a'", "coalesce(i, 0) = 0", "coalesce(t, 'x') = 'x'",
 ]
 
 

@@ -84,6 +84,7 @@ class Block:
     needs: tuple[str, ...] = ()
     not_run: str | None = None
     file: str | None = None
+    before: str = ""  # the line before the opening fence
 
     @property
     def name(self) -> str:
@@ -119,7 +120,7 @@ def parse_blocks(path: Path) -> list[Block]:
             path, len(blocks) + 1, number + 1, RUN_LANGUAGES.get(info, info), "\n".join(lines[number + 1:end]) + "\n",
             needs=tuple(part.strip().lower() for part in value.split(",") if part.strip()) if kind == "needs" else (),
             not_run=(value or "no reason given") if kind == "not run" else None,
-            file=value if kind == "file" else None))
+            file=value if kind == "file" else None, before=lines[number - 1] if number else ""))
         number = end + 1
     return blocks
 
@@ -267,7 +268,12 @@ class DocWorld:
 
     def restore_session(self) -> None:
         """Put back the session settings the examples changed (attached catalogs, time zone, ...)."""
+        from sluice.spark.bridge import PLANNER
+
         now = dict(self.spark.conf.getAll)
+        changed = {key for key in now.keys() | self.baseline.keys() if now.get(key) != self.baseline.get(key)}
+        for catalog in {key.split(".")[3] for key in changed if key.startswith("spark.sql.catalog.")}:
+            PLANNER.forget(catalog)  # the sources an example attached (others reopen from their options)
         for key in now.keys() - self.baseline.keys():
             self.spark.conf.unset(key)
         for key, value in self.baseline.items():
@@ -276,6 +282,9 @@ class DocWorld:
                     self.spark.conf.set(key, value)
                 except Exception:  # noqa: BLE001 - a static setting no example can have changed
                     pass
+        # Spark keeps each catalog it loaded with the options it was loaded with (SluiceCatalog
+        # reads the session's over them): drop them, so none keeps an example's URL or password
+        self.spark._jsparkSession.sessionState().catalogManager().reset()
 
     def run_python(self, block: Block) -> None:
         """Run ``block``, after the file's earlier Python blocks (once) and shell blocks."""
@@ -369,6 +378,7 @@ def docs_world(spark, tmp_path_factory: pytest.TempPathFactory, request: pytest.
             shell.stop()
         world.restore_session()
         os.chdir(previous)
+    assert dict(spark.conf.getAll) == world.baseline, "the examples changed the shared session's settings for good"
 
 
 def test_every_doc_is_read() -> None:
@@ -377,6 +387,10 @@ def test_every_doc_is_read() -> None:
     assert "README.md" in names and len(PYTHON) >= 5 and SHELL
     for block in BLOCKS:
         assert block.code.strip(), f"{block.where} is empty"
+        if block.language in ("python", "sh") and block.before.lstrip().startswith("<!--"):
+            assert _MARKER.match(block.before), (
+                f"{block.where}: {block.before.strip()!r} is not a marker this test reads "
+                "(<!-- needs: postgres, mariadb -->, <!-- not run: reason --> or <!-- file: NAME -->)")
 
 
 @pytest.mark.parametrize("block", PYTHON, ids=lambda block: block.id)

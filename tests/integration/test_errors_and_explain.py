@@ -17,7 +17,7 @@ GROUP BY t.i"""
 
 
 def test_unknown_source_table_and_column(fed) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(BindError, match="`nope`.`t` cannot be found.*SQLSTATE: 42P01 .attached sources: .*lite.*pg"):
+    with pytest.raises(BindError, match="(?s)`nope`.`t` cannot be found.*SQLSTATE: 42P01 .attached sources: .*lite.*pg"):
         fed.sql("SELECT * FROM nope.t")
     with pytest.raises(BindError, match="no table sluice_test.missing"):
         fed.sql("SELECT * FROM pg.sluice_test.missing")
@@ -135,7 +135,7 @@ def test_explain_plan_json_and_errors_speak_the_users_names(fed) -> None:  # typ
     for name, text in texts.items():
         assert not INTERNAL.findall(text.replace("'p__s0'", "")), (name, INTERNAL.findall(text))
     explained = texts["explain"]
-    assert "Scan pg.sluice_test.edge on pg" in explained and explained.count("Scan lite.main.edge") == 2
+    assert "Scan pg.sluice_test.edge on pg" in explained and "Scan lite.main.edge#2" in explained
     assert "p__s0" in explained  # a literal is the user's text, untouched
     plan = fed.plan(query).to_dict()
     assert sorted(s["alias"] for s in plan["scans"]) == ["lite.main.edge", "lite.main.edge#2", "pg.sluice_test.edge"]
