@@ -25,10 +25,11 @@ def _column(name: str, spark: str, remote: str, **properties: object) -> Column:
     return Column(name, SparkType(spark), remote, **properties)  # type: ignore[arg-type]
 
 
-def _table(source: str, schema: str | None, text: dict[str, object]) -> TableSchema:
-    """One table per source: every Spark type family, plus text columns under ``text`` properties."""
+def _table(source: str, schema: str | None, text: dict[str, object], integer: str = "int") -> TableSchema:
+    """One table per source: every Spark type family, plus text columns under ``text`` properties
+    (``integer``: the Spark type the source reads its ``integer`` as; SQLite's is 64-bit)."""
     columns = [
-        _column("id", "bigint", "bigint"), _column("i", "int", "integer"), _column("f", "double", "double"),
+        _column("id", "bigint", "bigint"), _column("i", integer, "integer"), _column("f", "double", "double"),
         _column("r", "float", "real"), _column("d", "decimal(10,2)", "numeric(10,2)"),
         _column("s", "string", "text", **text), _column("c", "string", "text", collation="C"),
         _column("dt", "date", "date"), _column("ts", "timestamp", "timestamp with time zone"),
@@ -40,7 +41,7 @@ def _table(source: str, schema: str | None, text: dict[str, object]) -> TableSch
 
 TABLES: dict[str, TableSchema] = {
     "pg": _table("pg", "public", {"collation": "en-US-x-icu"}),
-    "lite": _table("lite", "main", {}),
+    "lite": _table("lite", "main", {}, integer="bigint"),
     "my": _table("my", "test", {"collation": "utf8mb4_general_ci", "case_insensitive": True}),
     "duck": _table("duck", "main", {"collation": "NOCASE"}),
     "lake": _table("lake", "db", {}),

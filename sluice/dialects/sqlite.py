@@ -102,7 +102,7 @@ class SqliteDialect(Dialect):
         return None
 
     def suspect(self, column: Column) -> tuple[exp.Expression, str] | None:
-        """A decimal column's TEXT or BLOB values (SQLite orders them after every number) and
+        """Booleans and narrow integers outside their type (``_out_of_range``), and a decimal column's TEXT or BLOB values (SQLite orders them after every number) and
         the values the reader refuses (more decimals than the scale, more integer digits than
         the precision): rows holding them are returned for Spark to read and judge.
 
@@ -110,6 +110,8 @@ class SqliteDialect(Dialect):
         decimal, which orders against other doubles as the doubles do, and below 2**53 (15
         integer digits) every INTEGER is a double; literals are spelled so (``_decimal_literal``).
         """
+        if column.type.kind is Kind.BOOLEAN or (column.type.kind is Kind.INTEGRAL and column.type.bits < 64):
+            return self._out_of_range(column)
         if column.type.kind is not Kind.DECIMAL:
             return None
         _, scale = column.type.precision_scale
@@ -123,6 +125,19 @@ class SqliteDialect(Dialect):
         why = (f"{column.describe()}: SQLite may hold a decimal as TEXT (ordered after every number) or hold one "
                f"decimal({','.join(map(str, column.type.precision_scale))}) cannot read; rows holding such values are "
                "returned for Spark to read and judge")
+        return guard, why
+
+    def _out_of_range(self, column: Column) -> tuple[exp.Expression, str]:
+        """A boolean or narrow integer column's values the reader refuses: another storage class,
+        or an INTEGER outside the type (SQLite stores 2 in a BOOLEAN and 40000 in a SMALLINT)."""
+        low, high = (0, 1) if column.type.kind is Kind.BOOLEAN else column.type.integral_range()
+        value = exp.column(column.name, quoted=True)
+        storage = exp.In(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
+                         expressions=[exp.Literal.string("integer"), exp.Literal.string("null")])
+        guard = exp.or_(exp.Not(this=exp.Paren(this=storage)), exp.LT(this=value.copy(), expression=exp.Literal.number(low)),
+                        exp.GT(this=value.copy(), expression=exp.Literal.number(high)))
+        why = (f"{column.describe()}: SQLite may hold values {column.type} cannot (another storage class, or outside "
+               f"{low}..{high}); rows holding them are returned so the read fails as it does without pushdown")
         return guard, why
 
     def text_rules(self, column: Column) -> TextRules:

@@ -12,7 +12,9 @@ Arrow arrays in C and keeps every check of the row reader:
   convert silently is flagged in SQL by one extra column: a number in a text, date or
   timestamp or binary column, and an integer a double cannot hold exactly in a double column. Text
   is validated as UTF-8 (ADBC does not); booleans, dates and timestamps go through the row
-  reader's own Arrow conversions.
+  reader's own Arrow conversions, narrow integers and decimals through ``sqlite_values``
+  (a decimal column is selected twice: its REALs as doubles, its INTEGERs and TEXTs as
+  tagged text), so both readers convert and refuse the same values with the same message.
 * **Stale plans.** The planned table is compared with the catalog in the statement's own
   transaction (ADBC runs every statement of the connection in one), as the row reader does.
 * **Locks and timeouts.** ``busy_timeout`` as in the row reader. ADBC's SQLite driver cannot

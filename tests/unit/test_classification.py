@@ -60,8 +60,8 @@ CASES = [
     ("ts > TIMESTAMP '2024-03-10 02:30:00'", E, U),
     ("tn > TIMESTAMP '2024-03-10 02:30:00'", U, None),  # NTZ vs LTZ in a DST zone
     ("tn > TIMESTAMP_NTZ '2024-03-10 02:30:00'", E, None),
-    ("flag", E, E),
-    ("flag = TRUE", E, E),
+    ("flag", E, I),  # SQLite: with the rows holding another value than 0 or 1 (the reader refuses them)
+    ("flag = TRUE", E, I),
     ("n = 1", U, None),
     ("name ILIKE 'a%'", U, U),
     ("i = '5'", U, U),
