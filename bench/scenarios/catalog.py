@@ -7,8 +7,9 @@ key ``id`` (``catalog_orders`` in the benchmark schema, the SQL scenario's gener
 ``SELECT * FROM <catalog>.sluice_bench.catalog_orders WHERE id < 11`` (10 rows) collected to
 the driver, through:
 
-- Sluice's catalog: ``fed.attach(...)`` then ``spark.sql(q).collect()``; and ``fed.sql(q)``
-  (the same plus ``spark.sluice.pushdown`` set and restored around the analysis);
+- Sluice's catalog: ``fed.attach(...)`` then ``spark.sql(q).collect()``; ``fed.sql(q)`` (the
+  same plus ``spark.sluice.pushdown`` set and restored around the analysis); and, to show what
+  splitting the read costs, the same catalog attached with ``partitions=1``;
 - Spark's ``JDBCTableCatalog`` (``spark.sql.catalog.<name>`` with ``url`` and ``driver``;
   Debian's JDBC jars on the session's class path, skipped with the reason when absent);
 - ``spark.range(10).collect()``: the floor of any collected Spark query.
@@ -44,7 +45,7 @@ ENGINE_TITLES = {"postgresql": "PostgreSQL", "mariadb": "MariaDB"}
 #: the issue's table size; --quick uses the run's (smallest) scale instead
 FULL_ROWS = 2_000_000
 #: a fixed cost needs many rounds: each round is well under a second
-FULL_ROUNDS, WARM_UP_ROUNDS, QUICK_WARM_UP_ROUNDS = 80, 5, 1
+FULL_ROUNDS, WARM_UP_ROUNDS, QUICK_WARM_UP_ROUNDS = 60, 5, 1
 LIMIT_S = 0.050
 #: issue 13's figure for the old ``fed.sql`` path (sqlglot front end), 2M-row PostgreSQL table
 ISSUE_OLD_PATH_S = 0.466
@@ -55,10 +56,12 @@ SCHEMA = data.PG_SCHEMA  # == data.MYSQL_DATABASE: both dropped by --cleanup
 WHERE = "id < 11"
 #: catalog names of this scenario only: the others attach pg, my, plan_pg, ...
 SLUICE_NAMES = {"postgresql": "cat_pg", "mariadb": "cat_my"}
+ONE_PARTITION_NAMES = {"postgresql": "cat_pg_one", "mariadb": "cat_my_one"}
 JDBC_NAMES = {"postgresql": "cat_jdbc_pg", "mariadb": "cat_jdbc_my"}
 JDBC_CATALOG = "org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog"
 SLUICE_SQL = "Sluice catalog: spark.sql(q).collect()"
 SLUICE_FED = "Sluice catalog: fed.sql(q).collect()"
+SLUICE_ONE = "Sluice catalog, partitions=1: spark.sql(q).collect()"
 JDBC = "Spark JDBCTableCatalog: spark.sql(q).collect()"
 FLOOR = "spark.range(10).collect()"
 FLOOR_GROUP = "catalog-floor"
@@ -191,6 +194,15 @@ def _floor(ctx: BenchContext) -> None:
     ctx.fed.spark.range(10).collect()
 
 
+def _partitions(ctx: BenchContext, text: str) -> int:
+    """How many partitions Sluice reads ``text`` with (1 when it cannot plan: the warm-up reports why)."""
+    try:
+        return spark_paths.sluice_partitions(ctx.fed, text)
+    except Exception as error:  # noqa: BLE001
+        log(f"  could not plan {text}: {describe(error)}")
+        return 1
+
+
 def _cases(ctx: BenchContext, urls: dict[str, str]) -> tuple[list[Case], dict[int, PathStats], dict[str, str]]:
     """Every engine's paths and the floor; each SQL path's figures (by ``id(case)``); why JDBC paths were skipped."""
     cases: list[Case] = []
@@ -199,15 +211,13 @@ def _cases(ctx: BenchContext, urls: dict[str, str]) -> tuple[list[Case], dict[in
     for engine in ENGINES:
         group = f"{engine}-catalog"
         sluice_q = query(SLUICE_NAMES[engine])
-        try:
-            streams = spark_paths.sluice_partitions(ctx.fed, sluice_q)
-        except Exception as error:  # noqa: BLE001 - the warm-up reports the failure again, per case
-            log(f"  {engine}: could not plan {sluice_q}: {describe(error)}")
-            streams = 1
-        for path, fed_sql in ((SLUICE_SQL, False), (SLUICE_FED, True)):
+        one_q = query(ONE_PARTITION_NAMES[engine])
+        for path, text, fed_sql, note in (
+                (SLUICE_SQL, sluice_q, False, sluice_q),
+                (SLUICE_FED, sluice_q, True, "fed.sql sets spark.sluice.pushdown around spark.sql"),
+                (SLUICE_ONE, one_q, False, f"{one_q}; the same source attached with partitions=1")):
             stats = PathStats()
-            case = Case(group, engine, path, stats.run(ctx, sluice_q, fed_sql), streams=streams,
-                        note=sluice_q if not fed_sql else "fed.sql sets spark.sluice.pushdown around spark.sql")
+            case = Case(group, engine, path, stats.run(ctx, text, fed_sql), streams=_partitions(ctx, text), note=note)
             stats_by_case[id(case)] = stats
             cases.append(case)
         if engine not in ctx.jars:
@@ -235,7 +245,7 @@ def _check(ctx: BenchContext, cases: list[Case]) -> None:
         live = [c for c in cases if c.shape == engine and c.error is None]
         results = {}
         for case in live:
-            catalog = JDBC_NAMES[engine] if case.path == JDBC else SLUICE_NAMES[engine]
+            catalog = {JDBC: JDBC_NAMES, SLUICE_ONE: ONE_PARTITION_NAMES}.get(case.path, SLUICE_NAMES)[engine]
             frame = ctx.fed.spark.sql(query(catalog))
             rows = sorted((tuple(r) for r in frame.collect()), key=lambda r: r[0])
             results[case.path] = rows
@@ -280,6 +290,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         log(f"  {engine}: {'generated' if generated else 'kept'} in {prepared[engine]['seconds']:.1f}s")
     for engine in ENGINES:
         ctx.fed.attach(SLUICE_NAMES[engine], urls[engine])
+        ctx.fed.attach(ONE_PARTITION_NAMES[engine], urls[engine], partitions=1)
         if engine in ctx.jars:
             attach_jdbc(ctx, engine, urls[engine])
     try:
@@ -297,6 +308,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     finally:
         for engine in ENGINES:
             ctx.fed.detach(SLUICE_NAMES[engine])
+            ctx.fed.detach(ONE_PARTITION_NAMES[engine])
             detach_jdbc(ctx, engine)
     return _record(cases, stats_by_case, skipped, rows, timed_rounds, prepared, urls)
 
@@ -328,7 +340,8 @@ def _record(cases: list[Case], stats_by_case: dict[int, PathStats], skipped: dic
                                                              facts["planning_ms_per_query_by_method"].items())
             records.append(summary(case, baseline))
         sluice_case = next(c for c in mine if c.path == SLUICE_SQL)
-        targets.append(_target(engine, rows, sluice_case, jdbc_case, stats_by_case, floor, skipped.get(engine)))
+        one_case = next(c for c in mine if c.path == SLUICE_ONE)
+        targets.append(_target(engine, rows, sluice_case, one_case, jdbc_case, stats_by_case, floor, skipped.get(engine)))
         log(f"  {engine}: " + "; ".join(f"{c.path} {_ms(m)}" for c in mine if (m := _median(c)) is not None)
             + (f"; floor {_ms(floor)}" if floor is not None else ""))
     records.append(summary(floor_case, None))
@@ -336,8 +349,8 @@ def _record(cases: list[Case], stats_by_case: dict[int, PathStats], skipped: dic
     targets.append({
         "target": f"PostgreSQL: the old `fed.sql` path took {ISSUE_OLD_PATH_S * 1000:.0f} ms for this query on a 2M-row "
                   "table (issue 13's figure; that path no longer exists and is not re-measured)",
-        "measured": (f"{_ms(sluice_pg)} through the catalog now on {rows:,} rows "
-                     f"({ISSUE_OLD_PATH_S / sluice_pg:.1f}x less; not the same run)") if sluice_pg else "not measured",
+        "measured": (f"{_ms(sluice_pg)} through the catalog now on {rows:,} rows, {sluice_pg / ISSUE_OLD_PATH_S:.2f}x "
+                     "the issue's figure (not the same run)") if sluice_pg else "not measured",
         "met": None, "command": COMMAND})
     scale = {"rows": rows, "rounds": rounds, "results": records,
              "facts": {"queries": {e: {"sluice": query(SLUICE_NAMES[e]), "jdbc": query(JDBC_NAMES[e])} for e in ENGINES},
@@ -347,7 +360,7 @@ def _record(cases: list[Case], stats_by_case: dict[int, PathStats], skipped: dic
     return scenario_result(KEY, TITLE, _about(rows, len(rounds), skipped), [scale], targets)
 
 
-def _target(engine: str, rows: int, sluice: Case, jdbc: Case | None, stats_by_case: dict[int, PathStats],
+def _target(engine: str, rows: int, sluice: Case, one: Case, jdbc: Case | None, stats_by_case: dict[int, PathStats],
             floor: float | None, skipped: str | None) -> dict[str, Any]:
     title = (f"{ENGINE_TITLES[engine]}: 10-row query through the catalog within {LIMIT_S * 1000:.0f} ms of "
              f"JDBCTableCatalog (median, same run; {rows:,}-row table)")
@@ -358,9 +371,11 @@ def _target(engine: str, rows: int, sluice: Case, jdbc: Case | None, stats_by_ca
         failed = "; ".join(f"{c.path}: {c.error}" for c in (sluice, jdbc) if c is not None and c.error)
         return {"target": title, "measured": f"failed: {failed or 'no timings'}", "met": None, "command": COMMAND}
     share = stats_by_case[id(sluice)].facts().get("planning_median_ms")
-    measured = f"{(s - j) * 1000:+.1f} ms ({_ms(s)} vs {_ms(j)}, {s / j:.2f}x)"
+    measured = f"{(s - j) * 1000:+.1f} ms ({_ms(s)} vs {_ms(j)}, {s / j:.2f}x, {sluice.streams} partitions)"
     if share is not None:
         measured += f"; Sluice's planning {share:.1f} ms of it"
+    if (o := _median(one)) is not None:
+        measured += f"; attached with partitions=1: {(o - j) * 1000:+.1f} ms ({_ms(o)})"
     if floor is not None:
         measured += f"; spark.range(10) floor {_ms(floor)}"
     return {"target": title, "measured": measured, "met": s - j <= LIMIT_S, "command": COMMAND}
@@ -373,7 +388,8 @@ def _about(rows: int, rounds: int, skipped: dict[str, str]) -> list[str]:
         "the driver. Every path runs the whole query each time: parse, analysis (the catalog's `loadTable`), "
         "optimisation, planning, the read and the collect.",
         f"- Paths: `{SLUICE_SQL}` after `fed.attach`; `{SLUICE_FED}` (the same, with `spark.sluice.pushdown` set and "
-        f"restored around the analysis); `{JDBC}` (Spark's `JDBCTableCatalog` over Debian's JDBC jars, the bold "
+        f"restored around the analysis); `{SLUICE_ONE}` (the same source attached again with "
+        "`partitions=1`: what splitting a 10-row read into *streams* partitions costs); `{JDBC}` (Spark's `JDBCTableCatalog` over Debian's JDBC jars, the bold "
         f"baseline, or Sluice's `spark.sql` path where JDBC is skipped; it reads in one partition and asks the server for the schema at every `loadTable`); `{FLOOR}`, "
         "the floor of any collected Spark query in this session. Sluice describes a table once per attach.",
         f"- One Spark session; one warm-up run per path, then untimed rounds, then {rounds} interleaved rounds in a "
