@@ -72,6 +72,10 @@ def ascii_folded(name: str) -> str:
     return name.translate(_ASCII_UPPER)
 
 
+#: rows one Spark partition of a SQL source reads, about (also what default_partitions assumes)
+ROWS_PER_PARTITION = 250_000
+
+
 def file_path(name: str, url: str, kind: str, suffix: str) -> str:
     """The absolute path in a file URL: ``scheme:///relative`` or ``scheme:////absolute``."""
     scheme, _, rest = url.partition("://")
@@ -206,7 +210,7 @@ class Source(abc.ABC):
         if self.partitions:
             return self.partitions
         rows = table.row_estimate or 0
-        return max(1, min(8, rows // 250_000))
+        return max(1, min(8, rows // ROWS_PER_PARTITION))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, {self.display_url!r})"
@@ -216,8 +220,14 @@ class SqlSource(Source):
     """A source that runs one remote SQL query per partition."""
 
     def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
-        """One query per partition; a pushed LIMIT is answered by a single stream."""
+        """One query per partition; a pushed LIMIT is answered by a single stream, and so is a
+        filter the source expects to keep few rows (a partition per ``ROWS_PER_PARTITION``):
+        splitting 10 rows into 8 partitions costs 8 sessions and 8 tasks for nothing."""
         count = 1 if spec.limit is not None else spec.partitions
+        if count > 1 and spec.where:
+            expected = self.estimated_rows(spec)
+            if expected is not None:
+                count = max(1, min(count, expected // ROWS_PER_PARTITION))
         schema = spec.arrow_schema()
         try:
             parts = self.split(spec.table, count)
@@ -256,6 +266,11 @@ class SqlSource(Source):
         select.append(f"CASE WHEN {pushed} THEN NULL ELSE 1 END AS sluice_guard")
         where = [" OR ".join([f"({pushed})"] + [f"({g})" for g in guards])] + ([partition_predicate] if partition_predicate else [])
         return build_query(select, self.dialect.quote_table(spec.table.schema, spec.table.name), where, spec.order, None)
+
+    def estimated_rows(self, spec: "ScanSpec") -> int | None:
+        """The rows the source's own planner expects the scan to return; None: no estimate.
+        Only sizes the read (never decides a row), so any failure is just no estimate."""
+        return None
 
     #: (schema, table) of everything readable, for :meth:`tables`; sources without an
     #: information_schema override it

@@ -67,6 +67,20 @@ class MysqlSource(SqlSource):
         return name if int(self.lower_case_table_names) == 0 else name.lower()
 
     # ------------------------------------------------------------ connections
+    def estimated_rows(self, spec: "ScanSpec") -> int | None:
+        """The server's estimate of the rows the pushed query examines (EXPLAIN, nothing run)."""
+        try:
+            connection = self._catalog()
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute("EXPLAIN " + spec.query(self))
+                    names = [column[0].lower() for column in cursor.description]
+                    return sum(int(row[names.index("rows")] or 0) for row in cursor.fetchall())
+            finally:
+                connection.close()
+        except Exception:  # noqa: BLE001 - an estimate only sizes the read; the read reports real failures
+            return None
+
     def _catalog(self):  # type: ignore[no-untyped-def]
         """A PyMySQL session for catalog queries; connecting and the login are bounded by
         ``connect_timeout_s``. PyMySQL's ``connect_timeout`` covers the TCP connect only: the
