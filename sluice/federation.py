@@ -45,8 +45,9 @@ METRICS_CONF = "spark.sluice.metricsDir"
 #: "[SLUICE] SourceError: source 'pg': ..." -> the error class and its message
 _SLUICE_MESSAGE = re.compile(r"\[SLUICE\] (?:(?P<kind>[A-Za-z]+Error): )?(?P<message>.*)", re.S)
 _NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "UNRESOLVED_COLUMN", "SCHEMA_NOT_FOUND", "REQUIRES_SINGLE_PART_NAMESPACE")
-#: which Federation's sources each session's catalogs are now, by (session, catalog name)
-_OWNERS: dict[tuple[int, str], int] = {}
+#: which Federation's source each session's catalog is now, and the options it set, by
+#: (session, catalog name): the settings to replace when another Federation takes the name
+_OWNERS: dict[tuple[int, str], tuple[int, dict[str, str]]] = {}
 
 
 class Federation:
@@ -73,34 +74,32 @@ class Federation:
         source = open_source(key, url, password=password, partitions=partitions or self.partitions,
                              statement_timeout_s=statement_timeout_s, connect_timeout_s=connect_timeout_s)
         source.check()
-        self.detach(key)
-        bare_url, in_url = strip_password(url)
+        bare_url, _ = strip_password(url)
         options = {"url": bare_url, "statement_timeout_s": repr(float(statement_timeout_s))}
         if partitions or self.partitions:
             options["partitions"] = str(partitions or self.partitions)
         if connect_timeout_s is not None:
             options["connect_timeout_s"] = repr(float(connect_timeout_s))
-        secret = password if password is not None else source.credential if in_url else None
-        if secret is not None:
-            options["password"] = secret  # Spark redacts it in its UI and logs (spark.redaction.regex)
-        self.spark.conf.set(f"spark.sql.catalog.{key}", CATALOG_CLASS)
-        for option, value in options.items():
-            self.spark.conf.set(f"spark.sql.catalog.{key}.{option}", value)
-        PLANNER.remember(key, options, source)
+        # The password stays in this process: the planner logs in with the attached source and
+        # hands the reader its login itself, so no Spark setting (readable by any code holding the
+        # session) ever holds it
+        PLANNER.forget(key)
+        self._tables = {k: v for k, v in self._tables.items() if k[0] != key}
         self._sources[key] = source
         self._options[key] = options
-        _OWNERS[(id(self.spark), key)] = id(self)
+        self._take(key)
 
     def detach(self, name: str) -> None:
         key = name.lower()
         if self._sources.pop(key, None) is None:
             return
-        prefix = f"spark.sql.catalog.{key}."
-        for conf_key in [k for k in self.spark.conf.getAll if k.startswith(prefix)]:
-            self.spark.conf.unset(conf_key)
+        options = self._options.pop(key)
+        if _OWNERS.get((id(self.spark), key), (None,))[0] == id(self):
+            for option in options:
+                self.spark.conf.unset(f"spark.sql.catalog.{key}.{option}")
+            self.spark.conf.unset(f"spark.sql.catalog.{key}")
+            del _OWNERS[(id(self.spark), key)]
         PLANNER.forget(key)
-        self._options.pop(key, None)
-        _OWNERS.pop((id(self.spark), key), None)
         self._tables = {k: v for k, v in self._tables.items() if k[0] != key}
 
     def activate(self) -> None:
@@ -110,17 +109,23 @@ class Federation:
         attached a source under the same name took it over. Every query through this object
         calls this first; call it before plain ``spark.sql`` when several Federations share a session.
         """
-        for key, options in self._options.items():
-            if _OWNERS.get((id(self.spark), key)) == id(self):
-                continue
-            prefix = f"spark.sql.catalog.{key}."
-            for conf_key in [k for k in self.spark.conf.getAll if k.startswith(prefix) and k[len(prefix):] not in options]:
-                self.spark.conf.unset(conf_key)
-            self.spark.conf.set(f"spark.sql.catalog.{key}", CATALOG_CLASS)
-            for option, value in options.items():
-                self.spark.conf.set(prefix + option, value)
-            PLANNER.remember(key, options, self._sources[key])
-            _OWNERS[(id(self.spark), key)] = id(self)
+        for key in self._options:
+            if _OWNERS.get((id(self.spark), key), (None,))[0] != id(self):
+                self._take(key)
+
+    def _take(self, key: str) -> None:
+        """Point the session's catalog ``key`` at this federation's source (the settings only:
+        reading them back would bring every setting, passwords others set included, across py4j)."""
+        options = self._options[key]
+        prefix = f"spark.sql.catalog.{key}."
+        _, previous = _OWNERS.get((id(self.spark), key), (None, {}))
+        for option in previous.keys() - options.keys():
+            self.spark.conf.unset(prefix + option)
+        self.spark.conf.set(f"spark.sql.catalog.{key}", CATALOG_CLASS)
+        for option, value in options.items():
+            self.spark.conf.set(prefix + option, value)
+        PLANNER.remember(key, options, self._sources[key])
+        _OWNERS[(id(self.spark), key)] = (id(self), options)
 
     @property
     def sources(self) -> dict[str, str]:

@@ -40,6 +40,9 @@ class ScanSpec:
     statement_timeout_s: float = 600.0
     connect_timeout_s: float | None = None  # None: the URL's option or the default (sluice/timeouts.py)
     metrics_dir: str | None = None
+    #: whether the source may read fewer partitions than ``partitions`` when it expects few rows
+    #: (False when the user set the partitions)
+    fewer_when_selective: bool = True
 
     @classmethod
     def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: object) -> "ScanSpec":

@@ -206,7 +206,8 @@ def _servers(url: str) -> tuple[dict[str, str], list[subprocess.Popen]]:  # type
     locations = {}
     try:
         process, locations[SLUICE] = start_server(
-            [sys.executable, "-m", "sluice.cli", "serve", "--port", "0", "--source", f"{SERVED}={url}"],
+            [sys.executable, "-m", "sluice.cli", "serve", "--port", "0", "--source", f"{SERVED}={url}",
+             "--namespace", f"{SERVED}.{data.PG_SCHEMA}"],
             {**os.environ, "SLUICE_FLIGHT_TOKEN": TOKEN}, "sluice flight: serving")
         processes.append(process)
         process, locations[PLAIN] = start_server(

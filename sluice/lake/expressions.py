@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any, Callable
 
 import sqlglot
@@ -236,7 +236,12 @@ class _Converter:
             if (value.tzinfo is not None) != isinstance(field_type, TimestamptzType):
                 return _UNKNOWN
         if isinstance(field_type, DecimalType):
-            scaled = value.quantize(Decimal(1).scaleb(-field_type.scale))
+            with localcontext() as context:  # the default context's 28 digits cannot hold decimal(38,s)
+                context.prec = 80  # twice Spark's 38 digits: any decimal literal and scale fit
+                try:
+                    scaled = value.quantize(Decimal(1).scaleb(-field_type.scale))
+                except InvalidOperation:  # not representable at that scale at all
+                    return _UNKNOWN
             return scaled if scaled == value else _UNKNOWN
         return value
 

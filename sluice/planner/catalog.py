@@ -159,7 +159,7 @@ class CatalogPlanner:
         pushed = tuple(v.remote_sql for v in verdicts if v.level.pushed and v.remote_sql is not None)
         limit, order, why = self._limit(source, table, request, verdicts)
         spec = ScanSpec.for_source(source, table, columns, where=pushed, limit=limit, order=order,
-                                   partitions=source.default_partitions(table))
+                                   partitions=source.default_partitions(table), fewer_when_selective=source.partitions is None)
         remote = source.masked(source.request_text(spec))
         scan_id = hashlib.sha256(spec.to_json().encode()).hexdigest()[:16]
         if request.get("metrics_dir"):

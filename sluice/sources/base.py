@@ -224,7 +224,7 @@ class SqlSource(Source):
         filter the source expects to keep few rows (a partition per ``ROWS_PER_PARTITION``):
         splitting 10 rows into 8 partitions costs 8 sessions and 8 tasks for nothing."""
         count = 1 if spec.limit is not None else spec.partitions
-        if count > 1 and spec.where:
+        if count > 1 and spec.where and spec.fewer_when_selective:
             expected = self.estimated_rows(spec)
             if expected is not None:
                 count = max(1, min(count, expected // ROWS_PER_PARTITION))

@@ -24,6 +24,7 @@ import pytest
 from sluice import Federation
 from sluice.pushdown.levels import Level
 from tests.sources import MYSQL_URL, PG_URL
+from tests.plans import stated
 
 pytestmark = pytest.mark.integration
 
@@ -143,7 +144,7 @@ class _SparkAnswers:
 def _source_outcome(federation: Federation, table: str, predicate: str) -> tuple[Level, object]:
     """The source's answer for the pushed scan, read through its own reader outside Spark."""
     scan = federation.plan(f"SELECT id FROM {table} WHERE {predicate}").scans[0]
-    level = scan.verdicts[0].level
+    level = stated(scan.verdicts)[0].level
     if level is not Level.EXACT:
         return level, None
     source = federation._sources["src"]

@@ -17,6 +17,7 @@ import pytest
 from sluice.pushdown.levels import Level
 from tests import corpus
 from tests.sources import EDGE_TABLES
+from tests.plans import stated
 
 pytestmark = pytest.mark.integration
 
@@ -55,6 +56,9 @@ def test_every_scan_keeps_the_contract(fed, source: str) -> None:
         truths = _spark_truth(fed, table, batch)
         for predicate, truth in zip(batch, truths):
             plan = fed.plan(f"SELECT id FROM {table} WHERE {predicate}")
+            if not plan.scans:  # Spark's optimiser folded the predicate to FALSE or NULL: nothing to read
+                assert not any(v is True for v in truth.values()), predicate
+                continue
             scan = plan.scans[0]
             source_obj = fed._sources[source]
             try:
@@ -73,8 +77,9 @@ def test_every_scan_keeps_the_contract(fed, source: str) -> None:
                 failures.append(f"DATA LOSS {predicate}: source dropped {sorted(spark_true - remote)} [{explain}]")
             elif exact and remote != spark_true:
                 failures.append(f"NOT EXACT {predicate}: source kept extra {sorted(remote - spark_true)} [{explain}]")
-            if exact and len(scan.verdicts) == 1 and scan.verdicts[0].remote_sql:
-                negated = replace(scan.spec, where=(f"NOT ({scan.verdicts[0].remote_sql})",))
+            own = stated(scan.verdicts)
+            if exact and len(own) == 1 and own[0].remote_sql:
+                negated = replace(scan.spec, where=(f"NOT ({own[0].remote_sql})",))
                 if _remote_ids(fed, source, negated) != spark_false:
                     failures.append(f"3VL {predicate}: NOT differs [{explain}]")
     assert not failures, f"{len(failures)} contract violation(s) on {source}:\n" + "\n".join(failures[:30])

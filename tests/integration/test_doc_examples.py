@@ -365,8 +365,10 @@ def docs_world(spark, tmp_path_factory: pytest.TempPathFactory, request: pytest.
     # the shell blocks this session runs: those selected, and those above a selected Python block
     chosen = {item.callspec.params["block"] for item in request.session.items
               if item.module is request.module and hasattr(item, "callspec") and "block" in item.callspec.params}
-    wanted = [block for block in SHELL if not skip_reason(block) and (
-        block in chosen or any(p.path == block.path and p.index > block.index for p in chosen if p.language == "python"))]
+    awaited = {block for block in SHELL
+               if any(p.path == block.path and p.index > block.index for p in chosen if p.language == "python")}
+    wanted = [block for block in SHELL if not skip_reason(block) and (block in chosen or block in awaited)]
+    wanted.sort(key=lambda block: block not in awaited)  # first those a Python block waits for
     previous = Path.cwd()
     os.chdir(folder)
     shell = ShellRunner(wanted, folder) if wanted else None

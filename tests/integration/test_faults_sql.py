@@ -160,7 +160,7 @@ def test_sqlite_locked_by_a_writer_fails_clearly_at_attach_planning_and_read(spa
             fed.sql("SELECT id FROM lite.u")
         started = time.monotonic()
         message = _spark_failure(frame.collect)
-        assert "SourceError: source 'lite'" in message and "is locked by another connection" in message
+        assert "SourceError: source 'lite'" in message and "locked" in message
         assert time.monotonic() - started < 30
     finally:
         writer.execute("ROLLBACK")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from tests import corpus
 from tests.integration.test_differential import differential_failures
 from tests.integration.test_flight_load import ServerProcess, make_events_db
 from tests.sources import BY_NAME
+from sluice.pushdown.levels import Level
+from tests.plans import stated
 
 pytestmark = pytest.mark.integration
 
@@ -57,24 +60,29 @@ def test_pushdown_equals_reference_through_flight(flight_fed, source: str) -> No
 
 @pytest.mark.parametrize("source", sorted(FLIGHT_TABLES))
 def test_the_server_decides_and_most_of_the_corpus_is_pushed(flight_fed, fed, source: str) -> None:  # type: ignore[no-untyped-def]
-    """Through Flight, each conjunct gets the level the source itself would give it."""
+    """Through Flight, each conjunct gets the level the source itself would give it, except
+    that the Flight filter format has no cast: a conjunct holding one of the casts Spark makes
+    explicit (``CAST(r AS DOUBLE) = 1.5``) stays with Spark (docs/flight.md)."""
     direct = BY_NAME[source].edge_table
     levels: collections.Counter = collections.Counter()  # type: ignore[type-arg]
     for predicate in corpus.leaves()[::11]:
-        served = [v.level for s in flight_fed.plan(f"SELECT id FROM {FLIGHT_TABLES[source]} WHERE {predicate}").scans for v in s.verdicts]
-        local = [v.level for s in fed.plan(f"SELECT id FROM {direct} WHERE {predicate}").scans for v in s.verdicts]
-        assert served == local, predicate
-        levels.update(level.value for level in served)
+        served = [(v.sql, v.level) for s in flight_fed.plan(f"SELECT id FROM {FLIGHT_TABLES[source]} WHERE {predicate}").scans
+                  for v in s.verdicts]
+        local = [(v.sql, v.level) for s in fed.plan(f"SELECT id FROM {direct} WHERE {predicate}").scans for v in s.verdicts]
+        assert len(served) == len(local), predicate
+        for (sql, got), (_, expected) in zip(served, local):
+            assert got == expected or (got is Level.UNSUPPORTED and "CAST(" in sql), (predicate, sql, got, expected)
+        levels.update(level.value for _, level in served)
     assert levels["EXACT"] > 0 and levels["UNSUPPORTED"] > 0, levels
 
 
 def test_exact_conjuncts_are_not_reapplied_by_spark(flight_fed) -> None:  # type: ignore[no-untyped-def]
     plan = flight_fed.plan("SELECT id FROM fl.lite.edge WHERE i = 1 AND tc = 'a' AND upper(t) = 'A'")
     [scan] = plan.scans
-    assert [v.level.value for v in scan.verdicts] == ["EXACT", "INEXACT", "UNSUPPORTED"]
+    assert [v.level.value for v in stated(scan.verdicts)] == ["EXACT", "INEXACT", "UNSUPPORTED"]
     assert all(v.reason.startswith("Flight server: ") for v in scan.verdicts)
     [residual] = [line for line in plan.spark_plan.splitlines() if "Filter" in line]  # what Spark still applies
-    assert "tc = a" in residual and "upper(" in residual and "i = 1" not in residual, residual
+    assert re.search(r"tc#\d+ = a", residual) and "upper(" in residual and not re.search(r"\bi#\d+ = 1", residual), residual
     assert '"op":"="' in scan.remote_query and scan.remote_query.startswith("GetFlightInfo ")
 
 

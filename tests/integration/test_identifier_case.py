@@ -20,6 +20,7 @@ import pytest
 
 from sluice import Federation
 from sluice.catalog import SourceConfig
+from sluice.flight.allowlist import AllowList
 from sluice.flight.publish import PublishedTables
 from sluice.flight.server import open_sources
 from tests.sources import MYSQL_URL, PG_URL
@@ -117,7 +118,8 @@ def test_sqlite_and_duckdb_fold_ascii_case_only(spark, files: dict[str, Path], k
 
 
 def test_flight_publishing_keeps_the_two_postgres_tables_apart(pg_pair: str, my_pair: str) -> None:
-    published = PublishedTables(open_sources([SourceConfig("pg", pg_pair), SourceConfig("my", my_pair)]))
+    sources = open_sources([SourceConfig("pg", pg_pair), SourceConfig("my", my_pair)])
+    published = PublishedTables(sources, AllowList.parse(["pg.sluice_case", "my.sluice_case"], [], "test"))
     for source, schema in (("pg", "sluice_case"), ("my", "sluice_case")):
         listed = sorted(path for path in published.paths([source, schema]))
         assert listed == [(source, schema, "Cs"), (source, schema, "cs")]

@@ -178,3 +178,14 @@ def test_narrow_integer_ranges_prune_bucket_partitions(tmp_path: Path, where: tu
         assert partitions.kept <= 5 and partitions.kept == len(matching), partitions
     else:  # a range projects through no bucket: every partition is kept
         assert partitions.kept == 9, partitions
+
+
+def test_decimal_38_literals_prune_instead_of_failing() -> None:
+    """A decimal(38,1) IN list quantized in Python's 28-digit default context raised
+    InvalidOperation and failed the query (fuzz seed 20261125, lake)."""
+    from pyiceberg.types import DecimalType
+
+    schema = Schema(NestedField(1, "d5", DecimalType(38, 1), required=False))
+    result = conjunct_filter('"d5" IN (CAST(\'-1.5\' AS DECIMAL(38, 1)), '
+                             'CAST(\'9999999999999999999999999999999999999.9\' AS DECIMAL(38, 1)))', schema)
+    assert "In(" in str(result.expression) and "9999999999999999999999999999999999999.9" in str(result.expression)
