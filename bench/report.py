@@ -24,6 +24,9 @@ GROUP_TITLES = {
     "sqlite-spark": "Spark end to end: SQLite",
     "duckdb-spark": "Spark end to end: DuckDB",
     "join-spark": "Spark end to end: cross-source join",
+    "postgresql-catalog": "A 10-row query through the catalog: PostgreSQL (Sluice vs Spark's JDBCTableCatalog)",
+    "mariadb-catalog": "A 10-row query through the catalog: MariaDB (Sluice vs Spark's JDBCTableCatalog)",
+    "catalog-floor": "The floor: spark.range(10).collect()",
 }
 
 

@@ -48,7 +48,7 @@ def test_sql_scenario_runs_every_path(ctx) -> None:  # type: ignore[no-untyped-d
     _render(ctx, record, "sql")
 
 
-@pytest.mark.parametrize("key", ["lake", "flight", "planning"])
+@pytest.mark.parametrize("key", ["lake", "flight", "planning", "catalog"])
 def test_other_scenarios_run(ctx, key: str) -> None:  # type: ignore[no-untyped-def]
     import importlib
 
