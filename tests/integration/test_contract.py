@@ -78,7 +78,9 @@ def test_every_scan_keeps_the_contract(fed, source: str) -> None:
             elif exact and remote != spark_true:
                 failures.append(f"NOT EXACT {predicate}: source kept extra {sorted(remote - spark_true)} [{explain}]")
             own = stated(scan.verdicts)
-            if exact and len(own) == 1 and own[0].remote_sql:
+            # a NULL literal in a filter is replaced by FALSE by Spark's optimiser (equal for filtering,
+            # not under NOT): the offered conjunct is no longer the text's, so its negation is not compared
+            if exact and len(own) == 1 and own[0].remote_sql and "NULL" not in predicate.upper().replace("IS NULL", "").replace("IS NOT NULL", ""):
                 negated = replace(scan.spec, where=(f"NOT ({own[0].remote_sql})",))
                 if _remote_ids(fed, source, negated) != spark_false:
                     failures.append(f"3VL {predicate}: NOT differs [{explain}]")
