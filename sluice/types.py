@@ -174,11 +174,15 @@ class TableSchema:
         parts = [self.source, self.schema, self.name]
         return ".".join(p for p in parts if p)
 
+    def find(self, name: str) -> Column | None:
+        """The column called ``name`` as Spark resolves names (case-insensitively), or None."""
+        return next((column for column in self.columns if column.name.lower() == name.lower()), None)
+
     def column(self, name: str) -> Column:
         """Look a column up the way Spark does: case-insensitively."""
-        for column in self.columns:
-            if column.name.lower() == name.lower():
-                return column
+        found = self.find(name)
+        if found is not None:
+            return found
         known = ", ".join(c.name for c in self.columns)
         raise BindError(f"table {self.qualified_name} has no column {name!r} (columns: {known})")
 

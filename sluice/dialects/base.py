@@ -139,6 +139,11 @@ class Dialect:
         """
         return None
 
+    def aggregated(self, column: Column) -> str | None:
+        """Why the source's aggregates over ``column`` could differ from Spark's over the values it
+        reads (None: they cannot). Called after :meth:`incomparable` and :meth:`suspect`."""
+        return None
+
     def text_rules(self, column: Column) -> TextRules:
         raise NotImplementedError
 

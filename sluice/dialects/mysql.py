@@ -134,6 +134,11 @@ class MariadbDialect(Dialect):
             binary_equality=True,
         )
 
+    def aggregated(self, column: Column) -> str | None:
+        if column.remote_type.startswith(("bit(", "year")):
+            return f"{column.describe()} is read as the number it holds, which MySQL's aggregates do not compute on"
+        return None
+
     def suspect(self, column: Column) -> tuple[exp.Expression, str] | None:
         """A ``TINYINT(1)`` holding something other than 0 or 1, which the reader refuses to
         read as a boolean: rows holding one are returned, so the read fails as it does unpushed."""

@@ -101,6 +101,12 @@ class SqliteDialect(Dialect):
                     "value and the decimal Spark reads from it can order differently against an INTEGER")
         return None
 
+    def aggregated(self, column: Column) -> str | None:
+        if not column.remote_type.endswith(" STRICT"):
+            return (f"{column.describe()}: outside a STRICT table a SQLite column may hold values of any storage class, "
+                    "which SQLite aggregates where the reader would refuse or convert them")
+        return None
+
     def suspect(self, column: Column) -> tuple[exp.Expression, str] | None:
         """Booleans and narrow integers outside their type (``_out_of_range``), and a decimal column's TEXT or BLOB values (SQLite orders them after every number) and
         the values the reader refuses (more decimals than the scale, more integer digits than

@@ -51,6 +51,9 @@ def _cast(array: pa.Array, field: pa.Field, table: "TableSchema | None") -> pa.A
         if table is None:
             raise
         value = _first_failing(array, field.type)
+        if table.find(field.name) is None:  # an aggregate the source computed (sluice/planner/aggregates.py)
+            raise SourceError(table.source, f"{table.qualified_name}: an aggregate the source computed, {value}, overflows "
+                                            f"Spark's {field.type} (Spark's own SUM raises ARITHMETIC_OVERFLOW)") from None
         raise SourceError(table.source, f"{table.qualified_name}: column {field.name!r} holds {value}, which Spark's "
                                         f"{field.type} cannot hold exactly ({error})") from None
 

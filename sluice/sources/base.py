@@ -27,7 +27,7 @@ from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
 from sluice.timeouts import connect_timeout
-from sluice.types import Column, TableSchema
+from sluice.types import Column, SparkType, TableSchema
 from sluice.urls import parse_source_url
 
 if TYPE_CHECKING:
@@ -114,6 +114,8 @@ class Source(abc.ABC):
     """A remote system Sluice reads from. Subclasses implement the abstract methods."""
 
     dialect: ClassVar[Dialect]
+    #: whether the source answers pushed aggregates (a ``ScanSpec`` with ``aggregate``)
+    aggregates: ClassVar[bool] = False
     default_schema: ClassVar[str | None] = None
     batch_rows: ClassVar[int] = 65_536
 
@@ -219,11 +221,14 @@ class Source(abc.ABC):
 class SqlSource(Source):
     """A source that runs one remote SQL query per partition."""
 
+    #: runs ``GROUP BY`` queries for pushed aggregates (sluice/planner/aggregates.py)
+    aggregates: ClassVar[bool] = True
+
     def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
         """One query per partition; a pushed LIMIT is answered by a single stream, and so is a
         filter the source expects to keep few rows (a partition per ``ROWS_PER_PARTITION``):
         splitting 10 rows into 8 partitions costs 8 sessions and 8 tasks for nothing."""
-        count = 1 if spec.limit is not None else spec.partitions
+        count = 1 if spec.limit is not None or spec.aggregate is not None else spec.partitions
         if count > 1 and spec.where and spec.fewer_when_selective:
             expected = self.estimated_rows(spec)
             if expected is not None:
@@ -255,7 +260,7 @@ class SqlSource(Source):
         the reference read, which reads every row, fails. A pushed LIMIT reads a prefix either
         way (guarded rows would take its places), so a limited scan is not guarded.
         """
-        if not spec.where or spec.limit is not None:
+        if not spec.where or spec.limit is not None or spec.aggregate is not None:
             return None
         guards = [self.dialect.render(suspect[0]) for name in spec.columns
                   if (suspect := self.dialect.suspect(spec.table.column(name))) is not None]
@@ -295,6 +300,10 @@ class SqlSource(Source):
         """How the reader selects a column (a cast for types Arrow cannot carry as-is)."""
         return self.dialect.render_identifier(column_name)
 
+    def select_value(self, sql: str, spark_type: SparkType) -> str:
+        """How the reader selects a computed value (an aggregate) it reads as ``spark_type``."""
+        return sql
+
     def checked(self, batch: pa.RecordBatch, task: ReadTask) -> pa.RecordBatch:
         """``batch`` if every column still holds the kind of value planned, else a SourceError.
 
@@ -310,7 +319,8 @@ class SqlSource(Source):
         for field, array in zip(task.schema, batch.columns):
             got = array.type.storage_type if isinstance(array.type, pa.ExtensionType) else array.type
             if not _holds(got, field.type):
-                planned = task.table.column(field.name).remote_type if task.table is not None else field.type
+                column = task.table.find(field.name) if task.table is not None else None  # None: a computed value
+                planned = column.remote_type if column is not None else field.type
                 raise SourceError(self.name, f"{where}: column {field.name!r} was {planned} when planned (read as "
                                              f"{field.type}) but the source now returns {got}{STALE_PLAN}")
         return batch

@@ -22,7 +22,7 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from sluice.dialects.duckdb import UNKNOWN_COLLATION, DuckdbDialect
+from sluice.dialects.duckdb import UNKNOWN_COLLATION, WIDENED_TYPES, DuckdbDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, ascii_folded, file_path, key_ranges
@@ -35,12 +35,6 @@ _SIMPLE_TYPES = {
     "BOOLEAN": "boolean", "TINYINT": "tinyint", "SMALLINT": "smallint", "INTEGER": "int", "BIGINT": "bigint",
     "FLOAT": "float", "DOUBLE": "double", "VARCHAR": "string", "DATE": "date", "TIMESTAMP": "timestamp_ntz",
     "TIMESTAMP WITH TIME ZONE": "timestamp", "BLOB": "binary",
-}
-#: types Spark has no exact match for: the reader casts them remotely to a wider Spark type
-#: (HUGEINT and UHUGEINT leave Arrow as decimal128(38,0) with no check: 2**128-1 arrives as -1)
-_WIDENED_TYPES = {
-    "UTINYINT": "smallint", "USMALLINT": "int", "UINTEGER": "bigint", "UBIGINT": "decimal(20,0)",
-    "HUGEINT": "decimal(38,0)", "UHUGEINT": "decimal(38,0)",
 }
 _MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 #: settings every DuckDB session pins (the dialect's facts depend on them)
@@ -145,7 +139,7 @@ class DuckdbSource(SqlSource):
         quoted = self.dialect.render_identifier(column.name)
         if column.read_as_text:
             return f"CAST({quoted} AS VARCHAR)"
-        if column.remote_type in _WIDENED_TYPES:
+        if column.remote_type in WIDENED_TYPES:
             return self.dialect.render(self.dialect.cast(exp.column(column.name, quoted=True), column.type, column.type))
         return quoted
 
@@ -192,8 +186,8 @@ def _column(name: str, data_type: str, nullable: bool, collation: str | None) ->
     if data_type in _SIMPLE_TYPES:
         spark = SparkType(_SIMPLE_TYPES[data_type])
         return Column(type=spark, collation=collation if spark.kind is Kind.STRING else None, **common)  # type: ignore[arg-type]
-    if data_type in _WIDENED_TYPES:
-        return Column(type=SparkType(_WIDENED_TYPES[data_type]), **common)  # type: ignore[arg-type]
+    if data_type in WIDENED_TYPES:
+        return Column(type=SparkType(WIDENED_TYPES[data_type]), **common)  # type: ignore[arg-type]
     if data_type.startswith("DECIMAL("):
         return Column(type=SparkType(data_type.lower().replace(" ", "")), **common)  # type: ignore[arg-type]
     return Column(type=SparkType("string"), read_as_text=True,  # type: ignore[arg-type]

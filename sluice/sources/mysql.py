@@ -170,9 +170,12 @@ class MysqlSource(SqlSource):
         if column.remote_type.startswith(("bit(", "year")):  # BIT and YEAR are read as the numbers they hold
             quoted = f"CAST({quoted} AS {'UNSIGNED' if column.remote_type.startswith('bit(') else 'SIGNED'})"
         # decimals travel as text: connectorx reads them as decimal(38,10), losing digits
-        if column.read_as_text or column.type.kind is Kind.DECIMAL:
+        if column.read_as_text:
             return f"CAST({quoted} AS CHAR)"
-        return quoted
+        return self.select_value(quoted, column.type)
+
+    def select_value(self, sql: str, spark_type: SparkType) -> str:
+        return f"CAST({sql} AS CHAR)" if spark_type.kind is Kind.DECIMAL else sql
 
     # ------------------------------------------------------------ reading
     def split(self, table: TableSchema, count: int) -> list[str | None]:

@@ -143,8 +143,11 @@ class PostgresSource(SqlSource):
         quoted = self.dialect.render_identifier(column.name)
         # numeric travels as text: ADBC's own binary-numeric-to-text step costs more than the
         # server's (bench: 0.56x on a 4M-row scan); conform() casts the text to decimal128.
-        as_text = column.read_as_text or column.type.kind is Kind.DECIMAL
-        return f"{quoted}::text" if as_text else quoted
+        return f"{quoted}::text" if column.read_as_text else self.select_value(quoted, column.type)
+
+    def select_value(self, sql: str, spark_type: SparkType) -> str:
+        # ``sql`` is a column or a function call, which bind tighter than ``::``
+        return f"{sql}::text" if spark_type.kind is Kind.DECIMAL else sql
 
     # ------------------------------------------------------------ reading
     def split(self, table: TableSchema, count: int) -> list[str | None]:

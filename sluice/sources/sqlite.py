@@ -174,7 +174,7 @@ class SqliteSource(SqlSource):
         if task.table is None:
             return message
         where = task.table.qualified_name
-        row = None if value is _NOTHING else self._locate(task.table, field.name, value)
+        row = None if value is _NOTHING or task.table.find(field.name) is None else self._locate(task.table, field.name, value)
         return f"{message} (table {where}{f', row with rowid {row}' if row is not None else ''})"
 
     def _locate(self, table: TableSchema, column: str, value: object) -> int | None:
