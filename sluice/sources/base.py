@@ -204,6 +204,10 @@ class Source(abc.ABC):
         """Every table the source can read, as (schema, name): what a Flight server publishes."""
         raise ConfigError(f"source {self.name!r}: a {type(self).__name__} cannot list its tables")
 
+    def select_value(self, sql: str, spark_type: SparkType) -> str:
+        """How the reader selects a computed value (an aggregate) it reads as ``spark_type``."""
+        return sql
+
     def pruning(self, spec: "ScanSpec") -> "Pyramid | None":
         """What the scan skips before reading (lake tables: the pruning pyramid); None: nothing."""
         return None
@@ -299,10 +303,6 @@ class SqlSource(Source):
     def select_expression(self, column_name: str, table: TableSchema) -> str:
         """How the reader selects a column (a cast for types Arrow cannot carry as-is)."""
         return self.dialect.render_identifier(column_name)
-
-    def select_value(self, sql: str, spark_type: SparkType) -> str:
-        """How the reader selects a computed value (an aggregate) it reads as ``spark_type``."""
-        return sql
 
     def checked(self, batch: pa.RecordBatch, task: ReadTask) -> pa.RecordBatch:
         """``batch`` if every column still holds the kind of value planned, else a SourceError.

@@ -10,6 +10,11 @@ dialect is DuckDB's, so what is pushed is exact.
 
 The scan reads the snapshot that was current at planning time; tasks carry its file
 list, so a commit during the query is not half-seen.
+
+Pushed aggregates (:mod:`sluice.planner.aggregates`) run in the same DuckDB over every kept
+file, in one task, so only the groups reach Spark. ``COUNT(*)`` alone is answered from the
+files' metadata, reading no data file, when strict evaluation cleared every kept file (no
+filter, or filters the file statistics prove): the row counts Iceberg and Parquet record.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from sqlglot import exp
 from sluice.dialects.lake import LakeDialect
 from sluice.errors import BindError, SourceError
 from sluice.lake.catalog import LakeLocation, load_table, open_catalog
+from sluice.planner.aggregates import Aggregation
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, Source
 from sluice.sources.duckdb import SESSION_SETTINGS
@@ -56,6 +62,7 @@ _RELATION = "lake_rows"
 
 class IcebergSource(Source):
     dialect = LakeDialect()
+    aggregates = True
 
     def __init__(self, name: str, url: str, **options: object) -> None:
         super().__init__(name, url, **options)  # type: ignore[arg-type]
@@ -106,20 +113,28 @@ class IcebergSource(Source):
     def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
         needed = _needed_columns(spec)
         pyramid = self._pyramid(spec, needed)
-        count = 1 if spec.limit is not None else max(1, spec.partitions)
+        count = 1 if spec.limit is not None or spec.aggregate is not None else max(1, spec.partitions)
         groups = _balanced(list(pyramid.reads), count)
         schema = spec.arrow_schema()
         read = [[name, spec.table.column(name).type.name] for name in needed]
         base = {"table": spec.table.qualified_name, "snapshot": pyramid.snapshot_id, "columns": list(spec.columns), "read": read,
-                "where": list(spec.where), "order": spec.order, "limit": spec.limit}
+                "where": list(spec.where), "order": spec.order, "limit": spec.limit,
+                "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None}
+        if spec.aggregate is not None and _counts_only(spec.aggregate) and not any(r.filtered for r in pyramid.reads):
+            return [ReadTask(json.dumps({**base, "files": [], "metadata_count": sum(r.rows for r in pyramid.reads)}), schema)]
         tasks = [ReadTask(json.dumps({**base, "files": [read.__dict__ for read in group]}), schema, index)
                  for index, group in enumerate(groups)]
         return tasks or [ReadTask(json.dumps({**base, "files": []}), schema, 0)]
 
     def request_text(self, spec: "ScanSpec") -> str:
-        text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({', '.join(spec.columns)})"
+        read = ", ".join(o.sql for o in spec.aggregate.outputs) if spec.aggregate is not None else ", ".join(spec.columns)
+        text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({read})"
         if spec.where:
             text += " WHERE " + " AND ".join(f"({w})" for w in spec.where)
+        if spec.aggregate is not None and spec.aggregate.group_by:
+            text += " GROUP BY " + ", ".join(spec.aggregate.group_by)
+        elif spec.aggregate is not None and _counts_only(spec.aggregate):
+            text += " (from file metadata when no kept file needs filtering)"
         if spec.order:
             text += f" {spec.order}"
         if spec.limit is not None:
@@ -132,9 +147,13 @@ class IcebergSource(Source):
         from sluice.lake.pyramid import FileRead
 
         request = json.loads(task.request)
+        if request.get("metadata_count") is not None:  # COUNT(*) answered by the files' row counts
+            counts = [pa.array([request["metadata_count"]], pa.int64())] * len(task.schema)
+            yield pa.RecordBatch.from_arrays(counts, schema=task.schema)
+            return
         files = [FileRead(**{**f, "row_groups": tuple(f["row_groups"])}) for f in request["files"]]
         columns = pa.schema([pa.field(name, SparkType(type_name).arrow()) for name, type_name in request["read"]])
-        engine_for_all = bool(request["order"] or request["limit"] is not None)
+        engine_for_all = bool(request["order"] or request["limit"] is not None or request.get("aggregate"))
         filtered = [f for f in files if engine_for_all or (f.filtered and request["where"])]
         try:
             for batch in _stream([f for f in files if f not in filtered], columns, self.batch_rows):
@@ -170,10 +189,16 @@ class IcebergSource(Source):
             for setting in SESSION_SETTINGS:
                 connection.execute(setting)
             connection.register(_RELATION, pa.RecordBatchReader.from_batches(columns, watched()))
-            select = ", ".join(self.dialect.render_identifier(c) for c in request["columns"])
+            aggregate = Aggregation.from_dict(request["aggregate"]) if request.get("aggregate") else None
+            if aggregate is not None:
+                select = ", ".join(f"{o.sql} AS {self.dialect.render_identifier(o.name)}" for o in aggregate.outputs)
+            else:
+                select = ", ".join(self.dialect.render_identifier(c) for c in request["columns"])
             sql = f"SELECT {select} FROM {_RELATION}"
             if request["where"]:
                 sql += " WHERE " + " AND ".join(f"({w})" for w in request["where"])
+            if aggregate is not None and aggregate.group_by:
+                sql += " GROUP BY " + ", ".join(aggregate.group_by)
             if request["order"]:
                 sql += f" {request['order']}"
             if request["limit"] is not None:
@@ -241,11 +266,17 @@ def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
     return array if array.type == target else array.cast(target)
 
 
+def _counts_only(aggregate: Aggregation) -> bool:
+    return not aggregate.group_by and all(o.sql == "COUNT(*)" for o in aggregate.outputs)
+
+
 def _needed_columns(spec: "ScanSpec") -> tuple[str, ...]:
-    """Projected columns plus every column the pushed predicates and order refer to."""
+    """Projected columns (or those the pushed aggregates read) plus every column the pushed
+    predicates and order refer to."""
     names = {c.name.lower(): c.name for c in spec.table.columns}
-    needed = list(spec.columns)
+    needed = list(spec.columns) if spec.aggregate is None else []
     texts = [f"SELECT 1 WHERE {w}" for w in spec.where] + ([f"SELECT 1 {spec.order}"] if spec.order else [])
+    texts += [f"SELECT {o.sql}" for o in spec.aggregate.outputs] if spec.aggregate is not None else []
     for text in texts:
         for column in sqlglot.parse_one(text, read="duckdb").find_all(exp.Column):
             name = names.get(column.name.lower())
