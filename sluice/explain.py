@@ -31,6 +31,10 @@ def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, di
         for verdict in scan.aggregates:
             lines.append(f"  [{verdict.level.value}] {verdict.sql}")
             lines.append(f"      reason: {verdict.reason}")
+        for verdict in scan.runtime:
+            shown = verdict.sql if len(verdict.sql) <= 200 else f"{verdict.sql[:200]}... ({len(verdict.sql):,} characters)"
+            lines.append(f"  [RUNTIME {verdict.level.value}] {shown}")
+            lines.append(f"      reason: {verdict.reason}")
         if pruning and scan.scan_id in pruning:
             lines += ["  " + line for line in pruning[scan.scan_id].render()]
         if metrics is not None:

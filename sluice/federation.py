@@ -173,7 +173,8 @@ class Federation:
             with _session_conf(self.spark, {METRICS_CONF: directory}):
                 frame = self.sql(query, pushdown)
                 with translated_errors():
-                    frame.write.format("noop").mode("overwrite").save()
+                    # this frame's own execution: its scans then hold what Spark handed them at run time
+                    frame._jdf.queryExecution().toRdd().count()
                 plan = self._plan_of(query, frame)
             return plan, {scan.scan_id: _read_metrics(os.path.join(directory, scan.scan_id)) for scan in plan.scans}
         finally:

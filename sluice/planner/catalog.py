@@ -27,7 +27,7 @@ from typing import Any
 
 from sluice.errors import BindError, ConfigError
 from sluice.masking import mask_url
-from sluice.planner import aggregates, v2
+from sluice.planner import aggregates, runtime, v2
 from sluice.planner.remote import OrderKey, order_by
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.translator import Translator
@@ -169,7 +169,8 @@ class CatalogPlanner:
         verdicts = [_verdict(v) for v in request.get("verdicts", [])]
         # Spark asks for no column at all for count(*): read the narrowest one
         columns = tuple(table.column(name).name for name in request.get("columns", [])) or (_narrowest(table),)
-        pushed = tuple(v.remote_sql for v in verdicts if v.level.pushed and v.remote_sql is not None)
+        at_runtime = self._runtime(source, table, request)
+        pushed = tuple(v.remote_sql for v in (*verdicts, *at_runtime) if v.level.pushed and v.remote_sql is not None)
         offered = request.get("aggregation") or request.get("aggregation_offered")
         grouped = self._aggregation(request, offered) if offered else None
         aggregation = grouped.aggregation if grouped is not None and "aggregation" in request else None
@@ -181,7 +182,9 @@ class CatalogPlanner:
                                    partitions=source.default_partitions(table), fewer_when_selective=source.partitions is None,
                                    aggregate=aggregation)
         remote = source.masked(source.request_text(spec))
-        scan_id = hashlib.sha256(spec.to_json().encode()).hexdigest()[:16]
+        # one id for the scan whatever join keys Spark hands it at run time (its metrics are found by it)
+        static = replace(spec, where=tuple(v.remote_sql for v in verdicts if v.level.pushed and v.remote_sql is not None))
+        scan_id = hashlib.sha256(static.to_json().encode()).hexdigest()[:16]
         if request.get("metrics_dir"):
             spec = replace(spec, metrics_dir=os.path.join(request["metrics_dir"], scan_id))
             os.makedirs(spec.metrics_dir, exist_ok=True)  # type: ignore[arg-type]  # set on the line above
@@ -189,11 +192,12 @@ class CatalogPlanner:
         answer: Answer = {
             "scan": spec.to_json(), "scan_id": scan_id, "columns": [name for name, _ in read], "table": table.qualified_name,
             "read_schema": _struct(read), "aggregates": [v.to_dict() for v in grouped.verdicts] if grouped else [],
-            "aggregates_pushed": aggregation is not None,
+            "aggregates_pushed": aggregation is not None, "runtime": [v.to_dict() for v in at_runtime],
+            "runtime_columns": runtime.filterable([table.column(c) for c in columns]) if aggregation is None and limit is None else [],
             "source": source.name, "source_url": mask_url(source.url), "remote_query": remote,
             "verdicts": [v.to_dict() for v in verdicts], "limit": limit, "order": order, "limit_note": why,
             "partitions": 1 if limit is not None or aggregation is not None else spec.partitions,
-            "description": _description(source, table, remote, verdicts, why, grouped),
+            "description": _description(source, table, remote, verdicts, why, grouped, at_runtime),
             "trace": _trace(request, verdicts, tuple(name for name, _ in read), limit, order, why, grouped),
         }
         if table.row_estimate is not None and aggregation is None:
@@ -201,6 +205,21 @@ class CatalogPlanner:
             answer["rows"] = rows
             answer["bytes"] = max(1, rows) * max(1, sum(_WIDTH[table.column(c).type.kind] for c in columns))
         return answer
+
+    def _runtime(self, source: Source, table: TableSchema, request: Request) -> list[Verdict]:
+        """The verdicts on the join keys Spark found at run time (:mod:`sluice.planner.runtime`)."""
+        if not request.get("runtime"):
+            return []
+        found, notes = [], []
+        for offered in request["runtime"]:
+            predicate, note = runtime.bounded(offered, lambda name: table.column(name).type.kind)
+            try:
+                found.append(v2.to_tree(predicate))
+                notes.append(note)
+            except Unsupported:
+                continue  # Spark joins anyway: a key Sluice cannot read as a tree is simply not pushed
+        verdicts = source.classify(table, found, request.get("session_zone") or "UTC")
+        return [replace(v, reason=f"{note}; {v.reason}") if note else v for v, note in zip(verdicts, notes)]
 
     def _limit(self, source: Source, table: TableSchema, request: Request,
                verdicts: list[Verdict]) -> tuple[int | None, str | None, str | None]:
@@ -316,7 +335,7 @@ def _aggregates_text(grouped: aggregates.Decision | None) -> str:
 
 
 def _description(source: Source, table: TableSchema, remote: str, verdicts: list[Verdict], limit_note: str | None,
-                 grouped: aggregates.Decision | None = None) -> str:
+                 grouped: aggregates.Decision | None = None, at_runtime: list[Verdict] | None = None) -> str:
     """What Spark's EXPLAIN shows for the scan: the remote query and why each filter and aggregate is where it is."""
     parts = [f"Sluice {table.qualified_name} on {source.name} ({mask_url(source.url)})", f"RemoteQuery: {remote}"]
     parts += [f"[{v.level.value}] {v.sql} -- {v.reason}" for v in verdicts]
@@ -324,6 +343,12 @@ def _description(source: Source, table: TableSchema, remote: str, verdicts: list
         if not grouped.complete:
             parts.append(f"Aggregates not pushed{': ' + grouped.note if grouped.note else ''}")
         parts += [f"[{v.level.value}] {v.sql} -- {v.reason}" for v in grouped.verdicts]
+    parts += [f"[RUNTIME {v.level.value}] {_clipped(v.sql)} -- {v.reason}" for v in at_runtime or []]
     if limit_note:
         parts.append(limit_note)
     return " | ".join(parts)
+
+
+def _clipped(text: str, width: int = 200) -> str:
+    """A runtime filter as EXPLAIN shows it: thousands of join keys are not worth a screen."""
+    return text if len(text) <= width else f"{text[:width]}... ({len(text):,} characters)"

@@ -35,6 +35,8 @@ class ScanPlan:
     trace: tuple[TraceStep, ...] = ()
     #: the verdict on each grouping key and aggregate Spark offered (pushed when ``spec.aggregate``)
     aggregates: tuple[Verdict, ...] = ()
+    #: the join keys Spark handed the scan at run time (known once the query ran: explain analyze)
+    runtime: tuple[Verdict, ...] = ()
 
     @classmethod
     def from_answer(cls, answer: dict[str, Any]) -> "ScanPlan":
@@ -43,7 +45,7 @@ class ScanPlan:
         trace = tuple(TraceStep(s["rule"], s["text"], s["changed"]) for s in answer.get("trace", []))
         return cls(answer["scan_id"], answer["table"], answer["source"], answer["source_url"], answer["table"],
                    ScanSpec.from_json(answer["scan"]), verdicts, answer["remote_query"], trace,
-                   tuple(_verdict(v) for v in answer.get("aggregates", [])))
+                   tuple(_verdict(v) for v in answer.get("aggregates", [])), tuple(_verdict(v) for v in answer.get("runtime", [])))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +59,7 @@ class ScanPlan:
             "filters": [v.to_dict() for v in self.verdicts],
             "aggregates": [v.to_dict() for v in self.aggregates],
             "aggregates_pushed": self.spec.aggregate is not None,
+            "runtime_filters": [v.to_dict() for v in self.runtime],
             "limit": self.spec.limit,
             "order": self.spec.order,
             "partitions": 1 if self.spec.limit is not None or self.spec.aggregate is not None else self.spec.partitions,

@@ -183,6 +183,6 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
     // what the planner reads: the columns Spark asked for (one when it asked for none: count(*)),
     // or the grouping keys and aggregates when they were pushed
     StructType read = (StructType) DataType.fromJson(plan.path("read_schema").toString());
-    return new SluiceScan(table, read, plan);
+    return new SluiceScan(table, read, request, plan);
   }
 }
