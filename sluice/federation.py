@@ -144,11 +144,13 @@ class Federation:
         """``spark.sql(query)`` over the attached sources; Spark's errors as Sluice's.
 
         ``pushdown=False`` is the reference path: every table is read whole and Spark
-        evaluates everything; with pushdown on the answer must be the same rows.
+        evaluates everything; with pushdown on the answer must be the same rows. With
+        pushdown on, the session's own ``spark.sluice.pushdown`` (default true) is left alone:
+        setting and restoring it would cost three JVM round trips per query.
         """
         self.activate()
         try:
-            with _session_conf(self.spark, {PUSHDOWN_CONF: "true" if pushdown else "false"}), translated_errors():
+            with _session_conf(self.spark, {} if pushdown else {PUSHDOWN_CONF: "false"}), translated_errors():
                 return self.spark.sql(query)
         except BindError as error:
             if "TABLE_OR_VIEW_NOT_FOUND" not in str(error):
