@@ -265,6 +265,11 @@ def _manifest_entries(manifest: Any, io: Any) -> list:  # type: ignore[type-arg]
     return found
 
 
+def row_group_metrics_of(path: str, schema: Schema) -> list[RowGroupMetrics]:
+    """The statistics of a data file's row groups (each footer read once per process)."""
+    return _row_group_metrics(path, schema)
+
+
 def _row_group_metrics(path: str, schema: Schema) -> list[RowGroupMetrics]:
     key = (path, schema.schema_id)
     found = _ROW_GROUPS.get(key)

@@ -51,13 +51,19 @@ class Output:
     name: str
     sql: str
     type: SparkType
+    #: the aggregate (COUNT_STAR, COUNT, SUM, MIN, MAX) and its column; None for a grouping key
+    function: str | None = None
+    column: str | None = None
+    distinct: bool = False
 
-    def to_dict(self) -> dict[str, str]:
-        return {"name": self.name, "sql": self.sql, "type": self.type.name}
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "sql": self.sql, "type": self.type.name, "function": self.function,
+                "column": self.column, "distinct": self.distinct}
 
     @classmethod
-    def from_dict(cls, data: dict[str, str]) -> "Output":
-        return cls(data["name"], data["sql"], SparkType(data["type"]))
+    def from_dict(cls, data: dict[str, Any]) -> "Output":
+        return cls(data["name"], data["sql"], SparkType(data["type"]), data.get("function"), data.get("column"),
+                   bool(data.get("distinct")))
 
 
 @dataclass(frozen=True)
@@ -142,7 +148,8 @@ class _Builder:
             sql, read_type, reason = self._function(name, distinct, args)
         except _Refused as why:
             return Verdict(shown, Level.UNSUPPORTED, str(why))
-        self._output(self._select(sql, read_type), read_type)
+        column = self.table.column(str(args[0]["ref"][0])).name if args else None
+        self.outputs.append(Output(f"sluice_{len(self.outputs)}", self._select(sql, read_type), read_type, name, column, distinct))
         return Verdict(shown, Level.EXACT, reason, sql)
 
     def _function(self, name: str, distinct: bool, args: list[Any]) -> tuple[str, SparkType, str]:

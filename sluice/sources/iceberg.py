@@ -12,9 +12,10 @@ The scan reads the snapshot that was current at planning time; tasks carry its f
 list, so a commit during the query is not half-seen.
 
 Pushed aggregates (:mod:`sluice.planner.aggregates`) run in the same DuckDB over every kept
-file, in one task, so only the groups reach Spark. ``COUNT(*)`` alone is answered from the
+file, in one task, so only the groups reach Spark. ``COUNT(*)`` is answered from the
 files' metadata, reading no data file, when strict evaluation cleared every kept file (no
-filter, or filters the file statistics prove): the row counts Iceberg and Parquet record.
+filter, or filters the file statistics prove): the row counts Parquet records; so are
+``MIN``/``MAX`` of integer and date columns (:mod:`sluice.lake.answers`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from sqlglot import exp
 
 from sluice.dialects.lake import LakeDialect
 from sluice.errors import BindError, SourceError
+from sluice.lake.answers import from_metadata
 from sluice.lake.catalog import LakeLocation, load_table, open_catalog
 from sluice.planner.aggregates import Aggregation
 from sluice.sources.arrow import conform
@@ -120,8 +122,11 @@ class IcebergSource(Source):
         base = {"table": spec.table.qualified_name, "snapshot": pyramid.snapshot_id, "columns": list(spec.columns), "read": read,
                 "where": list(spec.where), "order": spec.order, "limit": spec.limit,
                 "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None}
-        if spec.aggregate is not None and _counts_only(spec.aggregate) and not any(r.filtered for r in pyramid.reads):
-            return [ReadTask(json.dumps({**base, "files": [], "metadata_count": sum(r.rows for r in pyramid.reads)}), schema)]
+        if spec.aggregate is not None and not spec.aggregate.group_by and not any(r.filtered for r in pyramid.reads):
+            answers = from_metadata(self._table(spec.table.schema, spec.table.name).schema(), list(pyramid.reads),
+                                    spec.aggregate.outputs)
+            if answers is not None:
+                return [ReadTask(json.dumps({**base, "files": [], "metadata_answer": answers}), schema)]
         tasks = [ReadTask(json.dumps({**base, "files": [read.__dict__ for read in group]}), schema, index)
                  for index, group in enumerate(groups)]
         return tasks or [ReadTask(json.dumps({**base, "files": []}), schema, 0)]
@@ -133,8 +138,8 @@ class IcebergSource(Source):
             text += " WHERE " + " AND ".join(f"({w})" for w in spec.where)
         if spec.aggregate is not None and spec.aggregate.group_by:
             text += " GROUP BY " + ", ".join(spec.aggregate.group_by)
-        elif spec.aggregate is not None and _counts_only(spec.aggregate):
-            text += " (from file metadata when no kept file needs filtering)"
+        elif spec.aggregate is not None:
+            text += " (COUNT(*) and integer/date MIN/MAX from file statistics when no kept file needs filtering)"
         if spec.order:
             text += f" {spec.order}"
         if spec.limit is not None:
@@ -147,9 +152,9 @@ class IcebergSource(Source):
         from sluice.lake.pyramid import FileRead
 
         request = json.loads(task.request)
-        if request.get("metadata_count") is not None:  # COUNT(*) answered by the files' row counts
-            counts = [pa.array([request["metadata_count"]], pa.int64())] * len(task.schema)
-            yield pa.RecordBatch.from_arrays(counts, schema=task.schema)
+        if request.get("metadata_answer") is not None:  # answered by the files' statistics (sluice/lake/answers.py)
+            arrays = [pa.array([value], field.type) for value, field in zip(request["metadata_answer"], task.schema)]
+            yield pa.RecordBatch.from_arrays(arrays, schema=task.schema)
             return
         files = [FileRead(**{**f, "row_groups": tuple(f["row_groups"])}) for f in request["files"]]
         columns = pa.schema([pa.field(name, SparkType(type_name).arrow()) for name, type_name in request["read"]])
@@ -264,10 +269,6 @@ def _stream(files: list[FileRead], columns: pa.Schema, batch_rows: int) -> Itera
 
 def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
     return array if array.type == target else array.cast(target)
-
-
-def _counts_only(aggregate: Aggregation) -> bool:
-    return not aggregate.group_by and all(o.sql == "COUNT(*)" for o in aggregate.outputs)
 
 
 def _needed_columns(spec: "ScanSpec") -> tuple[str, ...]:
