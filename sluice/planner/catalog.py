@@ -193,7 +193,9 @@ class CatalogPlanner:
             "scan": spec.to_json(), "scan_id": scan_id, "columns": [name for name, _ in read], "table": table.qualified_name,
             "read_schema": _struct(read), "aggregates": [v.to_dict() for v in grouped.verdicts] if grouped else [],
             "aggregates_pushed": aggregation is not None, "runtime": [v.to_dict() for v in at_runtime],
-            "runtime_columns": runtime.filterable([table.column(c) for c in columns]) if aggregation is None and limit is None else [],
+            # the reference path (pushdown off) takes no join keys either
+            "runtime_columns": (runtime.filterable([table.column(c) for c in columns])
+                                if aggregation is None and limit is None and request.get("pushdown", True) else []),
             "source": source.name, "source_url": mask_url(source.url), "remote_query": remote,
             "verdicts": [v.to_dict() for v in verdicts], "limit": limit, "order": order, "limit_note": why,
             "partitions": 1 if limit is not None or aggregation is not None else spec.partitions,
