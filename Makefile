@@ -13,7 +13,7 @@ BENCH_ARGS ?=
 N ?= 2000
 FUZZ_ARGS ?=
 
-.PHONY: setup services test unit demo bench bench-quick bench-lake jdbc-drivers docs fuzz clean
+.PHONY: setup services lint test unit demo bench bench-quick bench-lake jdbc-drivers docs fuzz clean
 
 setup:
 	bash scripts/setup.sh
@@ -21,9 +21,15 @@ setup:
 services:
 	bash scripts/services.sh
 
+# Lint and types first: seconds, and any finding fails the build (configured in pyproject.toml).
+LINT_PATHS := sluice tests bench fuzz
+lint: setup
+	$(PY) -m ruff check $(LINT_PATHS)
+	$(PY) -m mypy
+
 # pytest exits 5 when it collects no tests (e.g. a -k that matches nothing, or
 # an early tree); report that plainly instead of failing the build.
-test: setup services
+test: lint services
 	@echo '$(PY) -m pytest -q -ra $(PYTEST_ARGS)'
 	@$(PY) -m pytest -q -ra $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "[test] pytest collected no tests"; rc=0; fi; \

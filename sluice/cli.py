@@ -16,8 +16,9 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from typing import TYPE_CHECKING, Callable, NoReturn, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException

@@ -45,7 +45,7 @@ class ScanSpec:
     fewer_when_selective: bool = True
 
     @classmethod
-    def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: object) -> "ScanSpec":
+    def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: object) -> ScanSpec:
         url, _ = strip_password(source.portable_url)
         return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s,  # type: ignore[arg-type]
                    connect_timeout_s=source.connect_timeout_s, **kwargs)
@@ -74,6 +74,6 @@ class ScanSpec:
         return json.dumps(data)
 
     @classmethod
-    def from_json(cls, text: str) -> "ScanSpec":
+    def from_json(cls, text: str) -> ScanSpec:
         data = json.loads(text)
         return cls(**{**data, "table": table_from_dict(data["table"]), "columns": tuple(data["columns"]), "where": tuple(data["where"])})

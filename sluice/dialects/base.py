@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING, Callable, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from sqlglot import exp
 
@@ -23,7 +24,9 @@ from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, pa
 from sluice.types import Column, Kind, SparkType
 
 if TYPE_CHECKING:
-    from sluice.pushdown.translator import Translator  # the dialects answer its questions; it imports them only for types
+    from sluice.pushdown.translator import (
+        Translator,  # the dialects answer its questions; it imports them only for types
+    )
 
 FunctionHandler = Callable[["Translator", exp.Expression], Value]
 

@@ -26,7 +26,9 @@ from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, pa
 from sluice.types import Column, Kind, SparkType
 
 if TYPE_CHECKING:
-    from sluice.pushdown.translator import Translator  # the dialects answer its questions; it imports them only for types
+    from sluice.pushdown.translator import (
+        Translator,  # the dialects answer its questions; it imports them only for types
+    )
 
 #: integer digits below 2**53: every INTEGER a decimal of this many digits holds is a double
 _EXACT_DIGITS = 15

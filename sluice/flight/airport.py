@@ -31,7 +31,7 @@ from sluice.flight.protocol import MAX_CONJUNCTS, MAX_DEPTH, Conjunct, RequestEr
 from sluice.pushdown import nesting
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.terms import Unsupported, paren
-from sluice.types import TableSchema, SparkType
+from sluice.types import SparkType, TableSchema
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _COMPARISONS: dict[str, type[exp.Expression]] = {

@@ -11,7 +11,8 @@ what the core can answer. What it cannot spell is never sent (the client keeps i
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from sqlglot import exp
 

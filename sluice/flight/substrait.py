@@ -239,8 +239,7 @@ def _precision_timestamp(stamp: Message, spark: str) -> Constant:
     if precision == 9 and value % 1000:
         raise Unsupported("a nanosecond timestamp literal has no exact Spark value (microseconds)")
     micros = value * 10 ** (6 - precision) if precision <= 6 else value // 1000
-    build = (lambda: _EPOCH + dt.timedelta(microseconds=micros))
-    constant = _stamp(build, spark)
+    constant = _stamp(lambda: _EPOCH + dt.timedelta(microseconds=micros), spark)
     if spark == "timestamp":
         return Constant(constant.value.replace(tzinfo=dt.timezone.utc), constant.type)  # type: ignore[union-attr]
     return constant

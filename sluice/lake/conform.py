@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
 
-def spark_type(iceberg_type: "IcebergType") -> "DataType":
+def spark_type(iceberg_type: IcebergType) -> DataType:
     """The Spark type Spark's own Parquet writer uses for an Iceberg primitive type."""
     from pyiceberg import types as ice
     from pyspark.sql import types as sp
@@ -37,7 +37,7 @@ def spark_type(iceberg_type: "IcebergType") -> "DataType":
     raise ConfigError(f"the ingest pipeline writes primitive columns only, not {iceberg_type}")
 
 
-def is_safe_widening(found: "DataType", expected: "DataType") -> bool:
+def is_safe_widening(found: DataType, expected: DataType) -> bool:
     """True when every ``found`` value converts to ``expected`` exactly (no rounding, no overflow)."""
     from pyspark.sql import types as sp
 
@@ -49,7 +49,7 @@ def is_safe_widening(found: "DataType", expected: "DataType") -> bool:
     return isinstance(found, sp.FloatType) and isinstance(expected, sp.DoubleType)
 
 
-def conform(frame: "DataFrame", schema: "Schema", table_name: str) -> "DataFrame":
+def conform(frame: DataFrame, schema: Schema, table_name: str) -> DataFrame:
     """``frame`` with the table's columns in the table's order and types; a mismatch is a ConfigError."""
     from pyspark.sql import functions as F
 

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
-from typing import Any, Callable
+from typing import Any
 
 import sqlglot
 from pyiceberg import expressions as ice
@@ -56,7 +57,7 @@ class IcebergFilter:
     exact: bool
 
     @classmethod
-    def everything(cls) -> "IcebergFilter":
+    def everything(cls) -> IcebergFilter:
         return cls(ice.AlwaysTrue(), False)
 
 

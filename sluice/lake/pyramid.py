@@ -134,12 +134,12 @@ def size_text(count: int) -> str:
     raise AssertionError("unreachable")
 
 
-def plan_pyramid(table: "Table", name: str, where: tuple[str, ...], columns: tuple[str, ...]) -> Pyramid:
+def plan_pyramid(table: Table, name: str, where: tuple[str, ...], columns: tuple[str, ...]) -> Pyramid:
     """Prune ``table`` for the pushed conjuncts ``where``; ``columns`` are the ones read."""
     schema = table.schema()
     filters = [conjunct_filter(sql, schema) for sql in where]
     scan_filter = combined(filters)
-    conjuncts = tuple(_conjunct_pruning(sql, f, schema, table.spec()) for sql, f in zip(where, filters))
+    conjuncts = tuple(_conjunct_pruning(sql, f, schema, table.spec()) for sql, f in zip(where, filters, strict=True))
     snapshot = table.current_snapshot()
     if snapshot is None:
         empty = tuple(Tier(level, unit, 0, 0, 0, 0) for level, unit in _LEVELS)
@@ -155,7 +155,7 @@ def plan_pyramid(table: "Table", name: str, where: tuple[str, ...], columns: tup
 _LEVELS = (("manifests", "manifests"), ("partitions", "files"), ("file statistics", "files"), ("row groups", "row groups"))
 
 
-def _conjunct_pruning(sql: str, conjunct: IcebergFilter, schema: Schema, spec: "PartitionSpec") -> ConjunctPruning:
+def _conjunct_pruning(sql: str, conjunct: IcebergFilter, schema: Schema, spec: PartitionSpec) -> ConjunctPruning:
     inclusive = inclusive_projection(schema, spec)(conjunct.expression)
     if isinstance(inclusive, AlwaysTrue):
         partition = "none"
@@ -184,7 +184,7 @@ def _comparable(expression: BooleanExpression) -> Any:
 
 
 class _Pruner:
-    def __init__(self, table: "Table", name: str, schema: Schema, scan_filter: IcebergFilter, columns: tuple[str, ...]) -> None:
+    def __init__(self, table: Table, name: str, schema: Schema, scan_filter: IcebergFilter, columns: tuple[str, ...]) -> None:
         self.table, self.name, self.schema, self.columns = table, name, schema, columns
         self.expression: BooleanExpression = scan_filter.expression
         self.exact = scan_filter.exact
@@ -218,14 +218,14 @@ class _Pruner:
         )
         return Pyramid(self.name, snapshot_id, table_rows, table_bytes, tiers, tuple(reads), conjuncts)
 
-    def _whole_file_matches(self, data_file: "DataFile") -> bool:
+    def _whole_file_matches(self, data_file: DataFile) -> bool:
         """Strict evaluation: every row of the file satisfies every (exactly translated) conjunct."""
         if self.strict_file is None:
             return False
         residual = self.residuals[data_file.spec_id].residual_for(data_file.partition)
         return isinstance(residual, AlwaysTrue) or self.strict_file.eval(data_file)
 
-    def _row_groups(self, files: list["DataFile"]) -> tuple[list[FileRead], int, int]:
+    def _row_groups(self, files: list[DataFile]) -> tuple[list[FileRead], int, int]:
         inclusive = _InclusiveMetricsEvaluator(self.schema, self.expression, include_empty_files=True)
         strict = self.strict_file
         reads, total, kept = [], 0, 0
@@ -273,11 +273,11 @@ def _row_group_metrics(path: str, schema: Schema) -> list[RowGroupMetrics]:
     return found
 
 
-def _rows(files: list["DataFile"]) -> int:
+def _rows(files: list[DataFile]) -> int:
     return sum(f.record_count for f in files)
 
 
-def _bytes(files: list["DataFile"]) -> int:
+def _bytes(files: list[DataFile]) -> int:
     return sum(f.file_size_in_bytes for f in files)
 
 

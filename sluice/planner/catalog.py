@@ -28,8 +28,8 @@ from sluice.masking import mask_url
 from sluice.planner import v2
 from sluice.planner.remote import OrderKey, order_by
 from sluice.pushdown.levels import Level, Verdict
-from sluice.pushdown.translator import Translator
 from sluice.pushdown.terms import Unsupported
+from sluice.pushdown.translator import Translator
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import Source

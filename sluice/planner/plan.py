@@ -34,7 +34,7 @@ class ScanPlan:
     trace: tuple[TraceStep, ...] = ()
 
     @classmethod
-    def from_answer(cls, answer: dict[str, Any]) -> "ScanPlan":
+    def from_answer(cls, answer: dict[str, Any]) -> ScanPlan:
         """The planner's answer for a scan (sluice/spark/planner.py), as Spark kept it."""
         verdicts = tuple(Verdict(v["sql"], Level(v["level"]), v["reason"], v.get("remote_sql")) for v in answer["verdicts"])
         trace = tuple(TraceStep(s["rule"], s["text"], s["changed"]) for s in answer.get("trace", []))
@@ -64,7 +64,7 @@ class QueryPlan:
     scans: tuple[ScanPlan, ...]
 
     @classmethod
-    def from_scans_json(cls, query: str, spark_plan: str, scans_json: str) -> "QueryPlan":
+    def from_scans_json(cls, query: str, spark_plan: str, scans_json: str) -> QueryPlan:
         """The scans in plan order; a table scanned twice is shown ``table#2`` the second time."""
         scans, seen = [], collections.Counter()  # type: ignore[var-annotated]
         for answer in json.loads(scans_json):

@@ -15,7 +15,7 @@ the same operands (and the same errors) as the left-deep form.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sqlglot import exp
 

@@ -8,18 +8,18 @@ is either translated exactly or not at all; only predicates can be INEXACT.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from sluice.pushdown import constants, nesting
 from sluice.pushdown.constants import Constant, NotRepresentable
 from sluice.pushdown.levels import Level, Verdict
-from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, paren
 from sluice.pushdown.like import LikePattern
 from sluice.pushdown.negation import unfold_between, unfold_negate
-from sluice.types import Column, Kind, SparkType, TableSchema
+from sluice.pushdown.terms import Translation, Unsupported, Value, paren
+from sluice.types import Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
     from sluice.dialects.base import Dialect
@@ -36,7 +36,7 @@ _MIRROR = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
 class Translator:
     """Translates predicates over one table of one source (``dialect``) for one session."""
 
-    def __init__(self, dialect: "Dialect", table: TableSchema, session_zone: str) -> None:
+    def __init__(self, dialect: Dialect, table: TableSchema, session_zone: str) -> None:
         self.dialect = dialect
         self.table = table
         self.zone = session_zone
@@ -305,7 +305,7 @@ class Translator:
         raise Unsupported(f"{self.dialect.name} has no faithful translation of {node.sql('spark')}")
 
 
-def classify_conjuncts(dialect: "Dialect", table: TableSchema, candidates: "Sequence[exp.Expression]",
+def classify_conjuncts(dialect: Dialect, table: TableSchema, candidates: Sequence[exp.Expression],
                        session_zone: str) -> tuple[Verdict, ...]:
     """Each candidate conjunct's verdict under ``dialect``: level, reason and remote SQL.
 
@@ -340,7 +340,7 @@ def classify_conjuncts(dialect: "Dialect", table: TableSchema, candidates: "Sequ
     return tuple(verdicts)
 
 
-def _guarded(dialect: "Dialect", table: TableSchema, candidate: exp.Expression, translation: Translation) -> Translation:
+def _guarded(dialect: Dialect, table: TableSchema, candidate: exp.Expression, translation: Translation) -> Translation:
     """``translation`` widened to return every row whose columns hold values the source
     compares differently from Spark (:meth:`Dialect.suspect`); INEXACT then, so Spark judges them."""
     if translation.sql is None:

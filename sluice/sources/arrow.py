@@ -25,7 +25,7 @@ _FIRST_US, _LAST_US = _FIRST_DAY * 86_400_000_000, (_LAST_DAY + 1) * 86_400_000_
 _INFINITE_DAYS = 100_000_000
 
 
-def conform(batch: pa.RecordBatch, schema: pa.Schema, table: "TableSchema | None" = None) -> pa.RecordBatch:
+def conform(batch: pa.RecordBatch, schema: pa.Schema, table: TableSchema | None = None) -> pa.RecordBatch:
     """Cast a driver batch to exactly the schema Spark expects (names and types).
 
     With ``table``, a value the cast would lose or Spark cannot hold raises a
@@ -44,7 +44,7 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema, table: "TableSchema | None
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _cast(array: pa.Array, field: pa.Field, table: "TableSchema | None") -> pa.Array:
+def _cast(array: pa.Array, field: pa.Field, table: TableSchema | None) -> pa.Array:
     try:
         return pc.cast(array, field.type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
@@ -72,7 +72,7 @@ def _first_failing(array: pa.Array, arrow_type: pa.DataType) -> str:
         return str(array[0])
 
 
-def _check_calendar(array: pa.Array, field: pa.Field, table: "TableSchema") -> None:
+def _check_calendar(array: pa.Array, field: pa.Field, table: TableSchema) -> None:
     """Dates and timestamps outside 0001-01-01..9999-12-31 (PostgreSQL's infinity, BC dates)."""
     unit = "D" if pa.types.is_date(field.type) else "us"
     raw = array.cast(pa.int32() if unit == "D" else pa.int64())

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import sqlglot
@@ -76,7 +77,7 @@ class DuckdbSource(SqlSource):
         return ascii_folded(name)
 
     # ------------------------------------------------------------ connections
-    def _connect(self) -> "duckdb.DuckDBPyConnection":
+    def _connect(self) -> duckdb.DuckDBPyConnection:
         import duckdb
 
         if not os.path.isfile(self.path):

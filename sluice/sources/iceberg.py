@@ -15,7 +15,8 @@ list, so a commit during the query is not half-seen.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -61,7 +62,7 @@ class IcebergSource(Source):
         super().__init__(name, url, **options)  # type: ignore[arg-type]
         self.location = LakeLocation.from_url(url)
 
-    def _table(self, namespace: str | None, table: str) -> "Table":
+    def _table(self, namespace: str | None, table: str) -> Table:
         """The catalog's table (opened per call: a source holds parameters, not connections)."""
         return load_table(open_catalog(self.location, name=self.name), namespace, table, self.name)
 
@@ -85,11 +86,11 @@ class IcebergSource(Source):
                 for identifier in catalog.list_tables(namespace)]
 
     # ------------------------------------------------------------ planning
-    def pruning(self, spec: "ScanSpec") -> Pyramid:
+    def pruning(self, spec: ScanSpec) -> Pyramid:
         """The pruning pyramid of a planned scan (what EXPLAIN shows and the tasks read)."""
         return self._pyramid(spec, _needed_columns(spec))
 
-    def _pyramid(self, spec: "ScanSpec", needed: tuple[str, ...]) -> Pyramid:
+    def _pyramid(self, spec: ScanSpec, needed: tuple[str, ...]) -> Pyramid:
         from sluice.lake.pyramid import plan_pyramid  # PyIceberg's evaluators: imported where planning happens
 
         table = self._table(spec.table.schema, spec.table.name)
@@ -103,7 +104,7 @@ class IcebergSource(Source):
         except (OSError, pa.ArrowException) as error:
             raise SourceError(self.name, f"lake table {spec.table.qualified_name}: planning the scan failed: {error}") from None
 
-    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+    def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         needed = _needed_columns(spec)
         pyramid = self._pyramid(spec, needed)
         count = 1 if spec.limit is not None else max(1, spec.partitions)
@@ -116,7 +117,7 @@ class IcebergSource(Source):
                  for index, group in enumerate(groups)]
         return tasks or [ReadTask(json.dumps({**base, "files": []}), schema, 0)]
 
-    def request_text(self, spec: "ScanSpec") -> str:
+    def request_text(self, spec: ScanSpec) -> str:
         text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({', '.join(spec.columns)})"
         if spec.where:
             text += " WHERE " + " AND ".join(f"({w})" for w in spec.where)
@@ -198,10 +199,10 @@ class _FileError(Exception):
         self.path, self.problem = path, problem
 
 
-_ENGINE: list["duckdb.DuckDBPyConnection"] = []
+_ENGINE: list[duckdb.DuckDBPyConnection] = []
 
 
-def _engine() -> "duckdb.DuckDBPyConnection":
+def _engine() -> duckdb.DuckDBPyConnection:
     """The process's in-memory DuckDB (one thread per query: Spark runs the tasks in parallel)."""
     import duckdb
 
@@ -241,7 +242,7 @@ def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
     return array if array.type == target else array.cast(target)
 
 
-def _needed_columns(spec: "ScanSpec") -> tuple[str, ...]:
+def _needed_columns(spec: ScanSpec) -> tuple[str, ...]:
     """Projected columns plus every column the pushed predicates and order refer to."""
     names = {c.name.lower(): c.name for c in spec.table.columns}
     needed = list(spec.columns)
@@ -265,7 +266,7 @@ def _balanced(reads: list[FileRead], count: int) -> list[list[FileRead]]:
     return groups
 
 
-def _column(name: str, field_type: "IcebergType", nullable: bool, table: str) -> Column:
+def _column(name: str, field_type: IcebergType, nullable: bool, table: str) -> Column:
     text = str(field_type)
     if text in _TYPES:
         spark, duck = _TYPES[text]

@@ -8,8 +8,9 @@ primary key; tables without one are read whole.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -67,7 +68,7 @@ class MysqlSource(SqlSource):
         return name if int(self.lower_case_table_names) == 0 else name.lower()
 
     # ------------------------------------------------------------ connections
-    def estimated_rows(self, spec: "ScanSpec") -> int | None:
+    def estimated_rows(self, spec: ScanSpec) -> int | None:
         """The server's estimate of the rows the pushed query examines (EXPLAIN, nothing run)."""
         try:
             connection = self._catalog()
@@ -159,7 +160,7 @@ class MysqlSource(SqlSource):
         split = keys[0][0] if len(keys) == 1 and keys[0][1] in _INTEGERS and rows[0][10] == "BASE TABLE" else None
         return TableSchema(self.name, schema, table, columns, row_estimate=int(rows[0][9] or 0), split_column=split)
 
-    def read_task(self, spec: "ScanSpec", partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
+    def read_task(self, spec: ScanSpec, partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
         task = super().read_task(spec, partition_predicate, index, schema)
         guarded = self.guarded_request(spec, partition_predicate)
         return task if guarded is None else replace(task, request=guarded, guarded=True)

@@ -48,7 +48,7 @@ def read_key(group: str) -> int:
     return value or 1
 
 
-def join(connection: object, url: str, task: "ReadTask", lease_s: float, name: str) -> None:
+def join(connection: object, url: str, task: ReadTask, lease_s: float, name: str) -> None:
     """Begin ``task``'s transaction on ADBC ``connection`` at its scan read's shared snapshot."""
     assert task.snapshot_group is not None
     key = read_key(task.snapshot_group)
@@ -66,7 +66,7 @@ def join(connection: object, url: str, task: "ReadTask", lease_s: float, name: s
 
 
 def _published(connection: object, key: int, holder: subprocess.Popen | None, wait_s: float, name: str,  # type: ignore[type-arg]
-               task: "ReadTask") -> str:
+               task: ReadTask) -> str:
     """The snapshot id the scan read's holder publishes, waiting up to ``wait_s`` for it."""
     deadline = time.monotonic() + wait_s
     pause = 0.002
@@ -128,6 +128,6 @@ def _rows(connection: object, sql: str) -> list[tuple]:  # type: ignore[type-arg
         stream, _ = statement.execute_query()
         with pa.RecordBatchReader.from_stream(stream) as reader:
             table = reader.read_all()
-        return list(zip(*(column.to_pylist() for column in table.columns)))
+        return list(zip(*(column.to_pylist() for column in table.columns), strict=True))
     finally:
         statement.close()

@@ -11,8 +11,9 @@ import math
 import re
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
 
 import pyarrow as pa
@@ -172,7 +173,7 @@ class PostgresSource(SqlSource):
             low = high
         return parts
 
-    def estimated_rows(self, spec: "ScanSpec") -> int | None:
+    def estimated_rows(self, spec: ScanSpec) -> int | None:
         """PostgreSQL's own estimate of the pushed query's rows (EXPLAIN, nothing run)."""
         try:
             with self._catalog() as connection:
@@ -181,7 +182,7 @@ class PostgresSource(SqlSource):
         except Exception:  # noqa: BLE001 - an estimate only sizes the read; the read reports real failures
             return None
 
-    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+    def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         """The partitions' tasks, sharing one snapshot token when there are several."""
         tasks = super().tasks(spec)
         if len(tasks) < 2:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -24,9 +25,9 @@ from sluice.dialects.sqlite import SqliteDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources import sqlite_arrow
 from sluice.sources.arrow import strict_booleans
-from sluice.sources.sqlite_values import Unfit, decimal_array, narrowed, spark_type_for
 from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, ascii_folded, file_path, key_ranges
-from sluice.types import Column, SparkType, TableSchema
+from sluice.sources.sqlite_values import Unfit, decimal_array, narrowed, spark_type_for
+from sluice.types import Column, TableSchema
 
 if TYPE_CHECKING:
     from sluice.scan import ScanSpec
@@ -125,7 +126,7 @@ class SqliteSource(SqlSource):
             connection.close()
         return key_ranges(row_id, low, high, count)
 
-    def read_task(self, spec: "ScanSpec", partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
+    def read_task(self, spec: ScanSpec, partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
         task = super().read_task(spec, partition_predicate, index, schema)
         guarded = self.guarded_request(spec, partition_predicate)
         if guarded is not None:
@@ -276,9 +277,9 @@ class _Unreadable(Exception):
 
 
 def _batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:  # type: ignore[type-arg]
-    columns = list(zip(*rows))
+    columns = list(zip(*rows, strict=True))
     arrays = []
-    for field, values in zip(schema, columns):
+    for field, values in zip(schema, columns, strict=True):
         try:
             arrays.append(_array(values, field.type))
         except Unfit as unfit:

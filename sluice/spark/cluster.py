@@ -29,9 +29,10 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from sluice.errors import SluiceError
 

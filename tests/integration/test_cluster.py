@@ -19,9 +19,10 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import psycopg
 import pytest

@@ -43,10 +43,11 @@ import subprocess
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from rich.console import Console
