@@ -222,11 +222,11 @@ def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[Non
     try:
         yield
     finally:
-        for key, value in before.items():
-            if value is None:
+        for key, previous in before.items():
+            if previous is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, previous)
 
 
 @contextmanager

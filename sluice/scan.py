@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -45,9 +46,9 @@ class ScanSpec:
     fewer_when_selective: bool = True
 
     @classmethod
-    def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: object) -> ScanSpec:
+    def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: Any) -> ScanSpec:
         url, _ = strip_password(source.portable_url)
-        return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s,  # type: ignore[arg-type]
+        return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s,
                    connect_timeout_s=source.connect_timeout_s, **kwargs)
 
     def open(self, password: str | None) -> Source:

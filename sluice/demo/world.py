@@ -18,6 +18,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
@@ -81,8 +82,8 @@ def build_world(data_dir: str | os.PathLike[str], orders: int = DEFAULT_ORDERS, 
                 continue
             task = progress.add_task(f"{table}: generating", total=rows)
             _write(path, ddl, table, generate(), indexes,
-                   on_chunk=lambda done, task=task: progress.advance(task, done),
-                   on_index=lambda task=task, table=table: progress.update(task, description=f"{table}: indexing"))
+                   on_chunk=partial(progress.advance, task),
+                   on_index=partial(progress.update, task, description=f"{table}: indexing"))
             progress.update(task, description=f"{table}: built")
     return world
 

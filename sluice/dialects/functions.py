@@ -6,6 +6,8 @@ reason. Dialects reuse :data:`COMMON` and override entries where they differ.
 
 from __future__ import annotations
 
+import typing
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -42,7 +44,7 @@ def absolute(translator: Translator, node: exp.Expression) -> Value:
 
 def substring(translator: Translator, node: exp.Expression) -> Value:
     value = _string_arg(translator, node.this, "substr")
-    bounds = []
+    bounds: list[int | None] = []
     for key in ("start", "length"):
         arg = node.args.get(key)
         if arg is None:
@@ -51,7 +53,7 @@ def substring(translator: Translator, node: exp.Expression) -> Value:
         constant = constants.evaluate(arg, translator.zone)
         if constant is None or constant.type.kind is not Kind.INTEGRAL or constant.value is None:
             raise Unsupported("substr() with a non-constant position or length")
-        bounds.append(int(constant.value))  # type: ignore[arg-type]
+        bounds.append(int(typing.cast(int, constant.value)))  # an INTEGRAL constant holds an int
     start, size = bounds
     if start is None or start < 1 or (size is not None and size < 0):
         raise Unsupported("substr() with a position below 1 or a negative length: Spark counts these differently")
@@ -93,7 +95,7 @@ def coalesce(translator: Translator, node: exp.Expression) -> Value:
             parts = [part if isinstance(part, (exp.Literal, exp.Null)) else translator.dialect.binary_collation(part) for part in parts]
         except Unsupported:
             pass
-    rules = [v.text for v in texts]
+    rules = [v.text for v in typed if v.text is not None]
     text = None
     if rules:
         text = TextRules(
@@ -122,13 +124,14 @@ def arithmetic(translator: Translator, node: exp.Expression) -> Value:
 def cast(translator: Translator, node: exp.Expression) -> Value:
     """A cast of a value (a cast of a constant is a constant). Spark makes its implicit
     casts explicit before it offers a filter to a scan, so these are mostly Spark's own."""
+    assert isinstance(node, exp.Cast)
     target = constants.spark_type_of(node.to)
     if target is None:
         raise Unsupported(f"cast to {node.to.sql('spark')} is evaluated by Spark")
     return translator.widen(translator.value(node.this), target)
 
 
-COMMON = {
+COMMON: dict[type[exp.Expression], Callable[[Translator, exp.Expression], Value]] = {
     exp.Cast: cast,
     exp.Length: length,
     exp.Abs: absolute,

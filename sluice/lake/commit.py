@@ -170,7 +170,7 @@ def _append(table: Table, data_files: list[DataFile], job_id: str) -> None:
     transaction = table.transaction()
     if transaction.table_metadata.name_mapping() is None:
         mapping = transaction.table_metadata.schema().name_mapping.model_dump_json()
-        transaction.set_properties(**{TableProperties.DEFAULT_NAME_MAPPING: mapping})
+        transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
     with transaction.update_snapshot(snapshot_properties={JOB_PROPERTY: job_id}).fast_append() as append:
         for data_file in data_files:
             append.append_data_file(data_file)

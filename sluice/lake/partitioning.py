@@ -85,9 +85,9 @@ def bucket_arrow(values: pa.Array, buckets: int) -> pa.Array:
 
 def bucket_column(column: Column, buckets: int) -> Column:
     """Iceberg's bucket of an int/long Spark column, computed on the executors."""
-    from pyspark.sql.functions import arrow_udf
+    from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
 
-    @arrow_udf("int")  # type: ignore[untyped-decorator]
+    @arrow_udf("int", functionType=ArrowUDFType.SCALAR)
     def iceberg_bucket(values: pa.Array) -> pa.Array:
         return bucket_arrow(values, buckets)
 
@@ -151,7 +151,7 @@ def partition_columns(spec: PartitionSpec, schema: Schema) -> list[PartitionColu
         kind = {IdentityTransform: "identity", DayTransform: "day", BucketTransform: "bucket"}.get(type(field.transform))
         writable = isinstance(source.field_type, TimestamptzType) if kind == "day" else \
             kind is not None and isinstance(source.field_type, (IntegerType, LongType))
-        if not writable:
+        if kind is None or not writable:
             raise ConfigError(f"partition field {field.name} = {field.transform}({source.name} {source.field_type}): the "
                               "ingest pipeline writes identity and bucket of int/long and day of timestamptz only")
         # Spark drops partitionBy columns from the files, so the folder key must not be a table column

@@ -163,8 +163,9 @@ class CatalogPlanner:
         remote = source.masked(source.request_text(spec))
         scan_id = hashlib.sha256(spec.to_json().encode()).hexdigest()[:16]
         if request.get("metrics_dir"):
-            spec = replace(spec, metrics_dir=os.path.join(request["metrics_dir"], scan_id))
-            os.makedirs(spec.metrics_dir, exist_ok=True)  # type: ignore[arg-type]  # set on the line above
+            metrics_dir = os.path.join(request["metrics_dir"], scan_id)
+            spec = replace(spec, metrics_dir=metrics_dir)
+            os.makedirs(metrics_dir, exist_ok=True)
         answer: Answer = {
             "scan": spec.to_json(), "scan_id": scan_id, "columns": list(columns), "table": table.qualified_name,
             "source": source.name, "source_url": mask_url(source.url), "remote_query": remote,
@@ -229,7 +230,7 @@ def _open(name: str, options: dict[str, str]) -> Source:
                 numbers[option] = float(options[option])
     except ValueError as error:
         raise ConfigError(f"catalog {name!r} ({mask_url(url)}): {error}") from None
-    return open_source(name, url, password=password, **numbers)  # type: ignore[arg-type]
+    return open_source(name, url, password=password, **numbers)
 
 
 def _struct(table: TableSchema) -> dict[str, Any]:

@@ -66,7 +66,8 @@ class QueryPlan:
     @classmethod
     def from_scans_json(cls, query: str, spark_plan: str, scans_json: str) -> QueryPlan:
         """The scans in plan order; a table scanned twice is shown ``table#2`` the second time."""
-        scans, seen = [], collections.Counter()  # type: ignore[var-annotated]
+        scans: list[ScanPlan] = []
+        seen: collections.Counter[str] = collections.Counter()
         for answer in json.loads(scans_json):
             scan = ScanPlan.from_answer(answer)
             seen[scan.table] += 1

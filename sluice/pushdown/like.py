@@ -56,7 +56,7 @@ class LikePattern:
     def contains(cls, infix: str) -> LikePattern:
         return cls((ANY, *infix, ANY))
 
-    def render(self, any_: str, one: str, literal) -> str:  # type: ignore[no-untyped-def]
+    def render(self, any_: str, one: str, literal) -> str:
         """Spell the pattern with a dialect's wildcards and literal-escaping function."""
         return "".join(any_ if t is ANY else one if t is ONE else literal(t) for t in self.tokens)
 

@@ -33,7 +33,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import sqlglot
 from sqlglot import exp
@@ -215,7 +215,8 @@ class Cell:
 def classify(profile: Profile, shape: Shape) -> Cell:
     """One cell, exactly as the planner's classifier would produce it for a single conjunct."""
     translator = Translator(profile.dialect, profile.table, SESSION_ZONE)
-    translation = translator.predicate(sqlglot.parse_one(shape.predicate, read="spark"))
+    predicate = cast(exp.Expression, sqlglot.parse_one(shape.predicate, read="spark"))  # typed with the nodes' Expr base
+    translation = translator.predicate(predicate)
     remote = profile.dialect.render(translation.sql) if translation.sql is not None else None
     return Cell(translation.level, translation.reason, remote)
 

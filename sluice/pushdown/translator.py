@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 MAX_PUSHED_CHARS = 4_000_000
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 _EQUALITIES = (exp.EQ, exp.NullSafeEQ)
-_MIRROR = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
+_MIRROR: dict[type[exp.Expression], type[exp.Expression]] = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
 
 
 class Translator:
@@ -72,7 +72,9 @@ class Translator:
         if isinstance(node, exp.Not):
             return self._not(node)
         if isinstance(node, exp.Between):
-            return self._and(unfold_between(node))  # type: ignore[arg-type]  # an And, by construction
+            unfolded = unfold_between(node)
+            assert isinstance(unfolded, exp.And)
+            return self._and(unfolded)
         if isinstance(node, _COMPARISONS):
             return self._comparison(node)
         if isinstance(node, exp.In):
@@ -98,7 +100,8 @@ class Translator:
         if left.level.pushed and right.level.pushed:
             level = Level.EXACT if left.level is right.level is Level.EXACT else Level.INEXACT
             reasons = "; ".join(dict.fromkeys(t.reason for t in (left, right)))
-            return Translation(level, reasons, exp.And(this=paren(left.sql), expression=paren(right.sql)))  # type: ignore[arg-type]
+            assert left.sql is not None and right.sql is not None  # a pushed translation has its SQL
+            return Translation(level, reasons, exp.And(this=paren(left.sql), expression=paren(right.sql)))
         kept = left if left.level.pushed else right if right.level.pushed else None
         if kept is None:
             return Translation.unsupported(left.reason)
@@ -112,12 +115,14 @@ class Translator:
                 return Translation.unsupported(f"OR branch not pushable: {branch.reason}")
         level = Level.EXACT if left.level is right.level is Level.EXACT else Level.INEXACT
         reasons = "; ".join(dict.fromkeys(t.reason for t in (left, right)))
-        return Translation(level, reasons, exp.Or(this=paren(left.sql), expression=paren(right.sql)))  # type: ignore[arg-type]
+        assert left.sql is not None and right.sql is not None  # a pushed translation has its SQL
+        return Translation(level, reasons, exp.Or(this=paren(left.sql), expression=paren(right.sql)))
 
     def _not(self, node: exp.Not) -> Translation:
         inner = self._part(node.this)
         if inner.level is Level.EXACT:
-            return Translation(Level.EXACT, inner.reason, exp.Not(this=paren(inner.sql)))  # type: ignore[arg-type]
+            assert inner.sql is not None  # a pushed translation has its SQL
+            return Translation(Level.EXACT, inner.reason, exp.Not(this=paren(inner.sql)))
         if inner.level is Level.INEXACT:
             return Translation.unsupported(f"NOT over a superset is not a superset ({inner.reason})")
         return inner
@@ -187,7 +192,7 @@ class Translator:
                     "whose offset changes (DST); use a TIMESTAMP_NTZ literal to push this"
                 )
             instant = constants.coerce(constant, target, self.zone)
-            wall = None if instant.value is None else instant.value.astimezone(constants.session_zone(self.zone)).replace(tzinfo=None)  # type: ignore[union-attr]
+            wall = None if instant.value is None else instant.value.astimezone(constants.session_zone(self.zone)).replace(tzinfo=None)
             constant, target = Constant(wall, value.type), value.type
         coerced = constants.coerce(constant, target, self.zone)
         if target != value.type:

@@ -7,7 +7,7 @@ naming table, column and value, never a rounded value or a bare driver error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -74,7 +74,7 @@ def _first_failing(array: pa.Array, arrow_type: pa.DataType) -> str:
 
 def _check_calendar(array: pa.Array, field: pa.Field, table: TableSchema) -> None:
     """Dates and timestamps outside 0001-01-01..9999-12-31 (PostgreSQL's infinity, BC dates)."""
-    unit = "D" if pa.types.is_date(field.type) else "us"
+    unit: Literal["D", "us"] = "D" if pa.types.is_date(field.type) else "us"
     raw = array.cast(pa.int32() if unit == "D" else pa.int64())
     low, high = (_FIRST_DAY, _LAST_DAY) if unit == "D" else (_FIRST_US, _LAST_US)
     outside = pc.filter(raw, pc.or_(pc.less(raw, low), pc.greater(raw, high)))

@@ -115,7 +115,7 @@ def key_ranges(key: str, low: int | None, high: int | None, count: int) -> list[
 class Source(abc.ABC):
     """A remote system Sluice reads from. Subclasses implement the abstract methods."""
 
-    dialect: ClassVar[Dialect]
+    dialect: Dialect  # a class attribute; a source that learns its server's kind sets its own (MySQL)
     default_schema: ClassVar[str | None] = None
     batch_rows: ClassVar[int] = 65_536
 

@@ -192,8 +192,8 @@ class FlightSource(Source):
         for index, candidate in enumerate(candidates):
             try:
                 encoded.append((index, filter_json.encode_conjunct(candidate, session_zone)))
-            except Unsupported as reason:
-                verdicts[index] = Verdict(candidate.sql(dialect="spark"), Level.UNSUPPORTED, str(reason))
+            except Unsupported as error:
+                verdicts[index] = Verdict(candidate.sql(dialect="spark"), Level.UNSUPPORTED, str(error))
         if encoded and not self.speaks_sluice():
             reason = f"the Flight server at {self.display_url} takes no filters (not a Sluice server): Spark filters every row"
             for index, _ in encoded:
@@ -210,11 +210,12 @@ class FlightSource(Source):
         return tuple(v for v in verdicts if v is not None)
 
     def _conjunct_levels(self, request: Request) -> list[dict[str, Any]]:
+        assert request.filter is not None  # a request for verdicts carries the conjuncts
         info = self._flight_info(request)
         answers = _metadata(info).get("conjuncts")
         levels = {level.value for level in Level}
         if not isinstance(answers, list) or len(answers) != len(request.filter.body["conjuncts"]) or \
-                not all(isinstance(a, dict) and a.get("level") in levels for a in answers):  # type: ignore[union-attr]
+                not all(isinstance(a, dict) and a.get("level") in levels for a in answers):
             raise SourceError(self.name, "the Flight server's answer does not give one level per conjunct")
         return answers
 

@@ -58,8 +58,8 @@ _RELATION = "lake_rows"
 class IcebergSource(Source):
     dialect = LakeDialect()
 
-    def __init__(self, name: str, url: str, **options: object) -> None:
-        super().__init__(name, url, **options)  # type: ignore[arg-type]
+    def __init__(self, name: str, url: str, **options: Any) -> None:
+        super().__init__(name, url, **options)
         self.location = LakeLocation.from_url(url)
 
     def _table(self, namespace: str | None, table: str) -> Table:
@@ -75,7 +75,7 @@ class IcebergSource(Source):
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
         iceberg = self._table(schema, table)
-        columns = tuple(_column(f.name, f.field_type, not f.required, iceberg.name()) for f in iceberg.schema().fields)
+        columns = tuple(_column(f.name, f.field_type, not f.required, ".".join(iceberg.name())) for f in iceberg.schema().fields)
         snapshot = iceberg.current_snapshot()
         rows = int(snapshot.summary.additional_properties.get("total-records", 0)) if snapshot and snapshot.summary else 0
         return TableSchema(self.name, schema, table, columns, row_estimate=rows)
@@ -271,7 +271,9 @@ def _column(name: str, field_type: IcebergType, nullable: bool, table: str) -> C
     if text in _TYPES:
         spark, duck = _TYPES[text]
         return Column(name, SparkType(spark), duck, nullable=nullable)
-    if text.startswith("decimal("):
-        precision, scale = field_type.precision, field_type.scale  # type: ignore[attr-defined]
+    from pyiceberg.types import DecimalType
+
+    if isinstance(field_type, DecimalType):
+        precision, scale = field_type.precision, field_type.scale
         return Column(name, SparkType(f"decimal({precision},{scale})"), f"DECIMAL({precision},{scale})", nullable=nullable)
     raise BindError(f"lake table {table}: column {name} has Iceberg type {text}, which Sluice does not read yet")

@@ -128,7 +128,8 @@ def read(source: SqliteSource, task: ReadTask) -> Iterator[pa.RecordBatch] | Non
         try:
             cursor.execute(f"PRAGMA busy_timeout = {int(source.statement_timeout_s * 1000)}")
             cursor.execute("PRAGMA encoding")
-            if cursor.fetchone()[0] != "UTF-8":
+            encoding = cursor.fetchone()
+            if encoding is None or encoding[0] != "UTF-8":
                 connection.close()
                 return None
         except Exception as error:  # noqa: BLE001
@@ -139,7 +140,7 @@ def read(source: SqliteSource, task: ReadTask) -> Iterator[pa.RecordBatch] | Non
         raise
 
 
-def _batches(source: SqliteSource, task: ReadTask, connection, cursor, deadline: float) -> Iterator[pa.RecordBatch]:  # type: ignore[no-untyped-def]
+def _batches(source: SqliteSource, task: ReadTask, connection, cursor, deadline: float) -> Iterator[pa.RecordBatch]:
     try:
         try:
             if task.table is not None:
@@ -172,10 +173,10 @@ def _batches(source: SqliteSource, task: ReadTask, connection, cursor, deadline:
 class _Queries:
     """The ``execute(sql, params).fetchone()`` shape the catalog queries use, over an ADBC cursor."""
 
-    def __init__(self, cursor) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, cursor) -> None:
         self.cursor = cursor
 
-    def execute(self, sql: str, params: tuple = ()):  # type: ignore[no-untyped-def, type-arg]
+    def execute(self, sql: str, params: tuple = ()):
         self.cursor.execute(sql, params or None)
         return self.cursor
 

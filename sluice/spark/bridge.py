@@ -49,7 +49,7 @@ class PlannerCallback:
     """
 
     def __init__(self, planner: CatalogPlanner) -> None:
-        self.seconds: collections.Counter[str] = collections.Counter()
+        self.seconds: collections.defaultdict[str, float] = collections.defaultdict(float)
         self.calls: collections.Counter[str] = collections.Counter()
         self._planner = planner
 
