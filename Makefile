@@ -22,7 +22,7 @@ services:
 	bash scripts/services.sh
 
 # Lint and types first: seconds, and any finding fails the build (configured in pyproject.toml).
-LINT_PATHS := sluice tests bench fuzz
+LINT_PATHS := sluice tools tests bench fuzz
 lint: setup
 	$(PY) -m ruff check $(LINT_PATHS)
 	$(PY) -m mypy
@@ -43,7 +43,7 @@ unit: setup
 
 # The demo is embedded (SQLite only), so it needs no services.
 demo: setup
-	$(PY) -m sluice.cli demo $(DEMO_ARGS)
+	$(PY) -m tools.demo $(DEMO_ARGS)
 
 # Spark's JDBC source is one of the compared paths; Debian ships its drivers.
 JDBC_JARS := /usr/share/java/postgresql.jar /usr/share/java/mariadb-java-client.jar /usr/share/java/sqlite-jdbc.jar
@@ -76,7 +76,7 @@ fuzz-parsers: setup
 
 # docs/pushdown-matrix.md is generated from the dialect code; a unit test fails when it is stale.
 docs: setup
-	$(PY) -m sluice.pushdown.matrix --write docs/pushdown-matrix.md
+	$(PY) -m tools.matrix --write docs/pushdown-matrix.md
 
 clean:
 	rm -rf .venv build *.egg-info demo-data .pytest_cache

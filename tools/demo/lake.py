@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from sluice.demo.queries import DemoQuery
 from sluice.lake import telemetry
 from sluice.lake.catalog import LakeLocation
+from tools.demo.queries import DemoQuery
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
