@@ -85,9 +85,10 @@ def bucket_arrow(values: pa.Array, buckets: int) -> pa.Array:
 
 def bucket_column(column: Column, buckets: int) -> Column:
     """Iceberg's bucket of an int/long Spark column, computed on the executors."""
-    from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
+    from pyspark.sql.functions import arrow_udf
 
-    @arrow_udf("int", functionType=ArrowUDFType.SCALAR)
+    # the kind comes from the type hints, as pyspark prefers (naming it warns); its stubs lack this form
+    @arrow_udf("int")  # type: ignore[call-overload]  # pyspark's stubs have no arrow_udf(returnType) overload
     def iceberg_bucket(values: pa.Array) -> pa.Array:
         return bucket_arrow(values, buckets)
 
