@@ -1,4 +1,4 @@
-"""The ``sluice`` command: run or explain a federated query, serve tables, or run the embedded demo.
+"""The ``sluice`` command: run or explain a federated query, serve tables, ingest into a lake.
 
 Arguments, the catalog, every password variable and every source (connected once) are
 checked before Spark starts (about 8 s), so a typo or an unreachable server fails at once.
@@ -16,8 +16,9 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from typing import TYPE_CHECKING, Callable, NoReturn, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
@@ -172,13 +173,6 @@ def _explain(args: argparse.Namespace, spark: SparkSession | None) -> int:
     return 0
 
 
-def _demo(args: argparse.Namespace, spark: SparkSession | None) -> int:
-    from sluice.demo.run import run_demo
-
-    run_demo(args.data_dir, orders=args.rows, rebuild=args.rebuild, spark=spark, readings=args.readings)
-    return 0
-
-
 def _lake_ingest(args: argparse.Namespace, spark: SparkSession | None) -> int:
     from sluice.lake.catalog import LakeLocation
     from sluice.lake.ingest import ingest
@@ -270,13 +264,13 @@ def _source_option(text: str) -> SourceConfig:
     return SourceConfig(name, url)
 
 
-def _non_negative_int(text: str) -> int:
+def non_negative_int(text: str) -> int:
     if text.strip() == "0":
         return 0
-    return _positive_int(text)
+    return positive_int(text)
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text.replace("_", ""))
     except ValueError:
@@ -307,7 +301,7 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     sql = query_command("sql", _sql, "run a query and print its rows")
     sql.add_argument("--no-pushdown", action="store_true", help="read every table whole (the reference path)")
     sql.add_argument("--format", choices=FORMATS, help="table (default on a terminal), csv (default otherwise) or json")
-    sql.add_argument("--max-rows", metavar="N", type=_positive_int,
+    sql.add_argument("--max-rows", metavar="N", type=positive_int,
                      help="rows to print (default 50 for a table, every row for csv and json)")
 
     explain = query_command("explain", _explain, "show what each source evaluates, and why")
@@ -335,14 +329,6 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     serve.add_argument("--table", metavar="SOURCE.[SCHEMA.]TABLE", action="append", default=[],
                        help="publish this table (repeatable; replaces the catalog's [serve] list)")
 
-    demo = commands.add_parser("demo", help="build the embedded demo data and show pushdown at work")
-    demo.set_defaults(command=_demo)
-    demo.add_argument("--data-dir", metavar="DIR", default="demo-data", help="where the SQLite files go (default demo-data)")
-    demo.add_argument("--rows", metavar="N", type=_positive_int, default=1_200_000, help="orders to generate (default 1200000)")
-    demo.add_argument("--readings", metavar="N", type=_non_negative_int, default=10_000_000,
-                      help="telemetry rows to ingest into the demo lake (default 10000000; 0 leaves the lake out)")
-    demo.add_argument("--rebuild", action="store_true", help="regenerate the files even if they are current")
-
     lake = commands.add_parser("lake", help="manage Iceberg lake tables").add_subparsers(
         dest="lake_command", required=True, metavar="LAKE_COMMAND")
     lake_ingest = lake.add_parser("ingest", help="append generated telemetry or files to a lake table with Spark",
@@ -351,7 +337,7 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     lake_ingest.set_defaults(command=_lake_ingest)
     lake_ingest.add_argument("lake", metavar="LAKE_URL", nargs="?", default="iceberg+sqlite:///demo-data/lake/catalog.db",
                              help="iceberg+sqlite:///catalog.db[?warehouse=DIR] (default: demo-data/lake/catalog.db)")
-    lake_ingest.add_argument("--rows", metavar="N", type=_positive_int,
+    lake_ingest.add_argument("--rows", metavar="N", type=positive_int,
                              help="rows to generate (default 10000000)")
     lake_ingest.add_argument("--from", dest="source_path", metavar="PATH", help="a CSV, JSON or Parquet file or folder")
     lake_ingest.add_argument("--format", choices=("csv", "json", "parquet"), help="the format of --from (default: its suffix)")

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, dict[str, int]] | None = None,
-                   pruning: "dict[str, Pyramid] | None" = None) -> str:
+                   pruning: dict[str, Pyramid] | None = None) -> str:
     lines = ["== Sluice plan =="]
     for scan in plan.scans:
         lines.append(f"Scan {scan.alias} on {scan.source} ({scan.source_url})")

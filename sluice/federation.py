@@ -16,13 +16,14 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
+from py4j.protocol import Py4JJavaError
 from pyspark.errors import AnalysisException
 from pyspark.errors.exceptions.captured import CapturedException, ParseException
 from pyspark.sql import DataFrame, SparkSession
-from py4j.protocol import Py4JJavaError
 
 from sluice import errors
 from sluice.errors import BindError, ConfigError, QueryError, QuerySyntaxError, SluiceError
@@ -194,13 +195,13 @@ class Federation:
         plan, metrics = self._measure(query, pushdown=True)
         return render_explain(plan, verbose=verbose, metrics=metrics, pruning=self._pruning(plan))
 
-    def pruning(self, query: str) -> "dict[str, Pyramid]":
+    def pruning(self, query: str) -> dict[str, Pyramid]:
         """The pruning pyramid of every lake scan of ``query``, by table (``table#2`` for a second scan of it)."""
         plan = self.plan(query)
         pruned = self._pruning(plan)
         return {scan.alias: pyramid for scan in plan.scans if (pyramid := pruned.get(scan.scan_id))}
 
-    def _pruning(self, plan: QueryPlan) -> "dict[str, Pyramid]":
+    def _pruning(self, plan: QueryPlan) -> dict[str, Pyramid]:
         found = {}
         for scan in plan.scans:
             source = self._sources.get(scan.source)
@@ -224,11 +225,11 @@ def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[Non
     try:
         yield
     finally:
-        for key, value in before.items():
-            if value is None:
+        for key, previous in before.items():
+            if previous is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, previous)
 
 
 @contextmanager

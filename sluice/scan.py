@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -48,9 +49,9 @@ class ScanSpec:
     aggregate: Aggregation | None = None
 
     @classmethod
-    def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: object) -> "ScanSpec":
+    def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: Any) -> ScanSpec:
         url, _ = strip_password(source.portable_url)
-        return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s,  # type: ignore[arg-type]
+        return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s,
                    connect_timeout_s=source.connect_timeout_s, **kwargs)
 
     def open(self, password: str | None) -> Source:
@@ -84,7 +85,7 @@ class ScanSpec:
         return json.dumps(data)
 
     @classmethod
-    def from_json(cls, text: str) -> "ScanSpec":
+    def from_json(cls, text: str) -> ScanSpec:
         data = json.loads(text)
         aggregate = Aggregation.from_dict(data["aggregate"]) if data.get("aggregate") is not None else None
         return cls(**{**data, "table": table_from_dict(data["table"]), "columns": tuple(data["columns"]), "where": tuple(data["where"]),

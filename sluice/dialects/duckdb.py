@@ -114,7 +114,7 @@ class DuckdbDialect(Dialect):
 
     def literal(self, constant: Constant, context: Value | None) -> exp.Expression:
         if constant.type.kind is Kind.DECIMAL and constant.value is not None:
-            text = exp.Literal.string(format(Decimal(constant.value), "f"))  # type: ignore[arg-type]
+            text = exp.Literal.string(format(Decimal(constant.value), "f"))
             return self.cast(text, constant.type, constant.type)
         return super().literal(constant, context)
 

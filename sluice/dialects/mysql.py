@@ -40,7 +40,9 @@ from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, pa
 from sluice.types import Column, Kind, SparkType
 
 if TYPE_CHECKING:
-    from sluice.pushdown.translator import Translator  # the dialects answer its questions; it imports them only for types
+    from sluice.pushdown.translator import (
+        Translator,  # the dialects answer its questions; it imports them only for types
+    )
 
 _PLAIN_TEXT = re.compile(r"[A-Za-z0-9 .,:;=<>()@#$%^&*+\-/?!\[\]{}|~_]*")
 _LIKE_ESCAPE = "!"

@@ -11,7 +11,8 @@ what the core can answer. What it cannot spell is never sent (the client keeps i
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from sqlglot import exp
 
@@ -32,7 +33,7 @@ _BINARY: dict[str, type[exp.Expression]] = {
     "starts_with": exp.StartsWith, "ends_with": exp.EndsWith, "contains": exp.Contains, "ilike": exp.ILike,
 }
 _UNARY: dict[str, type[exp.Expression]] = {"length": exp.Length, "abs": exp.Abs, "upper": exp.Upper, "lower": exp.Lower}
-_CONNECTORS: dict[str, type[exp.Connector]] = {"and": exp.And, "or": exp.Or}
+_CONNECTORS: dict[str, type[exp.And] | type[exp.Or]] = {"and": exp.And, "or": exp.Or}
 OPS = tuple(sorted([*_BINARY, *_UNARY, *_CONNECTORS, "not", "is_null", "in", "like", "substring", "coalesce", "opaque"]))
 #: the function name an ``opaque`` part decodes to: no dialect translates it, so it is never pushed
 OPAQUE_FUNCTION = "SLUICE_OPAQUE"
@@ -160,37 +161,37 @@ def decode(node: Any, table: TableSchema, depth: int = 0) -> exp.Expression:
     return _BUILDERS[name](name, children, node, table, depth)
 
 
-def _unary(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+def _unary(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:
     _arity(name, args, 1, 1)
     return _UNARY[name](this=args[0])
 
 
-def _binary(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+def _binary(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:
     _arity(name, args, 2, 2)
     return _BINARY[name](this=paren(args[0]), expression=paren(args[1]))
 
 
-def _connector(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+def _connector(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:
     _arity(name, args, 2, None)
     return nesting.chain(_CONNECTORS[name], args, paren)
 
 
-def _not(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+def _not(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:
     _arity(name, args, 1, 1)
     return exp.Not(this=paren(args[0]))
 
 
-def _is_null(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+def _is_null(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:
     _arity(name, args, 1, 1)
     return exp.Is(this=paren(args[0]), expression=exp.Null())
 
 
-def _in(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+def _in(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:
     _arity(name, args, 2, None)
     return exp.In(this=paren(args[0]), expressions=args[1:])
 
 
-def _like(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+def _like(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:
     _arity(name, args, 2, 2)
     like = exp.Like(this=paren(args[0]), expression=args[1])
     if node.get("escape") is None:
@@ -198,7 +199,7 @@ def _like(name: str, args: list[exp.Expression], node: dict, table: TableSchema,
     return exp.Escape(this=like, expression=decode(node["escape"], table, depth + 1))
 
 
-def _substring(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+def _substring(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:
     _arity(name, args, 2, 3)
     parts = {"this": args[0], "start": args[1]}
     if len(args) == 3:
@@ -206,7 +207,7 @@ def _substring(name: str, args: list[exp.Expression], node: dict, table: TableSc
     return exp.Substring(**parts)
 
 
-def _coalesce(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+def _coalesce(name: str, args: list[exp.Expression], node: dict, table: TableSchema, depth: int) -> exp.Expression:
     _arity(name, args, 1, None)
     return exp.Coalesce(this=args[0], expressions=args[1:])
 
@@ -223,7 +224,7 @@ def _arity(name: str, args: list[exp.Expression], low: int, high: int | None) ->
         raise RequestError(f"op {name!r} takes {wanted} argument(s), not {len(args)}")
 
 
-def _keys(node: dict, allowed: set[str]) -> None:  # type: ignore[type-arg]
+def _keys(node: dict, allowed: set[str]) -> None:
     unknown = sorted(set(node) - allowed)
     if unknown:
         raise RequestError(f"unknown key(s) {', '.join(unknown)} in {_shown(node)}")

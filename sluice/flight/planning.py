@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -68,7 +69,7 @@ class Planner:
         limit = request.limit if exact else None
         partitions = min(MAX_PARTITIONS, request.partitions or source.default_partitions(table))
         pushed = tuple(v.remote_sql for v in verdicts if v.level.pushed)
-        spec = ScanSpec.for_source(source, table, columns, where=pushed, limit=limit, partitions=partitions)  # type: ignore[arg-type]
+        spec = ScanSpec.for_source(source, table, columns, where=pushed, limit=limit, partitions=partitions)
         path = self.published.path_of(source, table.schema, table.name)
         tasks = source.tasks(spec)
         endpoints = [flight.FlightEndpoint(self.signer.issue(_ticket(path, columns, task)), []) for task in tasks]

@@ -21,12 +21,12 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
 
-def spark_type(iceberg_type: "IcebergType") -> "DataType":
+def spark_type(iceberg_type: IcebergType) -> DataType:
     """The Spark type Spark's own Parquet writer uses for an Iceberg primitive type."""
     from pyiceberg import types as ice
     from pyspark.sql import types as sp
 
-    simple = {ice.BooleanType: sp.BooleanType, ice.IntegerType: sp.IntegerType, ice.LongType: sp.LongType,
+    simple: dict[type[IcebergType], type[DataType]] = {ice.BooleanType: sp.BooleanType, ice.IntegerType: sp.IntegerType, ice.LongType: sp.LongType,
               ice.FloatType: sp.FloatType, ice.DoubleType: sp.DoubleType, ice.DateType: sp.DateType,
               ice.TimestamptzType: sp.TimestampType, ice.TimestampType: sp.TimestampNTZType,
               ice.StringType: sp.StringType, ice.BinaryType: sp.BinaryType}
@@ -37,19 +37,19 @@ def spark_type(iceberg_type: "IcebergType") -> "DataType":
     raise ConfigError(f"the ingest pipeline writes primitive columns only, not {iceberg_type}")
 
 
-def is_safe_widening(found: "DataType", expected: "DataType") -> bool:
+def is_safe_widening(found: DataType, expected: DataType) -> bool:
     """True when every ``found`` value converts to ``expected`` exactly (no rounding, no overflow)."""
     from pyspark.sql import types as sp
 
     if isinstance(found, sp.DecimalType) and isinstance(expected, sp.DecimalType):
         return found.scale == expected.scale and found.precision <= expected.precision
-    integral_rank = {sp.ByteType: 1, sp.ShortType: 2, sp.IntegerType: 3, sp.LongType: 4}
+    integral_rank: dict[type[DataType], int] = {sp.ByteType: 1, sp.ShortType: 2, sp.IntegerType: 3, sp.LongType: 4}
     if type(found) in integral_rank and type(expected) in integral_rank:
         return integral_rank[type(found)] <= integral_rank[type(expected)]
     return isinstance(found, sp.FloatType) and isinstance(expected, sp.DoubleType)
 
 
-def conform(frame: "DataFrame", schema: "Schema", table_name: str) -> "DataFrame":
+def conform(frame: DataFrame, schema: Schema, table_name: str) -> DataFrame:
     """``frame`` with the table's columns in the table's order and types; a mismatch is a ConfigError."""
     from pyspark.sql import functions as F
 

@@ -26,10 +26,11 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Union
+from typing import TYPE_CHECKING, Union
 
 from pyarrow import fs as pafs
 from pyiceberg.table import TableProperties
@@ -94,7 +95,7 @@ def print_progress(line: str) -> None:
     print(f"{dt.datetime.now():%H:%M:%S} {line}", file=sys.stderr, flush=True)
 
 
-def ingest(spark: "SparkSession", lake_url: str, source: Source = None, *, rows: int | None = None,
+def ingest(spark: SparkSession, lake_url: str, source: Source = None, *, rows: int | None = None,
            source_format: str | None = None, namespace: str = telemetry.NAMESPACE, table: str = telemetry.TABLE,
            report: Report = print_progress) -> IngestSummary:
     """Append ``source`` to the lake table ``namespace.table`` in one snapshot; return what was added.
@@ -144,7 +145,7 @@ def ingest(spark: "SparkSession", lake_url: str, source: Source = None, *, rows:
     return summary
 
 
-def _create_or_load(catalog: "Catalog", namespace: str, table: str) -> "Table":
+def _create_or_load(catalog: Catalog, namespace: str, table: str) -> Table:
     """The table, created with the telemetry layout if missing.
 
     Two jobs creating a new lake at once race between PyIceberg's "does the namespace
@@ -159,8 +160,8 @@ def _create_or_load(catalog: "Catalog", namespace: str, table: str) -> "Table":
         return telemetry.create_readings(catalog, namespace, table)
 
 
-def _source_frame(spark: "SparkSession", source: Source, rows: int | None, source_format: str | None,
-                  lake_table: "Table") -> tuple["DataFrame", str]:
+def _source_frame(spark: SparkSession, source: Source, rows: int | None, source_format: str | None,
+                  lake_table: Table) -> tuple[DataFrame, str]:
     """The input DataFrame and a phrase for the progress report."""
     from pyspark.sql import DataFrame
 
@@ -182,7 +183,7 @@ def _source_frame(spark: "SparkSession", source: Source, rows: int | None, sourc
     return _read_files(spark, path, kind, lake_table), f"{kind} {path}"
 
 
-def _read_files(spark: "SparkSession", path: str, kind: str, lake_table: "Table") -> "DataFrame":
+def _read_files(spark: SparkSession, path: str, kind: str, lake_table: Table) -> DataFrame:
     """Parquet keeps its own types (checked later); CSV and JSON are parsed as the table's types.
 
     A value that does not parse fails the job (FAILFAST) rather than becoming NULL, and a
@@ -202,7 +203,7 @@ def _read_files(spark: "SparkSession", path: str, kind: str, lake_table: "Table"
     return reader.json(path)
 
 
-def _sort_columns(lake_table: "Table") -> list["Column"]:
+def _sort_columns(lake_table: Table) -> list[Column]:
     """The table's sort order as Spark sort columns (identity transforms only)."""
     from pyiceberg.table.sorting import NullOrder, SortDirection
     from pyiceberg.transforms import IdentityTransform
@@ -219,12 +220,12 @@ def _sort_columns(lake_table: "Table") -> list["Column"]:
     return columns
 
 
-def _sort_order_id(lake_table: "Table") -> int | None:
+def _sort_order_id(lake_table: Table) -> int | None:
     order = lake_table.sort_order()
     return order.order_id if order.fields else None
 
 
-def _write(spark: "SparkSession", frame: "DataFrame", columns: list[PartitionColumn], sort_by: list["Column"],
+def _write(spark: SparkSession, frame: DataFrame, columns: list[PartitionColumn], sort_by: list[Column],
            staging_uri: str, properties: dict[str, str]) -> None:
     """Write ``frame`` under ``staging_uri``: one folder per partition, one file per folder, sorted.
 
@@ -250,7 +251,7 @@ def _move(source_uri: str, target_uri: str) -> None:
     filesystem.move(source, pafs.FileSystem.from_uri(target_uri)[1])
 
 
-def _job_may_be_committed(lake_table: "Table", job_id: str) -> bool:
+def _job_may_be_committed(lake_table: Table, job_id: str) -> bool:
     """False only when the catalog says no snapshot holds the job: then its files may go.
 
     A commit can fail after it landed (the answer lost on the way back), and a file a
@@ -274,7 +275,7 @@ _HELD_LOCK = threading.Lock()
 
 
 @contextmanager
-def _session_conf(spark: "SparkSession", settings: dict[str, str]) -> Iterator[None]:
+def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
     """Set Spark SQL settings for the duration of a block, then put back what was there.
 
     Jobs running at once in one session (threads) set the same values: the first one in
@@ -303,7 +304,7 @@ def _session_conf(spark: "SparkSession", settings: dict[str, str]) -> Iterator[N
 
 
 @contextmanager
-def _watch_tasks(spark: "SparkSession", report: Report) -> Iterator[None]:
+def _watch_tasks(spark: SparkSession, report: Report) -> Iterator[None]:
     """Report the running stages' finished/total tasks every :data:`PROGRESS_INTERVAL_S` seconds."""
     tracker, stop, started = spark.sparkContext.statusTracker(), threading.Event(), time.monotonic()
 

@@ -83,18 +83,19 @@ def bucket_arrow(values: pa.Array, buckets: int) -> pa.Array:
     return pa.array(hashed, type=pa.int32(), mask=longs.is_null().to_numpy(zero_copy_only=False))
 
 
-def bucket_column(column: "Column", buckets: int) -> "Column":
+def bucket_column(column: Column, buckets: int) -> Column:
     """Iceberg's bucket of an int/long Spark column, computed on the executors."""
     from pyspark.sql.functions import arrow_udf
 
-    @arrow_udf("int")  # type: ignore[untyped-decorator]
+    # the kind comes from the type hints, as pyspark prefers (naming it warns); its stubs lack this form
+    @arrow_udf("int")  # type: ignore[call-overload]  # pyspark's stubs have no arrow_udf(returnType) overload
     def iceberg_bucket(values: pa.Array) -> pa.Array:
         return bucket_arrow(values, buckets)
 
     return iceberg_bucket(column)
 
 
-def utc_day_number(column: "Column") -> "Column":
+def utc_day_number(column: Column) -> Column:
     """Whole days since 1970-01-01 in UTC of a TIMESTAMP column (floor, also before 1970)."""
     from pyspark.sql import functions as F
 
@@ -102,7 +103,7 @@ def utc_day_number(column: "Column") -> "Column":
     return ((micros - F.pmod(micros, F.lit(MICROS_PER_DAY))) / F.lit(MICROS_PER_DAY)).cast("int")
 
 
-def utc_day(column: "Column") -> "Column":
+def utc_day(column: Column) -> Column:
     """The UTC calendar date of a TIMESTAMP column, whatever the session time zone."""
     from pyspark.sql import functions as F
 
@@ -118,7 +119,7 @@ class PartitionColumn:
     kind: str  # "identity", "day" or "bucket"
     buckets: int = 0
 
-    def spark_column(self) -> "Column":
+    def spark_column(self) -> Column:
         from pyspark.sql import functions as F
 
         source = F.col(self.source_name)
@@ -137,7 +138,7 @@ class PartitionColumn:
         return int(text)
 
 
-def partition_columns(spec: "PartitionSpec", schema: "Schema") -> list[PartitionColumn]:
+def partition_columns(spec: PartitionSpec, schema: Schema) -> list[PartitionColumn]:
     """The spec's fields as Spark columns; a transform the pipeline cannot write is a ConfigError."""
     from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform
     from pyiceberg.types import IntegerType, LongType, TimestamptzType
@@ -151,7 +152,7 @@ def partition_columns(spec: "PartitionSpec", schema: "Schema") -> list[Partition
         kind = {IdentityTransform: "identity", DayTransform: "day", BucketTransform: "bucket"}.get(type(field.transform))
         writable = isinstance(source.field_type, TimestamptzType) if kind == "day" else \
             kind is not None and isinstance(source.field_type, (IntegerType, LongType))
-        if not writable:
+        if kind is None or not writable:
             raise ConfigError(f"partition field {field.name} = {field.transform}({source.name} {source.field_type}): the "
                               "ingest pipeline writes identity and bucket of int/long and day of timestamptz only")
         # Spark drops partitionBy columns from the files, so the folder key must not be a table column
@@ -161,7 +162,7 @@ def partition_columns(spec: "PartitionSpec", schema: "Schema") -> list[Partition
     return columns
 
 
-def partition_record(columns: list[PartitionColumn], relative_folder: str) -> "Record":
+def partition_record(columns: list[PartitionColumn], relative_folder: str) -> Record:
     """The partition record of a file in ``relative_folder`` (``key=value/...`` as Spark wrote it)."""
     from pyiceberg.typedef import Record
 

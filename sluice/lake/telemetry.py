@@ -24,7 +24,7 @@ BUCKETS = 4
 CLUSTER_BY = ("payload_id", "ts")
 
 
-def schema() -> "Schema":
+def schema() -> Schema:
     from pyiceberg.schema import Schema
     from pyiceberg.types import DateType, DoubleType, IntegerType, LongType, NestedField, StringType, TimestamptzType
 
@@ -41,7 +41,7 @@ def schema() -> "Schema":
     )
 
 
-def partition_spec() -> "PartitionSpec":
+def partition_spec() -> PartitionSpec:
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform
 
@@ -52,7 +52,7 @@ def partition_spec() -> "PartitionSpec":
     )
 
 
-def create_readings(catalog: "Catalog", namespace: str = NAMESPACE, table: str = TABLE) -> "Table":
+def create_readings(catalog: Catalog, namespace: str = NAMESPACE, table: str = TABLE) -> Table:
     """Create the readings table (and its namespace) if missing; return it."""
     from pyiceberg.table.sorting import SortField, SortOrder
     from pyiceberg.transforms import IdentityTransform

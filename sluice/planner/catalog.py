@@ -30,8 +30,8 @@ from sluice.masking import mask_url
 from sluice.planner import aggregates, runtime, v2
 from sluice.planner.remote import OrderKey, order_by
 from sluice.pushdown.levels import Level, Verdict
-from sluice.pushdown.translator import Translator
 from sluice.pushdown.terms import Unsupported
+from sluice.pushdown.translator import Translator
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import Source
@@ -186,8 +186,9 @@ class CatalogPlanner:
         static = replace(spec, where=tuple(v.remote_sql for v in verdicts if v.level.pushed and v.remote_sql is not None))
         scan_id = hashlib.sha256(static.to_json().encode()).hexdigest()[:16]
         if request.get("metrics_dir"):
-            spec = replace(spec, metrics_dir=os.path.join(request["metrics_dir"], scan_id))
-            os.makedirs(spec.metrics_dir, exist_ok=True)  # type: ignore[arg-type]  # set on the line above
+            metrics_dir = os.path.join(request["metrics_dir"], scan_id)
+            spec = replace(spec, metrics_dir=metrics_dir)
+            os.makedirs(metrics_dir, exist_ok=True)
         read = _read_fields(table, columns, aggregation)
         answer: Answer = {
             "scan": spec.to_json(), "scan_id": scan_id, "columns": [name for name, _ in read], "table": table.qualified_name,
@@ -273,7 +274,7 @@ def _open(name: str, options: dict[str, str]) -> Source:
                 numbers[option] = float(options[option])
     except ValueError as error:
         raise ConfigError(f"catalog {name!r} ({mask_url(url)}): {error}") from None
-    return open_source(name, url, password=password, **numbers)  # type: ignore[arg-type]
+    return open_source(name, url, password=password, **numbers)
 
 
 def _struct(fields: list[tuple[str, SparkType]]) -> dict[str, Any]:

@@ -39,7 +39,7 @@ class ScanPlan:
     runtime: tuple[Verdict, ...] = ()
 
     @classmethod
-    def from_answer(cls, answer: dict[str, Any]) -> "ScanPlan":
+    def from_answer(cls, answer: dict[str, Any]) -> ScanPlan:
         """The planner's answer for a scan (sluice/spark/planner.py), as Spark kept it."""
         verdicts = tuple(_verdict(v) for v in answer["verdicts"])
         trace = tuple(TraceStep(s["rule"], s["text"], s["changed"]) for s in answer.get("trace", []))
@@ -73,9 +73,10 @@ class QueryPlan:
     scans: tuple[ScanPlan, ...]
 
     @classmethod
-    def from_scans_json(cls, query: str, spark_plan: str, scans_json: str) -> "QueryPlan":
+    def from_scans_json(cls, query: str, spark_plan: str, scans_json: str) -> QueryPlan:
         """The scans in plan order; a table scanned twice is shown ``table#2`` the second time."""
-        scans, seen = [], collections.Counter()  # type: ignore[var-annotated]
+        scans: list[ScanPlan] = []
+        seen: collections.Counter[str] = collections.Counter()
         for answer in json.loads(scans_json):
             scan = ScanPlan.from_answer(answer)
             seen[scan.table] += 1

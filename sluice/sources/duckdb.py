@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import sqlglot
@@ -56,8 +57,8 @@ class DuckdbSource(SqlSource):
     dialect = DuckdbDialect()
     default_schema = "main"
 
-    def __init__(self, name: str, url: str, **options: object) -> None:
-        super().__init__(name, url, **options)  # type: ignore[arg-type]
+    def __init__(self, name: str, url: str, **options: Any) -> None:
+        super().__init__(name, url, **options)
         self.path = file_path(name, url, "DuckDB", ".duckdb")
 
     @property
@@ -70,7 +71,7 @@ class DuckdbSource(SqlSource):
         return ascii_folded(name)
 
     # ------------------------------------------------------------ connections
-    def _connect(self) -> "duckdb.DuckDBPyConnection":
+    def _connect(self) -> duckdb.DuckDBPyConnection:
         import duckdb
 
         if not os.path.isfile(self.path):
@@ -149,7 +150,9 @@ class DuckdbSource(SqlSource):
             return [None]
         connection = self._connect()
         try:
-            low, high = connection.execute(f"SELECT min(rowid), max(rowid) FROM {self.dialect.quote_table(table.schema, table.name)}").fetchone()
+            row = connection.execute(f"SELECT min(rowid), max(rowid) FROM {self.dialect.quote_table(table.schema, table.name)}").fetchone()
+            assert row is not None  # an aggregate returns one row
+            low, high = row
         finally:
             connection.close()
         return key_ranges("rowid", low, high, count)
@@ -182,15 +185,15 @@ class DuckdbSource(SqlSource):
 
 def _column(name: str, data_type: str, nullable: bool, collation: str | None) -> Column:
     """The Spark view of one DuckDB column; types Spark cannot compare alike are read as text."""
-    common = {"name": name, "remote_type": data_type, "nullable": bool(nullable)}
+    common: dict[str, Any] = {"name": name, "remote_type": data_type, "nullable": bool(nullable)}
     if data_type in _SIMPLE_TYPES:
         spark = SparkType(_SIMPLE_TYPES[data_type])
-        return Column(type=spark, collation=collation if spark.kind is Kind.STRING else None, **common)  # type: ignore[arg-type]
+        return Column(type=spark, collation=collation if spark.kind is Kind.STRING else None, **common)
     if data_type in WIDENED_TYPES:
-        return Column(type=SparkType(WIDENED_TYPES[data_type]), **common)  # type: ignore[arg-type]
+        return Column(type=SparkType(WIDENED_TYPES[data_type]), **common)
     if data_type.startswith("DECIMAL("):
-        return Column(type=SparkType(data_type.lower().replace(" ", "")), **common)  # type: ignore[arg-type]
-    return Column(type=SparkType("string"), read_as_text=True,  # type: ignore[arg-type]
+        return Column(type=SparkType(data_type.lower().replace(" ", "")), **common)
+    return Column(type=SparkType("string"), read_as_text=True,
                   unpushable=f"{data_type} is read as its text form; DuckDB compares the typed value", **common)
 
 

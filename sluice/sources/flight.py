@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -191,8 +192,8 @@ class FlightSource(Source):
         for index, candidate in enumerate(candidates):
             try:
                 encoded.append((index, filter_json.encode_conjunct(candidate, session_zone)))
-            except Unsupported as reason:
-                verdicts[index] = Verdict(candidate.sql(dialect="spark"), Level.UNSUPPORTED, str(reason))
+            except Unsupported as error:
+                verdicts[index] = Verdict(candidate.sql(dialect="spark"), Level.UNSUPPORTED, str(error))
         if encoded and not self.speaks_sluice():
             reason = f"the Flight server at {self.display_url} takes no filters (not a Sluice server): Spark filters every row"
             for index, _ in encoded:
@@ -201,7 +202,7 @@ class FlightSource(Source):
             request = Request(_path(table.schema, table.name), (table.columns[0].name,),
                               _sluice_filter([expression for _, expression in encoded]), partitions=1, session_zone=session_zone)
             answers = self._conjunct_levels(request)
-            for (index, expression), answer in zip(encoded, answers):
+            for (index, expression), answer in zip(encoded, answers, strict=True):
                 level = Level(answer["level"])
                 remote = json.dumps({"expr": expression, "level": level.value, "zone": session_zone}, separators=(",", ":")) \
                     if level.pushed else None
@@ -209,11 +210,12 @@ class FlightSource(Source):
         return tuple(v for v in verdicts if v is not None)
 
     def _conjunct_levels(self, request: Request) -> list[dict[str, Any]]:
+        assert request.filter is not None  # a request for verdicts carries the conjuncts
         info = self._flight_info(request)
         answers = _metadata(info).get("conjuncts")
         levels = {level.value for level in Level}
         if not isinstance(answers, list) or len(answers) != len(request.filter.body["conjuncts"]) or \
-                not all(isinstance(a, dict) and a.get("level") in levels for a in answers):  # type: ignore[union-attr]
+                not all(isinstance(a, dict) and a.get("level") in levels for a in answers):
             raise SourceError(self.name, "the Flight server's answer does not give one level per conjunct")
         return answers
 
@@ -222,19 +224,19 @@ class FlightSource(Source):
         return self._call(lambda client, options: client.get_flight_info(descriptor, options), f"planning {'.'.join(request.table)}")
 
     # ------------------------------------------------------------ reading
-    def _request(self, spec: "ScanSpec") -> tuple[Request, list[dict[str, Any]]]:
+    def _request(self, spec: ScanSpec) -> tuple[Request, list[dict[str, Any]]]:
         pushed = [json.loads(text) for text in spec.where]
         zone = pushed[0]["zone"] if pushed else "UTC"
         conjuncts = _sluice_filter([p["expr"] for p in pushed]) if pushed else None
         request = Request(_path(spec.table.schema, spec.table.name), spec.columns, conjuncts, spec.limit, spec.partitions, zone)
         return request, pushed
 
-    def request_text(self, spec: "ScanSpec") -> str:
+    def request_text(self, spec: ScanSpec) -> str:
         if not self.speaks_sluice():
             return f"DoGet {'.'.join(_path(spec.table.schema, spec.table.name))} (whole streams: the server takes no filters)"
         return "GetFlightInfo " + self._request(spec)[0].to_json().decode()
 
-    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+    def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         sluice = self.speaks_sluice()
         if sluice:
             request, pushed = self._request(spec)
@@ -255,7 +257,7 @@ class FlightSource(Source):
         """Spark dropped every conjunct planned EXACT: the server must still apply it exactly."""
         if len(answers) != len(pushed):
             raise SourceError(self.name, "the Flight server's answer does not give one level per conjunct")
-        for planned, answer in zip(pushed, answers):
+        for planned, answer in zip(pushed, answers, strict=True):
             if planned["level"] == "EXACT" and answer.get("level") != "EXACT":
                 raise SourceError(self.name, f"the Flight server now classifies {answer.get('sql')} as {answer.get('level')} "
                                              "(it was EXACT when the query was planned); plan the query again")

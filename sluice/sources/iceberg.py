@@ -21,7 +21,8 @@ filter, or filters the file statistics prove): the row counts Parquet records; s
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -66,11 +67,11 @@ class IcebergSource(Source):
     dialect = LakeDialect()
     aggregates = True
 
-    def __init__(self, name: str, url: str, **options: object) -> None:
-        super().__init__(name, url, **options)  # type: ignore[arg-type]
+    def __init__(self, name: str, url: str, **options: Any) -> None:
+        super().__init__(name, url, **options)
         self.location = LakeLocation.from_url(url)
 
-    def _table(self, namespace: str | None, table: str) -> "Table":
+    def _table(self, namespace: str | None, table: str) -> Table:
         """The catalog's table (opened per call: a source holds parameters, not connections)."""
         return load_table(open_catalog(self.location, name=self.name), namespace, table, self.name)
 
@@ -83,7 +84,7 @@ class IcebergSource(Source):
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
         iceberg = self._table(schema, table)
-        columns = tuple(_column(f.name, f.field_type, not f.required, iceberg.name()) for f in iceberg.schema().fields)
+        columns = tuple(_column(f.name, f.field_type, not f.required, ".".join(iceberg.name())) for f in iceberg.schema().fields)
         snapshot = iceberg.current_snapshot()
         rows = int(snapshot.summary.additional_properties.get("total-records", 0)) if snapshot and snapshot.summary else 0
         return TableSchema(self.name, schema, table, columns, row_estimate=rows)
@@ -94,11 +95,11 @@ class IcebergSource(Source):
                 for identifier in catalog.list_tables(namespace)]
 
     # ------------------------------------------------------------ planning
-    def pruning(self, spec: "ScanSpec") -> Pyramid:
+    def pruning(self, spec: ScanSpec) -> Pyramid:
         """The pruning pyramid of a planned scan (what EXPLAIN shows and the tasks read)."""
         return self._pyramid(spec, _needed_columns(spec))
 
-    def _pyramid(self, spec: "ScanSpec", needed: tuple[str, ...]) -> Pyramid:
+    def _pyramid(self, spec: ScanSpec, needed: tuple[str, ...]) -> Pyramid:
         from sluice.lake.pyramid import plan_pyramid  # PyIceberg's evaluators: imported where planning happens
 
         table = self._table(spec.table.schema, spec.table.name)
@@ -112,7 +113,7 @@ class IcebergSource(Source):
         except (OSError, pa.ArrowException) as error:
             raise SourceError(self.name, f"lake table {spec.table.qualified_name}: planning the scan failed: {error}") from None
 
-    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+    def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         needed = _needed_columns(spec)
         pyramid = self._pyramid(spec, needed)
         count = 1 if spec.limit is not None or spec.aggregate is not None else max(1, spec.partitions)
@@ -131,7 +132,7 @@ class IcebergSource(Source):
                  for index, group in enumerate(groups)]
         return tasks or [ReadTask(json.dumps({**base, "files": []}), schema, 0)]
 
-    def request_text(self, spec: "ScanSpec") -> str:
+    def request_text(self, spec: ScanSpec) -> str:
         read = ", ".join(o.sql for o in spec.aggregate.outputs) if spec.aggregate is not None else ", ".join(spec.columns)
         text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({read})"
         if spec.where:
@@ -228,10 +229,10 @@ class _FileError(Exception):
         self.path, self.problem = path, problem
 
 
-_ENGINE: list["duckdb.DuckDBPyConnection"] = []
+_ENGINE: list[duckdb.DuckDBPyConnection] = []
 
 
-def _engine() -> "duckdb.DuckDBPyConnection":
+def _engine() -> duckdb.DuckDBPyConnection:
     """The process's in-memory DuckDB (one thread per query: Spark runs the tasks in parallel)."""
     import duckdb
 
@@ -271,7 +272,7 @@ def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
     return array if array.type == target else array.cast(target)
 
 
-def _needed_columns(spec: "ScanSpec") -> tuple[str, ...]:
+def _needed_columns(spec: ScanSpec) -> tuple[str, ...]:
     """Projected columns (or those the pushed aggregates read) plus every column the pushed
     predicates and order refer to."""
     names = {c.name.lower(): c.name for c in spec.table.columns}
@@ -297,12 +298,14 @@ def _balanced(reads: list[FileRead], count: int) -> list[list[FileRead]]:
     return groups
 
 
-def _column(name: str, field_type: "IcebergType", nullable: bool, table: str) -> Column:
+def _column(name: str, field_type: IcebergType, nullable: bool, table: str) -> Column:
     text = str(field_type)
     if text in _TYPES:
         spark, duck = _TYPES[text]
         return Column(name, SparkType(spark), duck, nullable=nullable)
-    if text.startswith("decimal("):
-        precision, scale = field_type.precision, field_type.scale  # type: ignore[attr-defined]
+    from pyiceberg.types import DecimalType
+
+    if isinstance(field_type, DecimalType):
+        precision, scale = field_type.precision, field_type.scale
         return Column(name, SparkType(f"decimal({precision},{scale})"), f"DECIMAL({precision},{scale})", nullable=nullable)
     raise BindError(f"lake table {table}: column {name} has Iceberg type {text}, which Sluice does not read yet")

@@ -8,8 +8,9 @@ primary key; tables without one are read whole.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -49,14 +50,14 @@ class MysqlSource(SqlSource):
 
     dialect = MariadbDialect()
 
-    def __init__(self, name: str, url: str, **options: object) -> None:
-        super().__init__(name, url, **options)  # type: ignore[arg-type]
+    def __init__(self, name: str, url: str, **options: Any) -> None:
+        super().__init__(name, url, **options)
         self.database = self.parsed.database
         if not self.parsed.host:
             raise ConfigError(f"source {name!r}: MySQL URLs look like mysql://user@host:3306/database, not {self.display_url}")
 
     @property
-    def default_schema(self) -> str | None:  # type: ignore[override]
+    def default_schema(self) -> str | None:  # type: ignore[override]  # the other sources' class attribute is the URL's database here
         return self.database
 
     #: the server's setting (read by :meth:`check`): 0 compares database and table names as
@@ -67,7 +68,7 @@ class MysqlSource(SqlSource):
         return name if int(self.lower_case_table_names) == 0 else name.lower()
 
     # ------------------------------------------------------------ connections
-    def estimated_rows(self, spec: "ScanSpec") -> int | None:
+    def estimated_rows(self, spec: ScanSpec) -> int | None:
         """The server's estimate of the rows the pushed query examines (EXPLAIN, nothing run)."""
         try:
             connection = self._catalog()
@@ -81,7 +82,7 @@ class MysqlSource(SqlSource):
         except Exception:  # noqa: BLE001 - an estimate only sizes the read; the read reports real failures
             return None
 
-    def _catalog(self):  # type: ignore[no-untyped-def]
+    def _catalog(self):
         """A PyMySQL session for catalog queries; connecting and the login are bounded by
         ``connect_timeout_s``. PyMySQL's ``connect_timeout`` covers the TCP connect only: the
         server's greeting and the login are read under ``read_timeout``, so that is the connect
@@ -102,7 +103,8 @@ class MysqlSource(SqlSource):
             if "timed out" in message:
                 message = f"{message}: {waited('connecting and logging in', self.connect_timeout_s)}"
             raise SourceError(self.name, f"cannot connect to {self.display_url}: {message}") from None
-        connection._read_timeout = connection._write_timeout = self.statement_timeout_s  # applied at the next read/write
+        # applied at the next read/write
+        connection._read_timeout = connection._write_timeout = self.statement_timeout_s  # type: ignore[attr-defined]  # private: PyMySQL has no setter for an open connection's timeouts
         return connection
 
     def check(self) -> None:
@@ -159,7 +161,7 @@ class MysqlSource(SqlSource):
         split = keys[0][0] if len(keys) == 1 and keys[0][1] in _INTEGERS and rows[0][10] == "BASE TABLE" else None
         return TableSchema(self.name, schema, table, columns, row_estimate=int(rows[0][9] or 0), split_column=split)
 
-    def read_task(self, spec: "ScanSpec", partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
+    def read_task(self, spec: ScanSpec, partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
         task = super().read_task(spec, partition_predicate, index, schema)
         guarded = self.guarded_request(spec, partition_predicate)
         return task if guarded is None else replace(task, request=guarded, guarded=True)
@@ -224,24 +226,26 @@ class MysqlSource(SqlSource):
         import pymysql
 
         connection = self._catalog()
+        table = task.table
+        if table is None:
+            connection.close()
+            return
         try:
-            if task.table is None:
-                return
             with connection.cursor() as cursor:
-                cursor.execute(_DESCRIBE, (task.table.schema, task.table.name))
+                cursor.execute(_DESCRIBE, (table.schema, table.name))
                 rows = cursor.fetchall()
         except pymysql.MySQLError as error:
-            raise SourceError(self.name, f"cannot read the catalog of {task.table.qualified_name}: {self.masked(str(error))}") from None
+            raise SourceError(self.name, f"cannot read the catalog of {table.qualified_name}: {self.masked(str(error))}") from None
         finally:
             connection.close()
-        self.ensure_unchanged(task.table, [catalog_column(row) for row in rows] if rows else None)
+        self.ensure_unchanged(table, [catalog_column(row) for row in rows] if rows else None)
 
 
 def _quote(text: str) -> str:
     return quote(text, safe="")
 
 
-def catalog_column(row: tuple) -> Column:  # type: ignore[type-arg]
+def catalog_column(row: tuple) -> Column:
     """The column as Spark reads it, from an information_schema.COLUMNS row (see _DESCRIBE)."""
     name, data_type, column_type, nullable, charset, collation, precision, scale = row[:8]
     data_type, column_type = data_type.lower(), column_type.lower()

@@ -22,12 +22,12 @@ from sluice import Federation
 from sluice.errors import SourceError
 from sluice.flight.allowlist import AllowList
 from sluice.flight.server import serve_in_background
+from sluice.pushdown.levels import Level
 from tests import corpus
 from tests.integration.test_differential import differential_failures
 from tests.integration.test_flight_load import ServerProcess, make_events_db
-from tests.sources import BY_NAME
-from sluice.pushdown.levels import Level
 from tests.plans import stated
+from tests.sources import BY_NAME
 
 pytestmark = pytest.mark.integration
 

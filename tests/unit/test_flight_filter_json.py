@@ -13,11 +13,11 @@ from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.flight import filter_json
 from sluice.flight.protocol import RequestError
-from sluice.pushdown.translator import Translator
 from sluice.pushdown.terms import Unsupported
+from sluice.pushdown.translator import Translator
+from sluice.types import TableSchema
 from tests import corpus
 from tests.unit.tables import column
-from sluice.types import TableSchema
 
 ZONE = "America/New_York"
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "flight-filter.schema.json"
