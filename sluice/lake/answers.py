@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 _EXACT_BOUNDS = (IntegerType, LongType, DateType)
 
 
-def from_metadata(schema: "Schema", reads: "list[FileRead]", outputs: "tuple[Output, ...]") -> list[Any] | None:
+def from_metadata(schema: Schema, reads: list[FileRead], outputs: tuple[Output, ...]) -> list[Any] | None:
     """Each output's value from the kept row groups' statistics, or None when one is not exactly known.
 
     The caller guarantees there is no GROUP BY and that every kept row group holds only rows

@@ -61,7 +61,7 @@ class Output:
                 "column": self.column, "distinct": self.distinct}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Output":
+    def from_dict(cls, data: dict[str, Any]) -> Output:
         return cls(data["name"], data["sql"], SparkType(data["type"]), data.get("function"), data.get("column"),
                    bool(data.get("distinct")))
 
@@ -78,7 +78,7 @@ class Aggregation:
         return {"group_by": list(self.group_by), "outputs": [o.to_dict() for o in self.outputs]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Aggregation":
+    def from_dict(cls, data: dict[str, Any]) -> Aggregation:
         return cls(tuple(data["group_by"]), tuple(Output.from_dict(o) for o in data["outputs"]))
 
     def spark_ddl(self) -> str:

@@ -222,7 +222,7 @@ class CatalogPlanner:
             except Unsupported:
                 continue  # Spark joins anyway: a key Sluice cannot read as a tree is simply not pushed
         verdicts = source.classify(table, found, request.get("session_zone") or "UTC")
-        return [replace(v, reason=f"{note}; {v.reason}") if note else v for v, note in zip(verdicts, notes)]
+        return [replace(v, reason=f"{note}; {v.reason}") if note else v for v, note in zip(verdicts, notes, strict=True)]
 
     def _limit(self, source: Source, table: TableSchema, request: Request,
                verdicts: list[Verdict]) -> tuple[int | None, str | None, str | None]:

@@ -13,8 +13,9 @@ taken in Spark's order of the type: numbers and dates by value, text by UTF-8 by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 from sluice.types import Column, Kind
 

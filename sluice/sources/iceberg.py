@@ -154,7 +154,7 @@ class IcebergSource(Source):
 
         request = json.loads(task.request)
         if request.get("metadata_answer") is not None:  # answered by the files' statistics (sluice/lake/answers.py)
-            arrays = [pa.array([value], field.type) for value, field in zip(request["metadata_answer"], task.schema)]
+            arrays = [pa.array([value], field.type) for value, field in zip(request["metadata_answer"], task.schema, strict=True)]
             yield pa.RecordBatch.from_arrays(arrays, schema=task.schema)
             return
         files = [FileRead(**{**f, "row_groups": tuple(f["row_groups"])}) for f in request["files"]]
