@@ -9,7 +9,7 @@ primary key; tables without one are read whole.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -254,26 +254,36 @@ class MysqlSource(SqlSource):
 @functools.cache
 def _session_class() -> type:
     """PyMySQL's connection, with the TLS context of its PREFERRED mode (no TLS option given:
-    TLS if the server offers it, else plain) made once per process. PyMySQL 1.2 builds that
-    context for every connection, loading the system's CA certificates (~20 ms), even for a
-    server without TLS; every read and every planned scan logs in, so that was most of a
-    small query's fixed cost. The context is the same each time (no CA, no certificate
-    check), and an ``ssl.SSLContext`` is made to be shared."""
+    TLS if the server offers it, else plain) made only when a server offers TLS, and then once
+    per process. PyMySQL 1.2 builds that context for every connection, loading the system's
+    CA certificates (~20 ms), even for a server without TLS; every planned scan and every read
+    logs in, so that was most of a small query's fixed cost. The context is the same each
+    time (no CA, no certificate check), and an ``ssl.SSLContext`` is made to be shared."""
     import pymysql
 
     class Session(pymysql.connections.Connection):  # type: ignore[misc]
         def _create_ssl_ctx(self, sslp):  # type: ignore[no-untyped-def]
             if isinstance(sslp, dict) and not sslp:
-                if not _PREFERRED_TLS:
-                    _PREFERRED_TLS.append(super()._create_ssl_ctx(sslp))
-                return _PREFERRED_TLS[0]
+                return _PreferredTls(lambda: super(Session, self)._create_ssl_ctx(sslp))
             return super()._create_ssl_ctx(sslp)
 
     return Session
 
 
-#: the one PREFERRED-mode TLS context of this process (see :func:`_session_class`)
-_PREFERRED_TLS: list[object] = []
+class _PreferredTls:
+    """Stands in for PyMySQL's PREFERRED-mode ``SSLContext`` (PyMySQL only calls ``wrap_socket``,
+    and only when the server offers TLS): the real context is made at the first TLS handshake
+    of the process and shared by every later one."""
+
+    context: object | None = None
+
+    def __init__(self, make: Callable[[], object]) -> None:
+        self._make = make
+
+    def wrap_socket(self, sock: object, server_hostname: str | None = None) -> object:
+        if _PreferredTls.context is None:
+            _PreferredTls.context = self._make()
+        return _PreferredTls.context.wrap_socket(sock, server_hostname=server_hostname)  # type: ignore[attr-defined]
 
 
 def _quote(text: str) -> str:

@@ -90,7 +90,8 @@ def test_unknown_database_table_and_column(fed) -> None:  # type: ignore[no-unty
 
 def test_a_login_reuses_the_processes_tls_context(fed, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """PyMySQL 1.2 builds a TLS context for its PREFERRED mode at every login, loading the CA
-    store (~20 ms): once per process is enough, since every planned scan and every read logs in."""
+    store (~20 ms): Sluice makes it once per process, and only for a server that offers TLS
+    (every planned scan and every read logs in)."""
     import ssl
 
     made = []
