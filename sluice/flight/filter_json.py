@@ -184,7 +184,8 @@ def _type_of(node: Any, table: TableSchema) -> SparkType | None:
             return SparkType(node.get("type"))  # type: ignore[arg-type]
         except (TypeError, ValueError):
             return None
-    args = node.get("args") if isinstance(node.get("args"), list) else []
+    raw = node.get("args")
+    args: list[Any] = raw if isinstance(raw, list) else []
     name = node.get("op")
     if name == CAST:
         try:
