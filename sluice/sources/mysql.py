@@ -25,6 +25,8 @@ from sluice.timeouts import waited
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
+    import pymysql
+
     from sluice.scan import ScanSpec
 
 #: the join compares names as bytes: MariaDB joins information_schema names case-insensitively
@@ -252,7 +254,7 @@ class MysqlSource(SqlSource):
 
 
 @functools.cache
-def _session_class() -> type:
+def _session_class() -> type[pymysql.connections.Connection[Any]]:
     """PyMySQL's connection, with the TLS context of its PREFERRED mode (no TLS option given:
     TLS if the server offers it, else plain) made only when a server offers TLS, and then once
     per process. PyMySQL 1.2 builds that context for every connection, loading the system's
@@ -261,11 +263,12 @@ def _session_class() -> type:
     time (no CA, no certificate check), and an ``ssl.SSLContext`` is made to be shared."""
     import pymysql
 
-    class Session(pymysql.connections.Connection):  # type: ignore[misc]
-        def _create_ssl_ctx(self, sslp):  # type: ignore[no-untyped-def]
+    class Session(pymysql.connections.Connection):
+        def _create_ssl_ctx(self, sslp: object) -> object:
+            make = super()._create_ssl_ctx  # type: ignore[misc]  # PyMySQL's private method (1.1, 1.2), not in its stubs
             if isinstance(sslp, dict) and not sslp:
-                return _PreferredTls(lambda: super(Session, self)._create_ssl_ctx(sslp))
-            return super()._create_ssl_ctx(sslp)
+                return _PreferredTls(lambda: make(sslp))
+            return make(sslp)
 
     return Session
 
