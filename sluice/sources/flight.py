@@ -89,6 +89,7 @@ class FlightSource(Source):
         self.tls_root_certs = query.get("tls_root_certs")
         self.override_hostname = query.get("override_hostname")
         self._sluice: bool | None = None  # whether the server speaks Sluice's protocol (probed once)
+        self._ops: frozenset[str] = frozenset()  # the Sluice filter ops its capabilities list
 
     # ------------------------------------------------------------ connections
     def _client(self, location: str | None = None) -> flight.FlightClient:
@@ -140,15 +141,22 @@ class FlightSource(Source):
     def speaks_sluice(self) -> bool:
         """Whether the server answers Sluice's capabilities action (probed once per instance)."""
         if self._sluice is None:
-            def probe(client: flight.FlightClient, options: flight.FlightCallOptions) -> bool:
+            def probe(client: flight.FlightClient, options: flight.FlightCallOptions) -> list[Any] | None:
                 try:
-                    return bool(list(client.do_action(flight.Action(ACTION_CAPABILITIES, b""), options)))
+                    return list(client.do_action(flight.Action(ACTION_CAPABILITIES, b""), options))
                 except (flight.FlightUnauthenticatedError, flight.FlightUnavailableError, flight.FlightTimedOutError):
                     raise
                 except (flight.FlightError, pa.ArrowException):  # a plain Flight server: no such action
-                    return False
-            self._sluice = self._call(probe, "probing the server", connecting=True)
+                    return None
+            answers = self._call(probe, "probing the server", connecting=True)
+            self._sluice = bool(answers)
+            self._ops = _filter_ops(answers[0].body.to_pybytes()) if answers else frozenset()
         return self._sluice
+
+    def takes(self, op: str) -> bool:
+        """Whether the server's capabilities list ``op`` among the Sluice filter ops it reads:
+        an op added to the format after version 1 (``cast``) is sent only to servers that list it."""
+        return self.speaks_sluice() and op in self._ops
 
     def check(self) -> None:
         if not self.speaks_sluice():
@@ -189,9 +197,10 @@ class FlightSource(Source):
         format cannot spell, or any conjunct for a server that takes no filters, is UNSUPPORTED."""
         verdicts: list[Verdict | None] = [None] * len(candidates)
         encoded: list[tuple[int, dict[str, Any]]] = []
+        casts = table if self.takes(filter_json.CAST) else None  # the column types that type a cast's argument
         for index, candidate in enumerate(candidates):
             try:
-                encoded.append((index, filter_json.encode_conjunct(candidate, session_zone)))
+                encoded.append((index, filter_json.encode_conjunct(candidate, session_zone, casts)))
             except Unsupported as error:
                 verdicts[index] = Verdict(candidate.sql(dialect="spark"), Level.UNSUPPORTED, str(error))
         if encoded and not self.speaks_sluice():
@@ -323,6 +332,15 @@ class FlightSource(Source):
 
 def _sluice_filter(conjuncts: list[dict[str, Any]]) -> FilterSpec:
     return FilterSpec("sluice", {"version": filter_json.VERSION, "conjuncts": conjuncts})
+
+
+def _filter_ops(capabilities: bytes) -> frozenset[str]:
+    """The Sluice filter ops a capabilities answer lists (none if it lists none)."""
+    try:
+        ops = json.loads(capabilities).get("sluice_filter", {}).get("ops", [])
+    except (ValueError, AttributeError):
+        return frozenset()
+    return frozenset(op for op in ops if isinstance(op, str)) if isinstance(ops, list) else frozenset()
 
 
 def _path(schema: str | None, table: str) -> tuple[str, ...]:
