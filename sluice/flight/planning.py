@@ -91,8 +91,11 @@ class Planner:
         source, table = self.published.resolve(payload["path"])
         schema = arrow_schema(table, tuple(payload["columns"]))
         log.info("DoGet %s partition %s", ".".join(payload["path"]), payload["partition"])
-        return schema, source.read(ReadTask(payload["request"], schema, payload["partition"]))
+        # a guarded request also returns rows only to be checked, marked by a last column the reader drops
+        task = ReadTask(payload["request"], schema, payload["partition"], guarded=bool(payload.get("guarded")))
+        return schema, source.read(task)
 
 
 def _ticket(path: tuple[str, ...], columns: tuple[str, ...], task: ReadTask) -> dict[str, Any]:
-    return {"path": list(path), "columns": list(columns), "request": task.request, "partition": task.partition}
+    return {"path": list(path), "columns": list(columns), "request": task.request, "partition": task.partition,
+            "guarded": task.guarded}
