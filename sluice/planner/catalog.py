@@ -203,10 +203,12 @@ class CatalogPlanner:
             "description": _description(source, table, remote, verdicts, why, grouped, at_runtime),
             "trace": _trace(request, verdicts, tuple(name for name, _ in read), limit, order, why, grouped),
         }
-        if table.row_estimate is not None and aggregation is None:
+        if aggregation is not None and not aggregation.group_by:  # one row, whatever the table holds
+            answer["rows"], answer["bytes"] = 1, sum(_WIDTH[kind.kind] for _, kind in read)
+        elif table.row_estimate is not None:  # at most the table's rows (a grouped answer has fewer)
             rows = table.row_estimate if limit is None else min(limit, table.row_estimate)
             answer["rows"] = rows
-            answer["bytes"] = max(1, rows) * max(1, sum(_WIDTH[table.column(c).type.kind] for c in columns))
+            answer["bytes"] = max(1, rows) * max(1, sum(_WIDTH[kind.kind] for _, kind in read))
         return answer
 
     def _runtime(self, source: Source, table: TableSchema, request: Request) -> list[Verdict]:
