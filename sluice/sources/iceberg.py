@@ -127,7 +127,8 @@ class IcebergSource(Source):
             answers = from_metadata(self._table(spec.table.schema, spec.table.name).schema(), list(pyramid.reads),
                                     spec.aggregate.outputs)
             if answers is not None:
-                return [ReadTask(json.dumps({**base, "files": [], "metadata_answer": answers}), schema)]
+                present = [read.path for read in pyramid.reads]  # checked at read time, as a read would find them
+                return [ReadTask(json.dumps({**base, "files": [], "metadata_answer": answers, "present": present}), schema)]
         tasks = [ReadTask(json.dumps({**base, "files": [read.__dict__ for read in group]}), schema, index)
                  for index, group in enumerate(groups)]
         return tasks or [ReadTask(json.dumps({**base, "files": []}), schema, 0)]
@@ -153,15 +154,16 @@ class IcebergSource(Source):
         from sluice.lake.pyramid import FileRead
 
         request = json.loads(task.request)
-        if request.get("metadata_answer") is not None:  # answered by the files' statistics (sluice/lake/answers.py)
-            arrays = [pa.array([value], field.type) for value, field in zip(request["metadata_answer"], task.schema, strict=True)]
-            yield pa.RecordBatch.from_arrays(arrays, schema=task.schema)
-            return
         files = [FileRead(**{**f, "row_groups": tuple(f["row_groups"])}) for f in request["files"]]
         columns = pa.schema([pa.field(name, SparkType(type_name).arrow()) for name, type_name in request["read"]])
         engine_for_all = bool(request["order"] or request["limit"] is not None or request.get("aggregate"))
         filtered = [f for f in files if engine_for_all or (f.filtered and request["where"])]
         try:
+            if request.get("metadata_answer") is not None:  # answered by the files' statistics (sluice/lake/answers.py)
+                _check_present(request["present"])
+                arrays = [pa.array([value], field.type) for value, field in zip(request["metadata_answer"], task.schema, strict=True)]
+                yield pa.RecordBatch.from_arrays(arrays, schema=task.schema)
+                return
             for batch in _stream([f for f in files if f not in filtered], columns, self.batch_rows):
                 yield conform(batch.select(request["columns"]), task.schema)
             if filtered or request.get("aggregate"):  # an aggregate without GROUP BY answers one row even over no file
@@ -266,6 +268,19 @@ def _stream(files: list[FileRead], columns: pa.Schema, batch_rows: int) -> Itera
                                         "return fewer rows") from None
         except (OSError, pa.ArrowException) as error:
             raise _FileError(read.path, f"cannot be read: {error}") from None
+
+
+def _check_present(paths: list[str]) -> None:
+    """Every data file a metadata answer counted still exists: a missing one fails the query,
+    naming it, as reading it would (footers are cached per process, so planning may not notice)."""
+    from sluice.lake.pyramid import open_input
+
+    for path in paths:
+        try:
+            open_input(path).close()
+        except FileNotFoundError:
+            raise _FileError(path, "is missing (deleted after the scan was planned?): the query fails rather than "
+                                   "answer from its statistics") from None
 
 
 def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
