@@ -259,9 +259,10 @@ def _table_and_input(spark: "SparkSession", catalog: "Catalog", undo: "_Undo", n
                              telemetry.SORT_BY if sort_terms is None else sort_terms, target_file_size)
         frame, what = _input(spark, source, rows, source_format, lake_table, spark_schema)
         missing = [field.name for field in table_schema.fields if field.name not in frame.columns]
-        if source is not None and missing == [field.name for field in table_schema.fields]:
-            raise ConfigError(f"{what} has none of the columns of {namespace}.{table}, the demo's telemetry table: "
-                              "name a table of your own (--namespace and --table)")
+        if source is not None and missing:
+            raise ConfigError(f"{what} lacks column(s) {', '.join(missing)} of {namespace}.{table}, the demo's "
+                              "telemetry table: name a table of your own (--namespace and --table) to create it "
+                              "from the input's columns")
         return lake_table, frame, what
     frame, what = _input(spark, source, rows, source_format, None, spark_schema)
     lake_table = _create(catalog, undo, namespace, table, iceberg_schema(frame.schema), partition_terms or (),
