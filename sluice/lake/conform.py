@@ -132,6 +132,9 @@ def evolution(frame: "DataFrame", schema: "Schema", table_name: str) -> Evolutio
 
     known = {field.name: field for field in schema.fields}
     added, widened, refused = [], [], []
+    missing = [name for name in known if name not in frame.columns]
+    if missing:
+        refused.append(f"missing column(s) {', '.join(missing)}")
     for column in frame.schema.fields:
         field = known.get(column.name)
         if field is None:

@@ -123,9 +123,6 @@ def ingest(spark: "SparkSession", lake_url: str, source: Source = None, *, rows:
     table lacks and widen int to long, float to double or a decimal's precision; any other
     difference is refused before anything is written.
     """
-    from pyspark.errors.exceptions.captured import CapturedException
-    from py4j.protocol import Py4JJavaError
-
     if rows is not None and source is not None:
         raise ConfigError("rows= is the number of rows to generate; it cannot be combined with a source")
     if mode not in ("append", "overwrite"):
@@ -136,31 +133,19 @@ def ingest(spark: "SparkSession", lake_url: str, source: Source = None, *, rows:
         raise ConfigError(f"the target file size must be at least 1 byte, not {target_file_size}")
     spark_schema = _spark_schema(schema)
     location = LakeLocation.from_url(lake_url)
-    undo = _Undo(location)
-    catalog = open_catalog(location, create=True)
     table_name = f"{namespace}.{table}"
-    input_frame = None
-    try:
+    with _Undo(spark, location, source, source_format, spark_schema) as undo:
+        catalog = open_catalog(location, create=True)
         lake_table, input_frame, what = _table_and_input(
             spark, catalog, undo, namespace, table, source, rows, source_format, spark_schema, partition_terms,
             sort_terms, target_file_size)
+        undo.read_schema = input_frame.schema
         schema_now = lake_table.metadata.schema()
         change = evolution(input_frame, schema_now, table_name)
         written_schema = evolved_schema(schema_now, change, lake_table)
         frame = conform(input_frame, written_schema, table_name)
         columns = partition_columns(lake_table.spec(), written_schema)
-        summary = _run_job(spark, lake_table, frame, columns, written_schema, change, mode, what, table_name, report)
-    except (CapturedException, Py4JJavaError) as error:
-        undo.run()
-        if isinstance(source, (str, Path)):
-            read_schema = input_frame.schema if input_frame is not None else spark_schema
-            raise ConfigError(bad_input_message(spark, str(source), _format_of(str(source), source_format),
-                                                read_schema, error)) from None
-        raise
-    except BaseException:
-        undo.run()
-        raise
-    return summary
+        return _run_job(spark, lake_table, frame, columns, written_schema, change, mode, what, table_name, report)
 
 
 def _run_job(spark: "SparkSession", lake_table: "Table", frame: "DataFrame", columns: list[PartitionColumn],
@@ -214,31 +199,19 @@ def create_table(spark: "SparkSession", lake_url: str, namespace: str, table: st
     written. ``partition_by``, ``sort_by`` and ``target_file_size`` as for :func:`ingest`.
     An existing table of that name is an error.
     """
-    from pyspark.errors.exceptions.captured import CapturedException
-    from py4j.protocol import Py4JJavaError
-
     spark_schema = _spark_schema(schema)
     if spark_schema is None and source is None:
         raise ConfigError("give the new table's columns: a schema, or a file or DataFrame to take them from")
     location = LakeLocation.from_url(lake_url)
-    undo = _Undo(location)
-    catalog = open_catalog(location, create=True)
-    try:
+    with _Undo(spark, location, source, source_format, spark_schema) as undo:
+        catalog = open_catalog(location, create=True)
         if catalog.table_exists((namespace, table)):
             raise ConfigError(f"lake table {namespace}.{table} already exists")
         frame = _input(spark, source, None, source_format, None, spark_schema)[0] if source is not None else None
-        columns = spark_schema if spark_schema is not None and frame is None else frame.schema  # type: ignore[union-attr]
+        columns = frame.schema if frame is not None else spark_schema
+        assert columns is not None
         return _create(catalog, undo, namespace, table, iceberg_schema(columns),
                        parse_partition_by(partition_by or ""), parse_sort_by(sort_by or ""), target_file_size)
-    except (CapturedException, Py4JJavaError) as error:
-        undo.run()
-        if isinstance(source, (str, Path)):
-            raise ConfigError(bad_input_message(spark, str(source), _format_of(str(source), source_format),
-                                                spark_schema, error)) from None
-        raise
-    except BaseException:
-        undo.run()
-        raise
 
 
 def _table_and_input(spark: "SparkSession", catalog: "Catalog", undo: "_Undo", namespace: str, table: str,
@@ -259,7 +232,7 @@ def _table_and_input(spark: "SparkSession", catalog: "Catalog", undo: "_Undo", n
                              telemetry.SORT_BY if sort_terms is None else sort_terms, target_file_size)
         frame, what = _input(spark, source, rows, source_format, lake_table, spark_schema)
         missing = [field.name for field in table_schema.fields if field.name not in frame.columns]
-        if source is not None and missing:
+        if source is not None and 2 * len(missing) > len(table_schema.fields):  # someone else's data, not telemetry
             raise ConfigError(f"{what} lacks column(s) {', '.join(missing)} of {namespace}.{table}, the demo's "
                               "telemetry table: name a table of your own (--namespace and --table) to create it "
                               "from the input's columns")
@@ -344,19 +317,39 @@ def describe_sort(lake_table: "Table") -> str:
 
 
 class _Undo:
-    """What a job created (the lake itself, a namespace, a table), to remove if the job fails.
+    """A job's context: what it created (the lake itself, a namespace, a table), removed if it fails.
 
     A failed job leaves the catalog and the warehouse as they were: the table it created is
     dropped and its folder deleted, a namespace it created is dropped, and a catalog file
-    and warehouse folder it created are deleted.
+    and warehouse folder it created are deleted. An error Spark raised while reading a
+    file source becomes one :class:`ConfigError` saying where the input is bad
+    (:func:`sluice.lake.bad_input.bad_input_message`, with ``read_schema``, the schema the
+    input was read with).
     """
 
-    def __init__(self, location: LakeLocation) -> None:
-        self.location = location
+    def __init__(self, spark: "SparkSession", location: LakeLocation, source: Source, source_format: str | None,
+                 read_schema: "StructType | None") -> None:
+        self.spark, self.location, self.source, self.source_format = spark, location, source, source_format
+        self.read_schema = read_schema
         self.new_catalog = not os.path.exists(location.catalog_path)
         self.new_warehouse = not os.path.exists(location.warehouse)
         self.namespace: tuple[Catalog, str] | None = None
         self.table: tuple[Catalog, tuple[str, str], str] | None = None
+
+    def __enter__(self) -> "_Undo":
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, _traceback: object) -> None:
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors.exceptions.captured import CapturedException
+
+        if error is None:
+            return
+        self.run()
+        if isinstance(error, (CapturedException, Py4JJavaError)) and isinstance(self.source, (str, Path)):
+            path = str(self.source)
+            raise ConfigError(bad_input_message(self.spark, path, _format_of(path, self.source_format),
+                                                self.read_schema, error)) from None
 
     def run(self) -> None:
         import shutil

@@ -39,7 +39,7 @@ TRANSFORMS = {"identity": "identity", "year": "year", "years": "year", "month": 
 WITH_NUMBER = ("bucket", "truncate")
 
 _NAME = r"(?:[A-Za-z_][A-Za-z0-9_]*|`[^`]+`)"
-_CALL = re.compile(rf"^(?P<function>[A-Za-z_]+)\s*\(\s*(?P<arguments>[^()]*)\)$")
+_CALL = re.compile(r"^(?P<function>[A-Za-z_]+)\s*\(\s*(?P<arguments>[^()]*)\)$")
 _SORT = re.compile(rf"^(?P<name>{_NAME})(?:\s+(?P<direction>asc|desc))?(?:\s+nulls\s+(?P<nulls>first|last))?$", re.I)
 
 
