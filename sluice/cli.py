@@ -210,6 +210,33 @@ def _lake_create(args: argparse.Namespace, spark: SparkSession | None) -> int:
     return 0
 
 
+def _lake_optimize(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    from sluice.lake.catalog import LakeLocation
+    from sluice.lake.maintenance import optimize
+
+    LakeLocation.from_url(args.lake)
+    summary = optimize(_lake_session(spark, "sluice-lake-optimize"), args.lake, args.namespace, args.table)
+    print(summary if summary is not None else f"{args.namespace}.{args.table}: every partition has one file; nothing to do")
+    return 0
+
+
+def _lake_expire(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    import datetime as dt
+
+    from sluice.lake.maintenance import expire_snapshots
+
+    older_than = None
+    if args.older_than is not None:
+        try:
+            older_than = dt.datetime.fromisoformat(args.older_than)
+        except ValueError:
+            raise ConfigError(f"--older-than takes an ISO timestamp such as 2025-03-01T00:00:00Z, not {args.older_than!r}") from None
+        if older_than.tzinfo is None:
+            older_than = older_than.astimezone()  # the machine's local time, as a reader typing it means
+    print(expire_snapshots(args.lake, args.namespace, args.table, older_than=older_than, retain_last=args.retain_last))
+    return 0
+
+
 def _check_lake_args(args: argparse.Namespace) -> None:
     """What can be checked before Spark starts: the URL and the layout's syntax."""
     from sluice.lake.catalog import LakeLocation
@@ -393,6 +420,25 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
                                   description="Create an empty lake table: its columns from --schema or from a CSV, "
                                   "JSON or Parquet file (types inferred), its layout from --partition-by and --sort-by.")
     lake_create.set_defaults(command=_lake_create)
+    lake_optimize = lake.add_parser("optimize", help="rewrite each partition's small files into one, sorted",
+                                    description="Rewrite every partition of a lake table that holds several data "
+                                    "files into one file (sorted by the table's sort order; split past the target "
+                                    "file size), in one snapshot, with Spark.")
+    lake_optimize.set_defaults(command=_lake_optimize)
+    lake_expire = lake.add_parser("expire-snapshots", help="remove old snapshots of a lake table and the files only "
+                                  "they referenced", description="Expire the snapshots older than --older-than (default: "
+                                  "now) except the newest --retain-last, then delete the data and manifest files no "
+                                  "remaining snapshot references. No Spark.")
+    lake_expire.set_defaults(command=_lake_expire)
+    lake_expire.add_argument("--older-than", metavar="TIMESTAMP", help="expire snapshots made before this instant "
+                             "(ISO, e.g. 2025-03-01T00:00:00Z; default: now)")
+    lake_expire.add_argument("--retain-last", metavar="N", type=_positive_int, default=1,
+                             help="keep the newest N snapshots whatever their age (default 1)")
+    for sub in (lake_optimize, lake_expire):
+        sub.add_argument("lake", metavar="LAKE_URL", nargs="?", default="iceberg+sqlite:///demo-data/lake/catalog.db",
+                         help="iceberg+sqlite:///catalog.db[?warehouse=DIR] (default: demo-data/lake/catalog.db)")
+        sub.add_argument("--namespace", default="telemetry", help="the table's namespace (default telemetry)")
+        sub.add_argument("--table", default="readings", help="the table (default readings)")
     for sub in (lake_ingest, lake_create):
         sub.add_argument("lake", metavar="LAKE_URL", nargs="?", default="iceberg+sqlite:///demo-data/lake/catalog.db",
                          help="iceberg+sqlite:///catalog.db[?warehouse=DIR] (default: demo-data/lake/catalog.db)")

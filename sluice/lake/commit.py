@@ -131,12 +131,13 @@ def make_float_bounds_safe(statistics: "DataFileStatistics", footer: pq.FileMeta
 
 
 def commit_data_files(table: "Table", data_files: list["DataFile"], job_id: str, *,
-                      evolution: "Evolution | None" = None, overwrite: bool = False) -> None:
+                      evolution: "Evolution | None" = None, replaced: "list[DataFile] | None" = None) -> None:
     """Append ``data_files`` to ``table`` in one snapshot whose summary names ``job_id``.
 
-    ``evolution`` (columns added or widened) is applied in the same transaction, and
-    ``overwrite`` makes the snapshot replace every file the table held instead of adding
-    to them: either way a reader sees the table before or after the job, never between.
+    ``evolution`` (columns added or widened) is applied in the same transaction, and the
+    ``replaced`` files (all of the table's for an overwrite, a partition's small files for
+    an optimize) are removed in the same snapshot: either way a reader sees the table
+    before or after the job, never between.
 
     A commit that loses the race with another writer is retried by PyIceberg (refresh, then
     append again on top of the winner; ``commit.retry.*`` table properties). A catalog
@@ -150,7 +151,7 @@ def commit_data_files(table: "Table", data_files: list["DataFile"], job_id: str,
     name = ".".join(table.name())
     for attempt in range(1, CATALOG_ATTEMPTS + 1):
         try:
-            _append(table, data_files, job_id, evolution, overwrite)
+            _append(table, data_files, job_id, evolution, replaced or [])
             return
         except CommitFailedException as error:  # after PyIceberg's own retries on concurrent commits
             raise SluiceError(f"lake table {name}: the commit of job {job_id} kept losing the race with concurrent commits "
@@ -172,13 +173,13 @@ def commit_data_files(table: "Table", data_files: list["DataFile"], job_id: str,
 
 
 def _append(table: "Table", data_files: list["DataFile"], job_id: str, evolution: "Evolution | None" = None,
-            overwrite: bool = False) -> None:
+            replaced: "list[DataFile] | None" = None) -> None:
     """One transaction: the schema changes, the name mapping if missing (PyIceberg's schema
     update extends an existing one), and one snapshot: a fast append of every file, or an
-    overwrite that also removes every file the table held."""
+    overwrite that also removes the ``replaced`` files."""
     from pyiceberg.table import TableProperties
 
-    replaced = [task.file for task in table.scan().plan_files()] if overwrite and table.current_snapshot() else []
+    replaced = replaced or []
     transaction = table.transaction()
     if evolution:
         evolution.apply(transaction)

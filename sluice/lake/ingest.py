@@ -47,6 +47,7 @@ from sluice.lake.partitioning import PartitionColumn, partition_columns
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyiceberg.table import Table
+    from pyiceberg.manifest import DataFile
     from pyiceberg.schema import Schema
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
@@ -145,18 +146,29 @@ def ingest(spark: "SparkSession", lake_url: str, source: Source = None, *, rows:
         written_schema = evolved_schema(schema_now, change, lake_table)
         frame = conform(input_frame, written_schema, table_name)
         columns = partition_columns(lake_table.spec(), written_schema)
-        return _run_job(spark, lake_table, frame, columns, written_schema, change, mode, what, table_name, report)
+        replaced = _current_files(lake_table) if mode == "overwrite" else None
+        verb = "replace the rows of" if mode == "overwrite" else "into"
+        return run_job(spark, lake_table, frame, columns, written_schema, change, f"ingest {what} {verb} {table_name}",
+                       report, replaced)
 
 
-def _run_job(spark: "SparkSession", lake_table: "Table", frame: "DataFrame", columns: list[PartitionColumn],
-             written_schema: "Schema", change: Evolution, mode: str, what: str, table_name: str,
-             report: Report) -> IngestSummary:
-    """Write ``frame`` under a staging folder, then commit it as one snapshot (or remove it)."""
+def _current_files(lake_table: "Table") -> "list[DataFile]":
+    return [task.file for task in lake_table.scan().plan_files()] if lake_table.current_snapshot() else []
+
+
+def run_job(spark: "SparkSession", lake_table: "Table", frame: "DataFrame", columns: list[PartitionColumn],
+            written_schema: "Schema", change: Evolution, what: str, report: Report,
+            replaced: "list[DataFile] | None" = None) -> IngestSummary:
+    """Write ``frame`` under a staging folder, then commit it as one snapshot (or remove it).
+
+    The snapshot applies ``change`` to the schema and removes the ``replaced`` files
+    (None: an append). Any failure before the commit lands removes what the job wrote.
+    """
     job_id = f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
     data_uri = lake_table.properties.get(TableProperties.WRITE_DATA_PATH, f"{lake_table.location()}/data").rstrip("/")
     staging_uri, final_uri = f"{data_uri}/_staging-{job_id}", f"{data_uri}/{job_id}"
-    verb = "replace the rows of" if mode == "overwrite" else "into"
-    report(f"ingest {what} {verb} {table_name}" + (f" ({change})" if change else "") +
+    table_name = ".".join(lake_table.name())
+    report(what + (f" ({change})" if change else "") +
            f": job {job_id}, writing under {staging_uri}")
     started = time.monotonic()
     try:
@@ -167,12 +179,12 @@ def _run_job(spark: "SparkSession", lake_table: "Table", frame: "DataFrame", col
         write_seconds = time.monotonic() - started
         report(f"wrote {len(written.data_files)} files, {written.row_groups} row groups, {written.rows:,} rows, "
                f"{written.bytes / 1e6:,.1f} MB in {write_seconds:.1f} s")
-        if written.data_files or (mode == "overwrite" and lake_table.current_snapshot() is not None):
+        if written.data_files or replaced:
             if written.data_files:
                 _move(staging_uri, final_uri)
             else:
                 _remove(staging_uri)
-            commit_data_files(lake_table, written.data_files, job_id, evolution=change, overwrite=mode == "overwrite")
+            commit_data_files(lake_table, written.data_files, job_id, evolution=change, replaced=replaced)
         else:
             _remove(staging_uri)
     except BaseException:

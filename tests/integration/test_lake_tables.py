@@ -246,3 +246,45 @@ def test_cli_create_then_ingest(spark, tmp_path: Path, capsys) -> None:
     assert main(["lake", "ingest", url, "--from", str(csv), "--namespace", "w", "--table", "hourly",
                  "--partition-by", "day(ts)"], spark=spark) == 2
     assert "exists, partitioned by hour(ts), truncate(2, station)" in capsys.readouterr().err
+
+
+def test_expire_snapshots_deletes_the_files_only_old_snapshots_held(spark, weather_lake, tmp_path: Path, capsys) -> None:
+    from sluice.lake.ingest import ingest
+
+    fed, url, csv, first = weather_lake
+    ingest(spark, url, csv, namespace="weather", table="obs", report=quiet)  # two snapshots of 2,000 rows each
+    ingest(spark, url, csv, namespace="weather", table="obs", mode="overwrite", report=quiet)
+    data = tmp_path / "lake" / "warehouse" / "weather" / "obs" / "data"
+    before = sorted(data.rglob("*.parquet"))
+    assert len(before) == 3 * first.files and len(load(url).snapshots()) == 3
+    assert main(["lake", "expire-snapshots", url, "--namespace", "weather", "--table", "obs"], spark=spark) == 0
+    assert "expired 2 snapshot(s), deleted " + str(2 * first.files) + " data file(s)" in capsys.readouterr().out
+    table = load(url)
+    assert len(table.snapshots()) == 1
+    live = {Path(task.file.file_path.removeprefix("file://")) for task in table.scan().plan_files()}
+    assert set(data.rglob("*.parquet")) == live and len(live) == first.files
+    fed.attach("mylake", url)
+    assert answer(fed.sql("SELECT * FROM mylake.weather.obs")) == answer(reference(spark, csv))
+
+
+def test_optimize_leaves_one_sorted_file_per_partition_in_one_snapshot(spark, weather_lake, capsys) -> None:
+    from sluice.lake.ingest import ingest
+
+    fed, url, csv, first = weather_lake
+    for _ in range(2):
+        ingest(spark, url, csv, namespace="weather", table="obs", report=quiet)
+    assert len(list(load(url).scan().plan_files())) == 3 * first.files
+    assert main(["lake", "optimize", url, "--namespace", "weather", "--table", "obs"], spark=spark) == 0
+    assert f"{3 * ROWS:,} rows" in capsys.readouterr().out
+    table = load(url)
+    files = [task.file for task in table.scan().plan_files()]
+    assert len(files) == first.files == len({tuple(data_file.partition) for data_file in files})
+    assert len(table.snapshots()) == 4
+    for data_file in files:  # sorted by station, ts desc within each file
+        rows = [(row.station is not None, row.station or "", -row.ts.timestamp())
+                for row in spark.read.parquet(data_file.file_path).select("station", "ts").collect()]
+        assert rows == sorted(rows)
+    expected = reference(spark, csv)
+    assert answer(fed.sql("SELECT * FROM mylake.weather.obs")) == answer(expected.unionAll(expected).unionAll(expected))
+    assert main(["lake", "optimize", url, "--namespace", "weather", "--table", "obs"], spark=spark) == 0
+    assert "nothing to do" in capsys.readouterr().out
