@@ -154,9 +154,9 @@ def evolution(frame: "DataFrame", schema: "Schema", table_name: str) -> Evolutio
         if wider is not None and _widening(field.field_type, wider):
             widened.append((column.name, wider))
         else:
-            refused.append(f"column {column.name}: the table has {field.field_type}, the input has "
-                           f"{found.simpleString()} (Iceberg widens only int to long, float to double and a "
-                           "decimal's precision at the same scale)")
+            refused.append(f"column {column.name}: the table has {expected.simpleString()} (Iceberg "
+                           f"{field.field_type}), the input has {found.simpleString()} (Iceberg widens only int to "
+                           "long, float to double and a decimal's precision at the same scale)")
     if refused:
         raise ConfigError(f"cannot append to lake table {table_name}: " + "; ".join(refused))
     return Evolution(tuple(added), tuple(widened))

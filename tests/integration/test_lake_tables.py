@@ -156,8 +156,8 @@ def test_append_adds_a_column_and_overwrite_replaces_the_rows(spark, weather_lak
     assert fed.sql("SELECT max(gust) FROM mylake.weather.obs").collect()[0][0] == 2**40
     narrowed = wider.withColumn("temp", wider["temp"].cast("string")).withColumn("id", wider["id"].cast("double"))
     snapshots = len(load(url).snapshots())
-    with pytest.raises(ConfigError, match=r"column id: the table has long, the input has double.*"
-                                          r"column temp: the table has double, the input has string"):
+    with pytest.raises(ConfigError, match=r"column id: the table has bigint \(Iceberg long\), the input has double.*"
+                                          r"column temp: the table has double \(Iceberg double\), the input has string"):
         ingest(spark, url, narrowed, namespace="weather", table="obs", report=quiet)
     assert len(load(url).snapshots()) == snapshots
 
