@@ -13,7 +13,7 @@ BENCH_ARGS ?=
 N ?= 2000
 FUZZ_ARGS ?=
 
-.PHONY: setup services test unit demo bench bench-quick bench-lake jdbc-drivers docs fuzz clean
+.PHONY: setup services lint test unit demo bench bench-quick bench-lake jdbc-drivers docs fuzz clean
 
 setup:
 	bash scripts/setup.sh
@@ -21,9 +21,15 @@ setup:
 services:
 	bash scripts/services.sh
 
+# Lint and types first: seconds, and any finding fails the build (configured in pyproject.toml).
+LINT_PATHS := sluice tools tests bench fuzz
+lint: setup
+	$(PY) -m ruff check $(LINT_PATHS)
+	$(PY) -m mypy
+
 # pytest exits 5 when it collects no tests (e.g. a -k that matches nothing, or
 # an early tree); report that plainly instead of failing the build.
-test: setup services
+test: lint services
 	@echo '$(PY) -m pytest -q -ra $(PYTEST_ARGS)'
 	@$(PY) -m pytest -q -ra $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "[test] pytest collected no tests"; rc=0; fi; \
@@ -37,7 +43,7 @@ unit: setup
 
 # The demo is embedded (SQLite only), so it needs no services.
 demo: setup
-	$(PY) -m sluice.cli demo $(DEMO_ARGS)
+	$(PY) -m tools.demo $(DEMO_ARGS)
 
 # Spark's JDBC source is one of the compared paths; Debian ships its drivers.
 JDBC_JARS := /usr/share/java/postgresql.jar /usr/share/java/mariadb-java-client.jar /usr/share/java/sqlite-jdbc.jar
@@ -70,7 +76,7 @@ fuzz-parsers: setup
 
 # docs/pushdown-matrix.md is generated from the dialect code; a unit test fails when it is stale.
 docs: setup
-	$(PY) -m sluice.pushdown.matrix --write docs/pushdown-matrix.md
+	$(PY) -m tools.matrix --write docs/pushdown-matrix.md
 
 clean:
 	rm -rf .venv build *.egg-info demo-data .pytest_cache

@@ -89,7 +89,7 @@ def main(argv: list[str]) -> int:
     ctx = BenchContext(fed=fed, scales=args.scales or list(QUICK_SCALES if args.quick else FULL_SCALES),
                        runs=args.runs or (3 if args.quick else 5), seed=args.seed, quick=args.quick,
                        data_dir=os.path.abspath(args.data_dir), pg_url=args.pg_url, mysql_url=args.mysql_url, jars=jars,
-                       shapes=args.shapes)
+                       shapes=args.shapes, scales_chosen=bool(args.scales))
     result: dict[str, Any] = {
         "command": "python -m bench" + "".join(f" {a}" for a in argv),
         "quick": args.quick, "runs": ctx.runs, "seed": args.seed, "scales": ctx.scales,

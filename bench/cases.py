@@ -7,8 +7,8 @@ the timing, not skipped. The warm-up run compares each path's rows with Sluice's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc

@@ -38,6 +38,8 @@ class BenchContext:
     jars: dict[str, str] = field(default_factory=dict)
     #: query shapes to run (keys of bench.cases.SHAPES); None runs them all
     shapes: list[str] | None = None
+    #: whether ``--scales`` named the scales (scenarios with a fixed default size then measure those)
+    scales_chosen: bool = False
 
 
 def scenario_result(key: str, title: str, about: list[str], scales: list[dict[str, Any]],

@@ -14,8 +14,8 @@ import os
 import shutil
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import unquote, urlsplit
 
 import psycopg

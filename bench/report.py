@@ -27,6 +27,11 @@ GROUP_TITLES = {
     "postgresql-catalog": "A 10-row query through the catalog: PostgreSQL (Sluice vs Spark's JDBCTableCatalog)",
     "mariadb-catalog": "A 10-row query through the catalog: MariaDB (Sluice vs Spark's JDBCTableCatalog)",
     "catalog-floor": "The floor: spark.range(10).collect()",
+    "postgresql-aggregates": "Aggregates: PostgreSQL (raw psycopg is the baseline)",
+    "mariadb-aggregates": "Aggregates: MariaDB (raw pymysql is the baseline)",
+    "sqlite-aggregates": "Aggregates: SQLite, the bench table (not STRICT; raw sqlite3 is the baseline)",
+    "sqlite-strict-aggregates": "Aggregates: SQLite, a STRICT copy of the bench table (raw sqlite3 is the baseline)",
+    "duckdb-aggregates": "Aggregates: DuckDB (raw duckdb is the baseline)",
 }
 
 

@@ -10,7 +10,7 @@ JDBC driver in Debian: its Spark comparison is Sluice on against Sluice off.
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 from urllib.parse import unquote, urlsplit
 
 from pyspark.sql import Column, DataFrame, SparkSession

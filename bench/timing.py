@@ -13,7 +13,7 @@ import os
 import random
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from bench.cases import Case, same_rows
 

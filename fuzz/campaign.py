@@ -14,8 +14,9 @@ import itertools
 import random
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from fuzz import predicates, regressions, report, tables
 from fuzz.loaders import TEXT_VARIANTS

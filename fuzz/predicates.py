@@ -10,8 +10,8 @@ on, a query must fail exactly when it fails with pushdown off.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Union
 
 from fuzz import literals, values
 from fuzz.tables import ColumnSpec, Table
@@ -30,16 +30,16 @@ class Leaf:
 
 @dataclass(frozen=True)
 class Not:
-    child: "Pred"
+    child: Pred
 
 
 @dataclass(frozen=True)
 class Junction:
     op: str  # AND | OR
-    children: tuple["Pred", ...]
+    children: tuple[Pred, ...]
 
 
-Pred = Union[Leaf, Not, Junction]
+Pred = Leaf | Not | Junction
 
 
 def render(pred: Pred) -> str:

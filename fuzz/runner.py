@@ -29,9 +29,10 @@ from __future__ import annotations
 import collections
 import logging
 import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from fuzz.loaders.base import Loader
 from fuzz.predicates import Leaf, Pred, render
@@ -76,7 +77,7 @@ class Tally:
     scans_pushed: int = 0  # scans with at least one conjunct pushed (EXACT or INEXACT)
     levels: collections.Counter = field(default_factory=collections.Counter)  # type: ignore[type-arg]
 
-    def add(self, other: "Tally") -> None:
+    def add(self, other: Tally) -> None:
         self.cases += other.cases
         self.both_failed += other.both_failed
         self.mismatches += other.mismatches

@@ -11,7 +11,7 @@ the case, so attempts are capped.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from fuzz.predicates import Junction, Leaf, Not, Pred, columns
 from fuzz.runner import Mismatch

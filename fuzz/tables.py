@@ -53,15 +53,15 @@ class Table:
         index = 1 + [c.name for c in self.columns].index(name)
         return [row[index] for row in self.rows]
 
-    def project(self, names: set[str]) -> "Table":
+    def project(self, names: set[str]) -> Table:
         """Only the columns in ``names`` (and ``id``): a smaller reproduction."""
         keep = [i for i, c in enumerate(self.columns) if c.name in names]
         return Table(self.name, tuple(self.columns[i] for i in keep), tuple((r[0], *(r[1 + i] for i in keep)) for r in self.rows))
 
-    def with_rows(self, rows: list[tuple[Any, ...]]) -> "Table":
+    def with_rows(self, rows: list[tuple[Any, ...]]) -> Table:
         return replace(self, rows=tuple(rows))
 
-    def renamed(self, name: str) -> "Table":
+    def renamed(self, name: str) -> Table:
         return replace(self, name=name)
 
 

@@ -1,4 +1,4 @@
-"""The ``sluice`` command: run or explain a federated query, serve tables, or run the embedded demo.
+"""The ``sluice`` command: run or explain a federated query, serve tables, ingest into a lake.
 
 Arguments, the catalog, every password variable and every source (connected once) are
 checked before Spark starts (about 8 s), so a typo or an unreachable server fails at once.
@@ -16,8 +16,9 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from typing import TYPE_CHECKING, Callable, NoReturn, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
@@ -169,13 +170,6 @@ def _explain(args: argparse.Namespace, spark: SparkSession | None) -> int:
 
         write_pyramid_png(fed.pruning(query), args.plot, title=query if len(query) < 100 else "")
         print(f"pruning pyramid written to {args.plot}", file=sys.stderr)
-    return 0
-
-
-def _demo(args: argparse.Namespace, spark: SparkSession | None) -> int:
-    from sluice.demo.run import run_demo
-
-    run_demo(args.data_dir, orders=args.rows, rebuild=args.rebuild, spark=spark, readings=args.readings)
     return 0
 
 
@@ -331,13 +325,13 @@ def _source_option(text: str) -> SourceConfig:
     return SourceConfig(name, url)
 
 
-def _non_negative_int(text: str) -> int:
+def non_negative_int(text: str) -> int:
     if text.strip() == "0":
         return 0
-    return _positive_int(text)
+    return positive_int(text)
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text.replace("_", ""))
     except ValueError:
@@ -368,7 +362,7 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     sql = query_command("sql", _sql, "run a query and print its rows")
     sql.add_argument("--no-pushdown", action="store_true", help="read every table whole (the reference path)")
     sql.add_argument("--format", choices=FORMATS, help="table (default on a terminal), csv (default otherwise) or json")
-    sql.add_argument("--max-rows", metavar="N", type=_positive_int,
+    sql.add_argument("--max-rows", metavar="N", type=positive_int,
                      help="rows to print (default 50 for a table, every row for csv and json)")
 
     explain = query_command("explain", _explain, "show what each source evaluates, and why")
@@ -396,14 +390,6 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     serve.add_argument("--table", metavar="SOURCE.[SCHEMA.]TABLE", action="append", default=[],
                        help="publish this table (repeatable; replaces the catalog's [serve] list)")
 
-    demo = commands.add_parser("demo", help="build the embedded demo data and show pushdown at work")
-    demo.set_defaults(command=_demo)
-    demo.add_argument("--data-dir", metavar="DIR", default="demo-data", help="where the SQLite files go (default demo-data)")
-    demo.add_argument("--rows", metavar="N", type=_positive_int, default=1_200_000, help="orders to generate (default 1200000)")
-    demo.add_argument("--readings", metavar="N", type=_non_negative_int, default=10_000_000,
-                      help="telemetry rows to ingest into the demo lake (default 10000000; 0 leaves the lake out)")
-    demo.add_argument("--rebuild", action="store_true", help="regenerate the files even if they are current")
-
     lake = commands.add_parser("lake", help="manage Iceberg lake tables").add_subparsers(
         dest="lake_command", required=True, metavar="LAKE_COMMAND")
     lake_ingest = lake.add_parser("ingest", help="append generated telemetry, files or a table's rows to a lake table",
@@ -413,7 +399,7 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
                                   "--partition-by and --sort-by; telemetry.readings gets the telemetry layout. New "
                                   "columns are added and int/float/decimal columns widened; other changes are refused.")
     lake_ingest.set_defaults(command=_lake_ingest)
-    lake_ingest.add_argument("--rows", metavar="N", type=_positive_int,
+    lake_ingest.add_argument("--rows", metavar="N", type=positive_int,
                              help="rows to generate (default 10000000)")
     lake_ingest.add_argument("--overwrite", action="store_true", help="replace the table's rows instead of appending")
     lake_create = lake.add_parser("create", help="create an empty lake table from a schema or a file's columns",
@@ -432,7 +418,7 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     lake_expire.set_defaults(command=_lake_expire)
     lake_expire.add_argument("--older-than", metavar="TIMESTAMP", help="expire snapshots made before this instant "
                              "(ISO, e.g. 2025-03-01T00:00:00Z; default: now)")
-    lake_expire.add_argument("--retain-last", metavar="N", type=_positive_int, default=1,
+    lake_expire.add_argument("--retain-last", metavar="N", type=positive_int, default=1,
                              help="keep the newest N snapshots whatever their age (default 1)")
     for sub in (lake_optimize, lake_expire):
         sub.add_argument("lake", metavar="LAKE_URL", nargs="?", default="iceberg+sqlite:///demo-data/lake/catalog.db",
@@ -451,7 +437,7 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         sub.add_argument("--partition-by", metavar="SPEC", help="a new table's partitioning, as in 'day(ts), "
                          "bucket(16, id)': columns, year/month/day/hour(c), bucket(N, c), truncate(W, c)")
         sub.add_argument("--sort-by", metavar="COLUMNS", help="a new table's sort order, as in 'ts, id desc'")
-        sub.add_argument("--target-file-size", metavar="BYTES", type=_positive_int,
+        sub.add_argument("--target-file-size", metavar="BYTES", type=positive_int,
                          help="a new table's data file size (table property write.target-file-size-bytes; "
                          "default 134217728, 128 MiB)")
     return parser

@@ -14,7 +14,8 @@ import datetime
 import decimal
 import json
 import math
-from typing import IO, Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import IO, Any
 
 from rich.console import Console
 
@@ -46,7 +47,7 @@ def write_rows(fmt: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], 
     count = 0
     out.write("[")
     for row in rows:
-        out.write(("," if count else "") + "\n" + json.dumps(dict(zip(columns, (_json_value(v) for v in row))),
+        out.write(("," if count else "") + "\n" + json.dumps(dict(zip(columns, (_json_value(v) for v in row), strict=True)),
                                                              ensure_ascii=False, allow_nan=False))
         count += 1
     out.write("\n]\n" if count else "]\n")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, TYPE_CHECKING, Iterator
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -21,7 +22,7 @@ _ERASE = "\r\x1b[K"
 
 
 @contextmanager
-def progress(spark: "SparkSession", stream: IO[str]) -> Iterator[None]:
+def progress(spark: SparkSession, stream: IO[str]) -> Iterator[None]:
     """Show the running query's progress on ``stream`` (a terminal) while the block runs."""
     if not stream.isatty():
         yield
@@ -51,7 +52,7 @@ def progress(spark: "SparkSession", stream: IO[str]) -> Iterator[None]:
         thread.join()
 
 
-def status_line(spark: "SparkSession", elapsed_s: float) -> str:
+def status_line(spark: SparkSession, elapsed_s: float) -> str:
     """``running 12 s: 5/8 tasks done (stage 3)``, from Spark's status tracker."""
     tracker = spark.sparkContext.statusTracker()
     done = total = 0

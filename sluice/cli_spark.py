@@ -29,7 +29,7 @@ LOG_VARIABLE = "SLUICE_SPARK_LOG"
 _PYSPARK_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 
 
-def quiet_session(app_name: str = "sluice") -> "SparkSession":
+def quiet_session(app_name: str = "sluice") -> SparkSession:
     """A Spark session whose JVM output goes to the log file, not to stdout/stderr."""
     from pyspark.logger import PySparkLogger
 

@@ -11,18 +11,29 @@ if TYPE_CHECKING:
 
 
 def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, dict[str, int]] | None = None,
-                   pruning: "dict[str, Pyramid] | None" = None) -> str:
+                   pruning: dict[str, Pyramid] | None = None) -> str:
     lines = ["== Sluice plan =="]
     for scan in plan.scans:
         lines.append(f"Scan {scan.alias} on {scan.source} ({scan.source_url})")
         lines.append(f"  remote query: {scan.remote_query}")
-        partitions = 1 if scan.spec.limit is not None else scan.spec.partitions
-        lines.append(f"  columns: {', '.join(scan.spec.columns)}")
+        partitions = 1 if scan.spec.limit is not None or scan.spec.aggregate is not None else scan.spec.partitions
+        if scan.spec.aggregate is None:
+            lines.append(f"  columns: {', '.join(scan.spec.columns)}")
         lines.append(f"  partitions: up to {partitions}")
         if scan.spec.limit is not None:
             lines.append(f"  limit: {scan.spec.limit}" + (f" ({scan.spec.order})" if scan.spec.order else ""))
         for verdict in scan.verdicts:
             lines.append(f"  [{verdict.level.value}] {verdict.sql}")
+            lines.append(f"      reason: {verdict.reason}")
+        if scan.aggregates:
+            lines.append("  aggregates: " + ("pushed (the source returns the final groups)" if scan.spec.aggregate is not None
+                                             else "computed by Spark"))
+        for verdict in scan.aggregates:
+            lines.append(f"  [{verdict.level.value}] {verdict.sql}")
+            lines.append(f"      reason: {verdict.reason}")
+        for verdict in scan.runtime:
+            shown = verdict.sql if len(verdict.sql) <= 200 else f"{verdict.sql[:200]}... ({len(verdict.sql):,} characters)"
+            lines.append(f"  [RUNTIME {verdict.level.value}] {shown}")
             lines.append(f"      reason: {verdict.reason}")
         if pruning and scan.scan_id in pruning:
             lines += ["  " + line for line in pruning[scan.scan_id].render()]

@@ -16,13 +16,14 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
+from py4j.protocol import Py4JJavaError
 from pyspark.errors import AnalysisException
 from pyspark.errors.exceptions.captured import CapturedException, ParseException
 from pyspark.sql import DataFrame, SparkSession
-from py4j.protocol import Py4JJavaError
 
 from sluice import errors
 from sluice.errors import BindError, ConfigError, QueryError, QuerySyntaxError, SluiceError
@@ -144,11 +145,13 @@ class Federation:
         """``spark.sql(query)`` over the attached sources; Spark's errors as Sluice's.
 
         ``pushdown=False`` is the reference path: every table is read whole and Spark
-        evaluates everything; with pushdown on the answer must be the same rows.
+        evaluates everything; with pushdown on the answer must be the same rows. With
+        pushdown on, the session's own ``spark.sluice.pushdown`` (default true) is left alone:
+        setting and restoring it would cost three JVM round trips per query.
         """
         self.activate()
         try:
-            with _session_conf(self.spark, {PUSHDOWN_CONF: "true" if pushdown else "false"}), translated_errors():
+            with _session_conf(self.spark, {} if pushdown else {PUSHDOWN_CONF: "false"}), translated_errors():
                 return self.spark.sql(query)
         except BindError as error:
             if "TABLE_OR_VIEW_NOT_FOUND" not in str(error):
@@ -173,7 +176,8 @@ class Federation:
             with _session_conf(self.spark, {METRICS_CONF: directory}):
                 frame = self.sql(query, pushdown)
                 with translated_errors():
-                    frame.write.format("noop").mode("overwrite").save()
+                    # this frame's own execution: its scans then hold what Spark handed them at run time
+                    frame._jdf.queryExecution().toRdd().count()
                 plan = self._plan_of(query, frame)
             return plan, {scan.scan_id: _read_metrics(os.path.join(directory, scan.scan_id)) for scan in plan.scans}
         finally:
@@ -191,13 +195,13 @@ class Federation:
         plan, metrics = self._measure(query, pushdown=True)
         return render_explain(plan, verbose=verbose, metrics=metrics, pruning=self._pruning(plan))
 
-    def pruning(self, query: str) -> "dict[str, Pyramid]":
+    def pruning(self, query: str) -> dict[str, Pyramid]:
         """The pruning pyramid of every lake scan of ``query``, by table (``table#2`` for a second scan of it)."""
         plan = self.plan(query)
         pruned = self._pruning(plan)
         return {scan.alias: pyramid for scan in plan.scans if (pyramid := pruned.get(scan.scan_id))}
 
-    def _pruning(self, plan: QueryPlan) -> "dict[str, Pyramid]":
+    def _pruning(self, plan: QueryPlan) -> dict[str, Pyramid]:
         found = {}
         for scan in plan.scans:
             source = self._sources.get(scan.source)
@@ -221,11 +225,11 @@ def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[Non
     try:
         yield
     finally:
-        for key, value in before.items():
-            if value is None:
+        for key, previous in before.items():
+            if previous is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, previous)
 
 
 @contextmanager

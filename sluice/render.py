@@ -6,7 +6,8 @@ shown as a dim ``NULL`` and strings are printed as they are, never through marku
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text

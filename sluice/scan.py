@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
+from sluice.planner.aggregates import Aggregation
 from sluice.planner.remote import build_query
 from sluice.sources import open_source
 from sluice.sources.base import ReadTask, Source, SqlSource
@@ -43,11 +45,13 @@ class ScanSpec:
     #: whether the source may read fewer partitions than ``partitions`` when it expects few rows
     #: (False when the user set the partitions)
     fewer_when_selective: bool = True
+    #: pushed aggregates: the scan reads their grouped answer (one query) instead of ``columns``
+    aggregate: Aggregation | None = None
 
     @classmethod
-    def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: object) -> "ScanSpec":
+    def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: Any) -> ScanSpec:
         url, _ = strip_password(source.portable_url)
-        return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s,  # type: ignore[arg-type]
+        return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s,
                    connect_timeout_s=source.connect_timeout_s, **kwargs)
 
     def open(self, password: str | None) -> Source:
@@ -55,25 +59,34 @@ class ScanSpec:
                            connect_timeout_s=self.connect_timeout_s)
 
     def arrow_schema(self) -> pa.Schema:
+        if self.aggregate is not None:
+            return pa.schema([pa.field(o.name, o.type.arrow()) for o in self.aggregate.outputs])
         return pa.schema([pa.field(c.name, c.type.arrow()) for c in (self.table.column(n) for n in self.columns)])
 
     def spark_ddl(self) -> str:
-        return self.table.spark_ddl(self.columns)
+        return self.aggregate.spark_ddl() if self.aggregate is not None else self.table.spark_ddl(self.columns)
 
     def query(self, source: SqlSource, partition_predicate: str | None = None) -> str:
-        select = [source.select_expression(name, self.table) for name in self.columns]
         where = list(self.where) + ([partition_predicate] if partition_predicate else [])
-        return build_query(select, source.dialect.quote_table(self.table.schema, self.table.name), where, self.order, self.limit)
+        table = source.dialect.quote_table(self.table.schema, self.table.name)
+        if self.aggregate is not None:
+            select = [f"{o.sql} AS {source.dialect.render_identifier(o.name)}" for o in self.aggregate.outputs]
+            return build_query(select, table, where, self.order, self.limit, self.aggregate.group_by)
+        select = [source.select_expression(name, self.table) for name in self.columns]
+        return build_query(select, table, where, self.order, self.limit)
 
     def tasks(self, source: Source) -> list[ReadTask]:
         """One read task per Spark partition, as the source plans them."""
         return source.tasks(self)
 
     def to_json(self) -> str:
-        data = {**self.__dict__, "table": table_to_dict(self.table), "columns": list(self.columns), "where": list(self.where)}
+        data = {**self.__dict__, "table": table_to_dict(self.table), "columns": list(self.columns), "where": list(self.where),
+                "aggregate": self.aggregate.to_dict() if self.aggregate is not None else None}
         return json.dumps(data)
 
     @classmethod
-    def from_json(cls, text: str) -> "ScanSpec":
+    def from_json(cls, text: str) -> ScanSpec:
         data = json.loads(text)
-        return cls(**{**data, "table": table_from_dict(data["table"]), "columns": tuple(data["columns"]), "where": tuple(data["where"])})
+        aggregate = Aggregation.from_dict(data["aggregate"]) if data.get("aggregate") is not None else None
+        return cls(**{**data, "table": table_from_dict(data["table"]), "columns": tuple(data["columns"]), "where": tuple(data["where"]),
+                      "aggregate": aggregate})

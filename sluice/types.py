@@ -174,11 +174,15 @@ class TableSchema:
         parts = [self.source, self.schema, self.name]
         return ".".join(p for p in parts if p)
 
+    def find(self, name: str) -> Column | None:
+        """The column called ``name`` as Spark resolves names (case-insensitively), or None."""
+        return next((column for column in self.columns if column.name.lower() == name.lower()), None)
+
     def column(self, name: str) -> Column:
         """Look a column up the way Spark does: case-insensitively."""
-        for column in self.columns:
-            if column.name.lower() == name.lower():
-                return column
+        found = self.find(name)
+        if found is not None:
+            return found
         known = ", ".join(c.name for c in self.columns)
         raise BindError(f"table {self.qualified_name} has no column {name!r} (columns: {known})")
 
@@ -188,13 +192,13 @@ class TableSchema:
         return ", ".join(f"`{c.name.replace('`', '``')}` {c.type}" for c in columns)
 
 
-def table_to_dict(table: TableSchema) -> dict:  # type: ignore[type-arg]
+def table_to_dict(table: TableSchema) -> dict:
     """JSON-ready form (scan specs travel to Spark workers as JSON options)."""
     columns = [{**column.__dict__, "type": column.type.name} for column in table.columns]
     return {"source": table.source, "schema": table.schema, "name": table.name, "columns": columns,
             "row_estimate": table.row_estimate, "split_column": table.split_column}
 
 
-def table_from_dict(data: dict) -> TableSchema:  # type: ignore[type-arg]
+def table_from_dict(data: dict) -> TableSchema:
     columns = tuple(Column(**{**c, "type": SparkType(c["type"])}) for c in data["columns"])
     return TableSchema(data["source"], data["schema"], data["name"], columns, data["row_estimate"], data["split_column"])

@@ -92,8 +92,8 @@ def main() -> None:
 
     from sluice import Federation
     from sluice.lake.ingest import ingest
-    from sluice.spark.cluster import driver_conf
     from sluice.spark.session import build_session
+    from tools.cluster import driver_conf
 
     seconds: dict[str, float] = {}
     started = time.monotonic()

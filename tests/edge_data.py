@@ -10,9 +10,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import sqlite3
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Callable
 
 import psycopg
 
@@ -151,8 +151,19 @@ def create_iceberg(folder: Path) -> str:
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.schema import Schema
     from pyiceberg.transforms import BucketTransform, IdentityTransform
-    from pyiceberg.types import (BooleanType, DateType, DecimalType, DoubleType, FloatType, IntegerType, LongType,
-                                 NestedField, StringType, TimestampType, TimestamptzType)
+    from pyiceberg.types import (
+        BooleanType,
+        DateType,
+        DecimalType,
+        DoubleType,
+        FloatType,
+        IntegerType,
+        LongType,
+        NestedField,
+        StringType,
+        TimestampType,
+        TimestamptzType,
+    )
 
     from sluice.lake.catalog import LakeLocation, open_catalog
 

@@ -13,8 +13,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class TcpProxy:
         self.port = int(self._process.stdout.readline())  # printed once it listens
 
     @classmethod
-    def to(cls, url: str) -> "TcpProxy":
+    def to(cls, url: str) -> TcpProxy:
         """A proxy to the server of ``url``."""
         parts = urlsplit(url)
         return cls(parts.hostname or "127.0.0.1", parts.port or {"mysql": 3306}.get(parts.scheme, 5432))
@@ -63,7 +64,7 @@ class TcpProxy:
             if pipe is not None:
                 pipe.close()
 
-    def __enter__(self) -> "TcpProxy":
+    def __enter__(self) -> TcpProxy:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -142,7 +143,7 @@ def terminate_postgres(url: str, marker: str) -> list[int]:
     return pids
 
 
-def mariadb_connection(database: str | None = None) -> "pymysql.connections.Connection":
+def mariadb_connection(database: str | None = None) -> pymysql.connections.Connection:
     """An administrative connection to the test MariaDB (root, no password)."""
     import pymysql
 

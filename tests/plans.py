@@ -4,7 +4,7 @@ predicate beside the predicate itself; tests about one predicate look at that on
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from sluice.pushdown.levels import Verdict
 

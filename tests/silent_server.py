@@ -25,7 +25,7 @@ class SilentServer:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="silent-server", daemon=True)
 
-    def __enter__(self) -> "SilentServer":
+    def __enter__(self) -> SilentServer:
         self._thread.start()
         return self
 
@@ -39,7 +39,7 @@ class SilentServer:
             while not self._stop.is_set() and time.monotonic() < deadline:
                 try:
                     connection, _ = self._listener.accept()
-                except socket.timeout:
+                except TimeoutError:
                     continue
                 self._held.append(connection)  # never read from, never written to
                 self.accepted += 1

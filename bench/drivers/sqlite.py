@@ -6,7 +6,6 @@ driver that hands back strings pays for the cast to timestamp inside the timing.
 
 from __future__ import annotations
 
-
 import pyarrow as pa
 
 from bench.cases import Case, SluiceRead, to_schema

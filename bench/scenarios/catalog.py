@@ -26,7 +26,8 @@ import collections
 import os
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import psycopg

@@ -20,9 +20,10 @@ import bisect
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import pyarrow.parquet as pq
@@ -72,7 +73,7 @@ class LakeShape:
     columns: tuple[str, ...]
     where: str | None = None
     #: the same predicate as a PyIceberg expression, given the UTC ISO form of each ``{ts:...}``
-    iceberg: Callable[[Callable[[str], str]], "BooleanExpression"] | None = None
+    iceberg: Callable[[Callable[[str], str]], BooleanExpression] | None = None
 
     def spark_where(self) -> str | None:
         return _timestamps(self.where, lambda text: f"TIMESTAMP '{text}'")
@@ -80,7 +81,7 @@ class LakeShape:
     def duckdb_where(self, zone: str) -> str | None:
         return _timestamps(self.where, lambda text: f"TIMESTAMPTZ '{_utc(text, zone)}'")
 
-    def iceberg_filter(self, zone: str) -> "BooleanExpression":
+    def iceberg_filter(self, zone: str) -> BooleanExpression:
         from pyiceberg.expressions import AlwaysTrue
 
         return AlwaysTrue() if self.iceberg is None else self.iceberg(lambda text: _utc(text, zone))
@@ -112,20 +113,20 @@ def _utc(wall_clock: str, zone: str) -> str:
     return local.astimezone(timezone.utc).isoformat()
 
 
-def _partitions_filter(utc: Callable[[str], str]) -> "BooleanExpression":
+def _partitions_filter(utc: Callable[[str], str]) -> BooleanExpression:
     from pyiceberg.expressions import And, EqualTo, GreaterThanOrEqual, LessThan
 
     return And(EqualTo("mission_id", 102), GreaterThanOrEqual("ts", utc("2025-03-09 00:00:00")),
                LessThan("ts", utc("2025-03-10 00:00:00")))
 
 
-def _row_groups_filter(utc: Callable[[str], str]) -> "BooleanExpression":
+def _row_groups_filter(utc: Callable[[str], str]) -> BooleanExpression:
     from pyiceberg.expressions import And, GreaterThanOrEqual, LessThanOrEqual, NotEqualTo
 
     return And(GreaterThanOrEqual("payload_id", 311002), LessThanOrEqual("payload_id", 311003), NotEqualTo("status", "OK"))
 
 
-def _nan_filter(utc: Callable[[str], str]) -> "BooleanExpression":
+def _nan_filter(utc: Callable[[str], str]) -> BooleanExpression:
     from pyiceberg.expressions import And, EqualTo, GreaterThan, IsNaN, Or
 
     # Spark and DuckDB order NaN above every number; Arrow compute (PyIceberg's row filter)
@@ -199,7 +200,7 @@ def _query(shape: LakeShape) -> str:
     return f"SELECT {', '.join(shape.columns)} FROM {SOURCE}.{NAMESPACE}.{TABLE}" + (f" WHERE {where}" if where else "")
 
 
-def _spark_rows(frame: "DataFrame") -> int:
+def _spark_rows(frame: DataFrame) -> int:
     """Run ``frame`` into the noop sink and return its row count (observed on the way)."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
@@ -225,7 +226,7 @@ def _arrow_rows(reader: Any) -> int:
     return sum(batch.num_rows for batch in reader)
 
 
-def _cases(ctx: BenchContext, shape: LakeShape, parquet: "DataFrame", table: "Table", duck: "duckdb.DuckDBPyConnection",
+def _cases(ctx: BenchContext, shape: LakeShape, parquet: DataFrame, table: Table, duck: duckdb.DuckDBPyConnection,
            zone: str, counts: dict[tuple[str, str], int]) -> list[Case]:
     """The paths of one shape; each run stores its row count in ``counts`` for the check.
 
@@ -241,7 +242,7 @@ def _cases(ctx: BenchContext, shape: LakeShape, parquet: "DataFrame", table: "Ta
             counts[(shape.key, path)] = work()
         return run
 
-    def parquet_frame() -> "DataFrame":
+    def parquet_frame() -> DataFrame:
         frame = parquet.select(*shape.columns)
         return frame.where(where) if where else frame
 
@@ -303,7 +304,7 @@ def _layouts(files: list[str]) -> dict[str, RowGroupLayout]:
     return layouts
 
 
-def matching_row_groups(duck: "duckdb.DuckDBPyConnection", layouts: dict[str, RowGroupLayout], duck_where: str,
+def matching_row_groups(duck: duckdb.DuckDBPyConnection, layouts: dict[str, RowGroupLayout], duck_where: str,
                         columns: tuple[str, ...]) -> tuple[int, int, int]:
     """Rows that satisfy ``duck_where``, the row groups holding them, and those groups' bytes over ``columns``."""
     found = duck.cursor().sql(f"SELECT filename, file_row_number FROM lake_rows WHERE {duck_where}").fetchall()
@@ -313,7 +314,7 @@ def matching_row_groups(duck: "duckdb.DuckDBPyConnection", layouts: dict[str, Ro
 
 
 # ---------------------------------------------------------------- one scale
-def _scale(ctx: BenchContext, rows: int, duck: "duckdb.DuckDBPyConnection") -> dict[str, Any]:
+def _scale(ctx: BenchContext, rows: int, duck: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     log(f"== lake, {rows:,} rows: preparing the lake")
     lake = ensure_lake(ctx, rows)
     log(f"  lake {'ingested' if lake.generated else 'kept'} in {lake.seconds:.1f}s")
@@ -358,7 +359,7 @@ def _scale(ctx: BenchContext, rows: int, duck: "duckdb.DuckDBPyConnection") -> d
     }
 
 
-def _iceberg_table(url: str) -> "Table":
+def _iceberg_table(url: str) -> Table:
     from sluice.lake.catalog import LakeLocation, load_table, open_catalog
 
     return load_table(open_catalog(LakeLocation.from_url(url), name=SOURCE), NAMESPACE, TABLE, SOURCE)
@@ -369,12 +370,12 @@ def _local(path: str) -> str:
     return path[len("file://"):] if path.startswith("file://") else path
 
 
-def _single(pyramids: dict[str, "Pyramid"]) -> "Pyramid":
+def _single(pyramids: dict[str, Pyramid]) -> Pyramid:
     (pyramid,) = pyramids.values()
     return pyramid
 
 
-def _pruning_facts(pyramid: "Pyramid") -> dict[str, Any]:
+def _pruning_facts(pyramid: Pyramid) -> dict[str, Any]:
     files = next(t for t in pyramid.tiers if t.level == "file statistics")
     groups = pyramid.tiers[-1]
     return {"bytes_read": pyramid.bytes_read, "files_total": pyramid.tiers[1].total, "files_kept": files.kept,

@@ -63,7 +63,7 @@ class Loader(abc.ABC):
 
     placeholder: ClassVar[str] = "?"
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027  # an optional hook: most loaders need nothing
         """Create what every table needs (a schema, a collation); safe to repeat."""
 
     # ------------------------------------------------------------- shared

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from fuzz.parsers import mutate, seeds, wire
 from fuzz.parsers.tables import TABLES
 from sluice.flight import filter_json
-
 
 # ---------------------------------------------------------------- Spark's V2 predicates
 #: operators io.sluice.spark.Expressions writes: each one sluice.planner.v2 translates, then

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: byte sequences that are not UTF-8: a lone continuation byte, a truncated sequence, an
 #: encoded surrogate, an overlong NUL, a code point past U+10FFFF

@@ -7,7 +7,7 @@ every plan does."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import sqlglot
@@ -64,8 +64,19 @@ def check_remote(source: str, table: TableSchema, pushed: list[str]) -> str:
 @lru_cache(maxsize=1)
 def _iceberg_schema() -> Any:
     from pyiceberg.schema import Schema
-    from pyiceberg.types import (BooleanType, NestedField, DateType, DecimalType, DoubleType, FloatType, IntegerType, LongType,
-                                 StringType, TimestampType, TimestamptzType)
+    from pyiceberg.types import (
+        BooleanType,
+        DateType,
+        DecimalType,
+        DoubleType,
+        FloatType,
+        IntegerType,
+        LongType,
+        NestedField,
+        StringType,
+        TimestampType,
+        TimestamptzType,
+    )
 
     types = {"bigint": LongType(), "int": IntegerType(), "double": DoubleType(), "float": FloatType(),
              "decimal(10,2)": DecimalType(10, 2), "string": StringType(), "date": DateType(), "timestamp": TimestamptzType(),
@@ -76,7 +87,7 @@ def _iceberg_schema() -> Any:
 _SQLITE_TYPES = {"bigint": "INTEGER", "int": "INTEGER", "boolean": "INTEGER", "double": "REAL", "float": "REAL"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _engine(source: str) -> Any:
     """An in-memory SQLite or DuckDB holding an empty ``t`` like the source's table; None for
     the engines that need a server (PostgreSQL, MariaDB: their SQL is parsed back instead)."""

@@ -14,9 +14,9 @@ import signal
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from fuzz.parsers.targets import TARGETS, Target, accepted
 

@@ -21,9 +21,10 @@ import json
 import os
 import random
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from sqlglot import exp
 

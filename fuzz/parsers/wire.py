@@ -6,13 +6,12 @@ past the wire format; these reach the decoder's semantic checks."""
 from __future__ import annotations
 
 import random
-from typing import Union
 
 from fuzz.parsers.mutate import HOSTILE_TEXT, INVALID_UTF8
 from sluice.flight.protobuf import WireError, read_varint
 
 Field = list  # [number, wire type, value]: int for varints, bytes for fixed, bytes or list[Field] for length-delimited
-Value = Union[int, bytes, list]
+Value = int | bytes | list
 EDGE_INTS = [0, 1, 2, 3, 5, 7, 12, 29, 99, 2**31 - 1, 2**31, 2**32, 2**63 - 1, 2**63, 2**64 - 1]
 
 

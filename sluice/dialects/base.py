@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING, Callable, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from sqlglot import exp
 
@@ -23,7 +24,9 @@ from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, pa
 from sluice.types import Column, Kind, SparkType
 
 if TYPE_CHECKING:
-    from sluice.pushdown.translator import Translator  # the dialects answer its questions; it imports them only for types
+    from sluice.pushdown.translator import (
+        Translator,  # the dialects answer its questions; it imports them only for types
+    )
 
 FunctionHandler = Callable[["Translator", exp.Expression], Value]
 
@@ -85,19 +88,19 @@ class Dialect:
         if kind is Kind.BOOLEAN:
             return exp.Boolean(this=bool(value))
         if kind is Kind.INTEGRAL:
-            return exp.Literal.number(int(value))  # type: ignore[arg-type]
+            return exp.Literal.number(int(value))
         if kind is Kind.DECIMAL:
-            return exp.Literal.number(format(Decimal(value), "f"))  # type: ignore[arg-type]
+            return exp.Literal.number(format(Decimal(value), "f"))
         if kind is Kind.FLOAT:
-            return self.float_literal(float(value), constant.type)  # type: ignore[arg-type]
+            return self.float_literal(float(value), constant.type)
         if kind is Kind.STRING:
             return self.string_literal(str(value))
         if kind is Kind.DATE:
-            return self.date_literal(value)  # type: ignore[arg-type]
+            return self.date_literal(value)
         if kind is Kind.TIMESTAMP:
-            return self.timestamp_literal(value)  # type: ignore[arg-type]
+            return self.timestamp_literal(value)
         if kind is Kind.TIMESTAMP_NTZ:
-            return self.timestamp_ntz_literal(value)  # type: ignore[arg-type]
+            return self.timestamp_ntz_literal(value)
         raise Unsupported(f"{self.name} has no literal for {constant.type}")
 
     def string_literal(self, text: str) -> exp.Expression:
@@ -137,6 +140,11 @@ class Dialect:
         INEXACT): Spark judges them on the value it reads, and a value the reader refuses
         fails the query as it fails without pushdown, instead of being filtered out remotely.
         """
+        return None
+
+    def aggregated(self, column: Column) -> str | None:
+        """Why the source's aggregates over ``column`` could differ from Spark's over the values it
+        reads (None: they cannot). Called after :meth:`incomparable` and :meth:`suspect`."""
         return None
 
     def text_rules(self, column: Column) -> TextRules:

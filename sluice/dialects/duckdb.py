@@ -77,6 +77,14 @@ _FLOAT_OPS = (exp.Add, exp.Sub, exp.Mul)
 _NATIVE = {"tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT", "float": "FLOAT", "double": "DOUBLE"}
 
 
+#: types Spark has no exact match for: the reader casts them remotely to a wider Spark type
+#: (HUGEINT and UHUGEINT leave Arrow as decimal128(38,0) with no check: 2**128-1 arrives as -1)
+WIDENED_TYPES = {
+    "UTINYINT": "smallint", "USMALLINT": "int", "UINTEGER": "bigint", "UBIGINT": "decimal(20,0)",
+    "HUGEINT": "decimal(38,0)", "UHUGEINT": "decimal(38,0)",
+}
+
+
 class DuckdbDialect(Dialect):
     name = "DuckDB"
     sqlglot = "duckdb"
@@ -106,7 +114,7 @@ class DuckdbDialect(Dialect):
 
     def literal(self, constant: Constant, context: Value | None) -> exp.Expression:
         if constant.type.kind is Kind.DECIMAL and constant.value is not None:
-            text = exp.Literal.string(format(Decimal(constant.value), "f"))  # type: ignore[arg-type]
+            text = exp.Literal.string(format(Decimal(constant.value), "f"))
             return self.cast(text, constant.type, constant.type)
         return super().literal(constant, context)
 
@@ -125,6 +133,11 @@ class DuckdbDialect(Dialect):
         return exp.Cast(this=exp.Literal.string(wall_clock(value)), to=exp.DataType.build("TIMESTAMP", dialect="duckdb"))
 
     # ------------------------------------------------------------- text
+    def aggregated(self, column: Column) -> str | None:
+        if column.remote_type in WIDENED_TYPES:
+            return f"{column.describe()} is read through a cast to {WIDENED_TYPES[column.remote_type]}"
+        return None
+
     def text_rules(self, column: Column) -> TextRules:
         described = column.describe()
         if column.collation is None or column.collation.lower() in BINARY_COLLATIONS:

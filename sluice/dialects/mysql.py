@@ -40,7 +40,9 @@ from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, pa
 from sluice.types import Column, Kind, SparkType
 
 if TYPE_CHECKING:
-    from sluice.pushdown.translator import Translator  # the dialects answer its questions; it imports them only for types
+    from sluice.pushdown.translator import (
+        Translator,  # the dialects answer its questions; it imports them only for types
+    )
 
 _PLAIN_TEXT = re.compile(r"[A-Za-z0-9 .,:;=<>()@#$%^&*+\-/?!\[\]{}|~_]*")
 _LIKE_ESCAPE = "!"
@@ -133,6 +135,11 @@ class MariadbDialect(Dialect):
             f"(the index narrows, the binary comparison decides); ranges and LIKE under {self.binary_collation_name} (no index use)",
             binary_equality=True,
         )
+
+    def aggregated(self, column: Column) -> str | None:
+        if column.remote_type.startswith(("bit(", "year")):
+            return f"{column.describe()} is read as the number it holds, which MySQL's aggregates do not compute on"
+        return None
 
     def suspect(self, column: Column) -> tuple[exp.Expression, str] | None:
         """A ``TINYINT(1)`` holding something other than 0 or 1, which the reader refuses to

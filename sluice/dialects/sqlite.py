@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
@@ -26,7 +26,9 @@ from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, pa
 from sluice.types import Column, Kind, SparkType
 
 if TYPE_CHECKING:
-    from sluice.pushdown.translator import Translator  # the dialects answer its questions; it imports them only for types
+    from sluice.pushdown.translator import (
+        Translator,  # the dialects answer its questions; it imports them only for types
+    )
 
 #: integer digits below 2**53: every INTEGER a decimal of this many digits holds is a double
 _EXACT_DIGITS = 15
@@ -54,7 +56,7 @@ class SqliteDialect(Dialect):
 
     def literal(self, constant: Constant, context: Value | None) -> exp.Expression:
         if constant.type.kind is Kind.DECIMAL and constant.value is not None:
-            return self._decimal_literal(Decimal(constant.value))  # type: ignore[arg-type]
+            return self._decimal_literal(Decimal(constant.value))
         if constant.type.kind is Kind.BOOLEAN and constant.value is not None:
             return exp.Literal.number(int(bool(constant.value)))
         return super().literal(constant, context)
@@ -101,6 +103,12 @@ class SqliteDialect(Dialect):
                     "value and the decimal Spark reads from it can order differently against an INTEGER")
         return None
 
+    def aggregated(self, column: Column) -> str | None:
+        if not column.remote_type.endswith(" STRICT"):
+            return (f"{column.describe()}: outside a STRICT table a SQLite column may hold values of any storage class, "
+                    "which SQLite aggregates where the reader would refuse or convert them")
+        return None
+
     def suspect(self, column: Column) -> tuple[exp.Expression, str] | None:
         """Booleans and narrow integers outside their type (``_out_of_range``), and a decimal column's TEXT or BLOB values (SQLite orders them after every number) and
         the values the reader refuses (more decimals than the scale, more integer digits than
@@ -120,8 +128,8 @@ class SqliteDialect(Dialect):
         storage = exp.Anonymous(this="typeof", expressions=[value.copy()])
         numbers = exp.In(this=storage, expressions=[exp.Literal.string(k) for k in ("integer", "real", "null")])
         rounded = exp.NEQ(this=value.copy(), expression=exp.Round(this=value.copy(), decimals=exp.Literal.number(scale)))
-        guard = exp.or_(exp.Not(this=exp.Paren(this=numbers)), exp.and_(exp.EQ(this=storage.copy(), expression=exp.Literal.string("real")), rounded),
-                        exp.GTE(this=value.copy(), expression=limit), exp.LTE(this=value.copy(), expression=exp.Neg(this=limit.copy())))
+        guard = _or(exp.Not(this=exp.Paren(this=numbers)), exp.and_(exp.EQ(this=storage.copy(), expression=exp.Literal.string("real")), rounded),
+                    exp.GTE(this=value.copy(), expression=limit), exp.LTE(this=value.copy(), expression=exp.Neg(this=limit.copy())))
         why = (f"{column.describe()}: SQLite may hold a decimal as TEXT (ordered after every number) or hold one "
                f"decimal({','.join(map(str, column.type.precision_scale))}) cannot read; rows holding such values are "
                "returned for Spark to read and judge")
@@ -134,8 +142,8 @@ class SqliteDialect(Dialect):
         value = exp.column(column.name, quoted=True)
         storage = exp.In(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
                          expressions=[exp.Literal.string("integer"), exp.Literal.string("null")])
-        guard = exp.or_(exp.Not(this=exp.Paren(this=storage)), exp.LT(this=value.copy(), expression=exp.Literal.number(low)),
-                        exp.GT(this=value.copy(), expression=exp.Literal.number(high)))
+        guard = _or(exp.Not(this=exp.Paren(this=storage)), exp.LT(this=value.copy(), expression=exp.Literal.number(low)),
+                    exp.GT(this=value.copy(), expression=exp.Literal.number(high)))
         why = (f"{column.describe()}: SQLite may hold values {column.type} cannot (another storage class, or outside "
                f"{low}..{high}); rows holding them are returned so the read fails as it does without pushdown")
         return guard, why
@@ -173,3 +181,8 @@ class SqliteDialect(Dialect):
 def _integer_digits(column: Column) -> int:
     precision, scale = column.type.precision_scale
     return precision - scale
+
+
+def _or(*conditions: exp.Expr) -> exp.Expression:
+    """sqlglot's ``or_``, typed as what it returns (an Or node; sqlglot types it as the Condition mixin)."""
+    return cast(exp.Expression, exp.or_(*conditions))

@@ -31,7 +31,7 @@ from sluice.flight.protocol import MAX_CONJUNCTS, MAX_DEPTH, Conjunct, RequestEr
 from sluice.pushdown import nesting
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.terms import Unsupported, paren
-from sluice.types import TableSchema, SparkType
+from sluice.types import SparkType, TableSchema
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _COMPARISONS: dict[str, type[exp.Expression]] = {
@@ -80,7 +80,7 @@ def decode_filter(document: dict[str, Any], table: TableSchema) -> list[Conjunct
     return conjuncts
 
 
-def _name(node: dict, key: str) -> str | None:  # type: ignore[type-arg]
+def _name(node: dict, key: str) -> str | None:
     """A node's ``type`` or ``name``: text (or absent), never another JSON value."""
     value = node.get(key)
     if value is not None and not isinstance(value, str):
@@ -108,21 +108,21 @@ class _Reader:
         reader = getattr(self, "_" + kind.lower(), None)
         if reader is None:
             raise Unsupported(f"Airport expression class {kind} is not mapped to Spark SQL")
-        return reader(node, depth + 1)  # type: ignore[no-any-return]
+        return reader(node, depth + 1)
 
-    def _children(self, node: dict, depth: int, key: str = "children") -> list[exp.Expression]:  # type: ignore[type-arg]
+    def _children(self, node: dict, depth: int, key: str = "children") -> list[exp.Expression]:
         children = node.get(key)
         if not isinstance(children, list) or not children:
             raise RequestError(f"{node['expression_class']} {node.get('type', '')} needs a non-empty {key!r} list")
         return [self.expression(child, depth) for child in children]
 
-    def _operand(self, node: dict, key: str, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+    def _operand(self, node: dict, key: str, depth: int) -> exp.Expression:
         if key not in node:
             raise RequestError(f"{node['expression_class']} needs {key!r}")
         return self.expression(node[key], depth)
 
     # ------------------------------------------------------------ expression classes
-    def _bound_column_ref(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+    def _bound_column_ref(self, node: dict, depth: int) -> exp.Expression:
         binding = node.get("binding")
         index = binding.get("column_index") if isinstance(binding, dict) else None
         if type(index) is not int or not 0 <= index < len(self.names):
@@ -130,10 +130,10 @@ class _Reader:
                                f"({len(self.names)} names)")
         return exp.column(column_name(self.table, self.names[index]), quoted=True)
 
-    def _bound_constant(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+    def _bound_constant(self, node: dict, depth: int) -> exp.Expression:
         return literals.constant_node(constant(node.get("value")))
 
-    def _bound_comparison(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+    def _bound_comparison(self, node: dict, depth: int) -> exp.Expression:
         kind = _name(node, "type")
         left, right = self._operand(node, "left", depth), self._operand(node, "right", depth)
         if kind == "COMPARE_IN" and isinstance(right, exp.Array):  # x IN list_value(...)
@@ -142,13 +142,14 @@ class _Reader:
             raise Unsupported(f"Airport comparison {kind} is not mapped to Spark SQL")
         return _COMPARISONS[kind](this=paren(left), expression=paren(right))
 
-    def _bound_conjunction(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
-        connector = {"CONJUNCTION_AND": exp.And, "CONJUNCTION_OR": exp.Or}.get(_name(node, "type"))  # type: ignore[arg-type]
+    def _bound_conjunction(self, node: dict, depth: int) -> exp.Expression:
+        connectors: dict[str | None, type[exp.And] | type[exp.Or]] = {"CONJUNCTION_AND": exp.And, "CONJUNCTION_OR": exp.Or}
+        connector = connectors.get(_name(node, "type"))
         if connector is None:
             raise RequestError(f"BOUND_CONJUNCTION type {node.get('type')!r} is neither CONJUNCTION_AND nor CONJUNCTION_OR")
         return nesting.chain(connector, self._children(node, depth), paren)
 
-    def _bound_operator(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+    def _bound_operator(self, node: dict, depth: int) -> exp.Expression:
         kind = _name(node, "type")
         children = self._children(node, depth)
         if kind in ("OPERATOR_IS_NULL", "OPERATOR_IS_NOT_NULL", "OPERATOR_NOT") and len(children) != 1:
@@ -168,13 +169,13 @@ class _Reader:
             return exp.Coalesce(this=children[0], expressions=children[1:])
         raise Unsupported(f"Airport operator {kind} is not mapped to Spark SQL")
 
-    def _bound_between(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+    def _bound_between(self, node: dict, depth: int) -> exp.Expression:
         value = paren(self._operand(node, "input", depth))
         lower = (exp.GTE if node.get("lower_inclusive", True) else exp.GT)(this=value, expression=paren(self._operand(node, "lower", depth)))
         upper = (exp.LTE if node.get("upper_inclusive", True) else exp.LT)(this=value.copy(), expression=paren(self._operand(node, "upper", depth)))
         return exp.And(this=lower, expression=upper)
 
-    def _bound_cast(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+    def _bound_cast(self, node: dict, depth: int) -> exp.Expression:
         child = node.get("child")
         if isinstance(child, dict) and child.get("expression_class") == "BOUND_CONSTANT":
             target = _spark_type(node.get("return_type"))
@@ -185,13 +186,13 @@ class _Reader:
                 return literals.constant_node(value)
         raise Unsupported("DuckDB casts are not mirrored in Spark SQL")
 
-    def _bound_function(self, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+    def _bound_function(self, node: dict, depth: int) -> exp.Expression:
         name = _name(node, "name")
         if name in _NEGATED_FUNCTIONS:
             return exp.Not(this=exp.Paren(this=self._function(_NEGATED_FUNCTIONS[name], node, depth)))
         return self._function(name, node, depth)
 
-    def _function(self, name: Any, node: dict, depth: int) -> exp.Expression:  # type: ignore[type-arg]
+    def _function(self, name: Any, node: dict, depth: int) -> exp.Expression:
         if name == "list_value":  # the item list of COMPARE_IN
             return exp.Array(expressions=self._children(node, depth))
         if name not in _FUNCTIONS:
@@ -246,7 +247,7 @@ def constant(value: Any) -> Constant:
         if type_id == "TIMESTAMP_NS" and raw % 1000:
             raise Unsupported("a nanosecond timestamp constant has no exact Spark value (microseconds)")
         wall = _checked(lambda: _EPOCH + dt.timedelta(microseconds=micros), spark, mismatch).value
-        return Constant(wall.replace(tzinfo=dt.timezone.utc) if kind == "timestamp" else wall, spark)  # type: ignore[union-attr]
+        return Constant(wall.replace(tzinfo=dt.timezone.utc) if kind == "timestamp" else wall, spark)
     if type_id == "VARCHAR" and isinstance(raw, dict):
         if set(raw) != {"base64"}:
             raise mismatch
@@ -266,7 +267,7 @@ def _checked(build: Any, spark: SparkType, mismatch: RequestError) -> Constant:
         raise mismatch from None
 
 
-def _decimal(raw: Any, logical: dict, mismatch: RequestError) -> Decimal:  # type: ignore[type-arg]
+def _decimal(raw: Any, logical: dict, mismatch: RequestError) -> Decimal:
     """DuckDB writes a DECIMAL (and HUGEINT) as its unscaled integer; HUGEINT as {upper, lower}."""
     if isinstance(raw, dict) and set(raw) == {"upper", "lower"} and all(type(v) is int for v in raw.values()):
         unscaled = (raw["upper"] << 64) + raw["lower"]
@@ -283,7 +284,7 @@ def _decimal(raw: Any, logical: dict, mismatch: RequestError) -> Decimal:  # typ
     return Decimal(unscaled).scaleb(-scale)
 
 
-def _type_info(logical: dict) -> dict:  # type: ignore[type-arg]
+def _type_info(logical: dict) -> dict:
     info = logical.get("type_info") or {}
     if not isinstance(info, dict):
         raise RequestError(f"a DuckDB type's type_info is an object or null, not {type(info).__name__}")

@@ -18,8 +18,8 @@ its URL names; a source without one, such as a lake, publishes nothing).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from sluice.errors import ConfigError
 
@@ -35,14 +35,14 @@ class AllowList:
     tables: frozenset[Table] = frozenset()
 
     @classmethod
-    def parse(cls, namespaces: Iterable[str], tables: Iterable[str], where: str) -> "AllowList":
+    def parse(cls, namespaces: Iterable[str], tables: Iterable[str], where: str) -> AllowList:
         """Read the entries; ``where`` says where they came from (a file, an option) in errors."""
         spaces = frozenset((source, ".".join(rest)) for source, *rest in (_parts(n, 2, "namespace", where) for n in namespaces))
         named = frozenset(_table(_parts(t, 2, "table", where)) for t in tables)
         return cls(spaces, named)
 
     @classmethod
-    def defaults(cls, default_schemas: Mapping[str, str | None]) -> "AllowList":
+    def defaults(cls, default_schemas: Mapping[str, str | None]) -> AllowList:
         """Each source's default namespace (source name -> its default schema, None: none)."""
         return cls(frozenset((s.lower(), d.lower()) for s, d in default_schemas.items() if d))
 

@@ -13,8 +13,8 @@ import base64
 import binascii
 import hmac
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import pyarrow.flight as flight
 
@@ -40,7 +40,7 @@ class Credentials:
             raise ConfigError("credentials need a token, or a user and a password")
 
     @classmethod
-    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> "Credentials | None":
+    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> Credentials | None:
         """Credentials from the environment, or None when none are set."""
         token, user, password = environ.get(TOKEN_ENV) or None, environ.get(USER_ENV) or None, environ.get(PASSWORD_ENV) or None
         if token is None and user is None and password is None:

@@ -39,21 +39,21 @@ def constant_node(constant: Constant) -> exp.Expression:
     if kind is Kind.BOOLEAN:
         return exp.Boolean(this=bool(value))
     if kind is Kind.INTEGRAL:
-        number = exp.Literal.number(int(value))  # type: ignore[call-overload]
-        return number if integer_type(int(value)) == spark else exp.Cast(this=number, to=_data_type(spark))  # type: ignore[call-overload]
+        number = exp.Literal.number(int(value))
+        return number if integer_type(int(value)) == spark else exp.Cast(this=number, to=_data_type(spark))
     if kind is Kind.DECIMAL:
-        return exp.Cast(this=exp.Literal.string(format(Decimal(value), "f")), to=_data_type(spark))  # type: ignore[arg-type]
+        return exp.Cast(this=exp.Literal.string(format(Decimal(value), "f")), to=_data_type(spark))
     if kind is Kind.FLOAT:
-        return exp.Cast(this=exp.Literal.string(_float_text(float(value))), to=_data_type(spark))  # type: ignore[arg-type]
+        return exp.Cast(this=exp.Literal.string(_float_text(float(value))), to=_data_type(spark))
     if kind is Kind.STRING:
         return exp.Literal.string(str(value))
     if kind is Kind.DATE:
-        return exp.Cast(this=exp.Literal.string(value.isoformat()), to=_data_type(spark))  # type: ignore[union-attr]
+        return exp.Cast(this=exp.Literal.string(value.isoformat()), to=_data_type(spark))
     if kind is Kind.TIMESTAMP:
-        utc = value.astimezone(dt.timezone.utc)  # type: ignore[union-attr]
+        utc = value.astimezone(dt.timezone.utc)
         return exp.Cast(this=exp.Literal.string(wall_clock(utc) + "Z"), to=_data_type(spark))
     if kind is Kind.TIMESTAMP_NTZ:
-        return exp.Cast(this=exp.Literal.string(wall_clock(value)), to=_data_type(spark))  # type: ignore[arg-type]
+        return exp.Cast(this=exp.Literal.string(wall_clock(value)), to=_data_type(spark))
     raise Unsupported(f"{spark} constants are not pushed")
 
 
@@ -72,18 +72,18 @@ def to_json(constant: Constant) -> dict[str, Any]:
     if value is None or kind in (Kind.BOOLEAN, Kind.STRING):
         spelled: Any = value
     elif kind is Kind.INTEGRAL:
-        spelled = int(value)  # type: ignore[call-overload]
+        spelled = int(value)
     elif kind is Kind.DECIMAL:
-        spelled = format(Decimal(value), "f")  # type: ignore[arg-type]
+        spelled = format(Decimal(value), "f")
     elif kind is Kind.FLOAT:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
         spelled = _float_text(number) if math.isnan(number) or math.isinf(number) else number
     elif kind is Kind.DATE:
-        spelled = value.isoformat()  # type: ignore[union-attr]
+        spelled = value.isoformat()
     elif kind is Kind.TIMESTAMP:
-        spelled = wall_clock(value.astimezone(dt.timezone.utc)).replace(" ", "T") + "Z"  # type: ignore[union-attr]
+        spelled = wall_clock(value.astimezone(dt.timezone.utc)).replace(" ", "T") + "Z"
     elif kind is Kind.TIMESTAMP_NTZ:
-        spelled = wall_clock(value).replace(" ", "T")  # type: ignore[arg-type]
+        spelled = wall_clock(value).replace(" ", "T")
     else:
         raise Unsupported(f"{spark} constants are not pushed")
     return {"literal": spelled, "type": spark.name}

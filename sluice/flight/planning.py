@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -68,7 +69,7 @@ class Planner:
         limit = request.limit if exact else None
         partitions = min(MAX_PARTITIONS, request.partitions or source.default_partitions(table))
         pushed = tuple(v.remote_sql for v in verdicts if v.level.pushed)
-        spec = ScanSpec.for_source(source, table, columns, where=pushed, limit=limit, partitions=partitions)  # type: ignore[arg-type]
+        spec = ScanSpec.for_source(source, table, columns, where=pushed, limit=limit, partitions=partitions)
         path = self.published.path_of(source, table.schema, table.name)
         tasks = source.tasks(spec)
         endpoints = [flight.FlightEndpoint(self.signer.issue(_ticket(path, columns, task)), []) for task in tasks]
@@ -90,8 +91,11 @@ class Planner:
         source, table = self.published.resolve(payload["path"])
         schema = arrow_schema(table, tuple(payload["columns"]))
         log.info("DoGet %s partition %s", ".".join(payload["path"]), payload["partition"])
-        return schema, source.read(ReadTask(payload["request"], schema, payload["partition"]))
+        # a guarded request also returns rows only to be checked, marked by a last column the reader drops
+        task = ReadTask(payload["request"], schema, payload["partition"], guarded=bool(payload.get("guarded")))
+        return schema, source.read(task)
 
 
 def _ticket(path: tuple[str, ...], columns: tuple[str, ...], task: ReadTask) -> dict[str, Any]:
-    return {"path": list(path), "columns": list(columns), "request": task.request, "partition": task.partition}
+    return {"path": list(path), "columns": list(columns), "request": task.request, "partition": task.partition,
+            "guarded": task.guarded}

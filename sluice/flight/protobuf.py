@@ -47,11 +47,11 @@ class Message:
     def has(self, number: int) -> bool:
         return number in self.fields
 
-    def message(self, number: int) -> "Message | None":
+    def message(self, number: int) -> Message | None:
         values = self.fields.get(number)
         return Message(_bytes(values[-1])) if values else None
 
-    def messages(self, number: int) -> list["Message"]:
+    def messages(self, number: int) -> list[Message]:
         return [Message(_bytes(v)) for v in self.fields.get(number, [])]
 
     def integer(self, number: int, default: int = 0) -> int:

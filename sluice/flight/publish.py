@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from sluice.errors import BindError, ConfigError
 from sluice.flight.allowlist import AllowList
@@ -58,7 +58,7 @@ class PublishedTables:
                 path = self.path_of(source, schema, table)
                 if len(path) < len(prefix):
                     continue
-                if all(source.name_key(p) == source.name_key(w) for p, w in zip(path[1:len(prefix)], prefix[1:])):
+                if all(source.name_key(p) == source.name_key(w) for p, w in zip(path[1:len(prefix)], prefix[1:], strict=True)):
                     yield path
 
     def resolve(self, path: Sequence[str]) -> tuple[Source, TableSchema]:

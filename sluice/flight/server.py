@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -41,8 +42,8 @@ from sluice.flight.protocol import (
     MAX_PARTITIONS,
     MAX_REQUEST_BYTES,
     PROTOCOL,
-    NotFound,
     VERSION,
+    NotFound,
     Request,
     RequestError,
     check_size,

@@ -88,11 +88,11 @@ class _Reader:
         if depth > MAX_DEPTH:
             raise RequestError(f"the expression is nested deeper than {MAX_DEPTH} levels")
         if node.has(1):
-            return literals.constant_node(_literal(node.message(1)))  # type: ignore[arg-type]
+            return literals.constant_node(_literal(_child(node, 1)))
         if node.has(2):
-            return self._field(node.message(2))  # type: ignore[arg-type]
+            return self._field(_child(node, 2))
         if node.has(3):
-            return self._function(node.message(3), depth + 1)  # type: ignore[arg-type]
+            return self._function(_child(node, 3), depth + 1)
         if node.has(8):
             found = node.message(8)
             assert found is not None
@@ -186,10 +186,17 @@ def _arity(name: str, args: list[exp.Expression], count: int) -> None:
         raise RequestError(f"{name}() takes {count} argument(s), not {len(args)}")
 
 
+def _child(message: Message, number: int) -> Message:
+    """The embedded message in field ``number``, which the caller found with ``has``."""
+    child = message.message(number)
+    assert child is not None
+    return child
+
+
 # ---------------------------------------------------------------- literals and types
 def _literal(literal: Message) -> Constant:
     if literal.has(29):  # a typed NULL
-        return Constant(None, _spark_type(literal.message(29)))  # type: ignore[arg-type]
+        return Constant(None, _spark_type(_child(literal, 29)))
     if literal.has(1):
         return Constant(bool(literal.integer(1)), SparkType("boolean"))
     for number, spark, bits in ((2, "tinyint", 32), (3, "smallint", 32), (5, "int", 32), (7, "bigint", 64)):
@@ -202,7 +209,7 @@ def _literal(literal: Message) -> Constant:
     if literal.has(12):
         return Constant(literal.text(12), SparkType("string"))
     if literal.has(22):
-        return Constant(literal.message(22).text(1), SparkType("string"))  # type: ignore[union-attr]
+        return Constant(_child(literal, 22).text(1), SparkType("string"))
     if literal.has(16):
         return _stamp(lambda: dt.date(1970, 1, 1) + dt.timedelta(days=literal.signed(16, 32)), "date")
     if literal.has(14):
@@ -211,9 +218,9 @@ def _literal(literal: Message) -> Constant:
         return _stamp(lambda: (_EPOCH + dt.timedelta(microseconds=literal.signed(27, 64))).replace(tzinfo=dt.timezone.utc), "timestamp")
     for number, spark in ((34, "timestamp_ntz"), (35, "timestamp")):
         if literal.has(number):
-            return _precision_timestamp(literal.message(number), spark)  # type: ignore[arg-type]
+            return _precision_timestamp(_child(literal, number), spark)
     if literal.has(24):
-        return _decimal(literal.message(24))  # type: ignore[arg-type]
+        return _decimal(_child(literal, 24))
     raise Unsupported("a Substrait literal of a type Sluice does not push")
 
 
@@ -225,7 +232,7 @@ def _float_json(value: float) -> float | str:
     return value
 
 
-def _stamp(build, spark: str) -> Constant:  # type: ignore[no-untyped-def]
+def _stamp(build, spark: str) -> Constant:
     try:
         return Constant(build(), SparkType(spark))
     except OverflowError:
@@ -239,10 +246,9 @@ def _precision_timestamp(stamp: Message, spark: str) -> Constant:
     if precision == 9 and value % 1000:
         raise Unsupported("a nanosecond timestamp literal has no exact Spark value (microseconds)")
     micros = value * 10 ** (6 - precision) if precision <= 6 else value // 1000
-    build = (lambda: _EPOCH + dt.timedelta(microseconds=micros))
-    constant = _stamp(build, spark)
+    constant = _stamp(lambda: _EPOCH + dt.timedelta(microseconds=micros), spark)
     if spark == "timestamp":
-        return Constant(constant.value.replace(tzinfo=dt.timezone.utc), constant.type)  # type: ignore[union-attr]
+        return Constant(constant.value.replace(tzinfo=dt.timezone.utc), constant.type)
     return constant
 
 
@@ -264,9 +270,9 @@ def _spark_type(kind: Message) -> SparkType:
         spark = SparkType(f"decimal({decimal.integer(2)},{decimal.integer(1)})")
         literals.check_decimal(spark)
         return spark
-    for number, spark in _TYPES.items():
+    for number, name in _TYPES.items():
         if kind.has(number):
-            return SparkType(spark)
+            return SparkType(name)
     raise Unsupported("a Substrait type Sluice does not push")
 
 
@@ -287,9 +293,13 @@ def _top_level_names(schema: Message) -> list[str]:
 def _nested_names(kind: Message) -> int:
     """How many names the depth-first list holds inside one field of this type."""
     if kind.has(25):  # struct
-        return sum(1 + _nested_names(child) for child in kind.message(25).messages(1))  # type: ignore[union-attr]
+        struct = kind.message(25)
+        assert struct is not None
+        return sum(1 + _nested_names(child) for child in struct.messages(1))
     if kind.has(27):  # list
-        element = kind.message(27).message(1)  # type: ignore[union-attr]
+        array = kind.message(27)
+        assert array is not None
+        element = array.message(1)
         return _nested_names(element) if element is not None else 0
     if kind.has(28):  # map
         entry = kind.message(28)

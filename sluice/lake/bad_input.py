@@ -29,7 +29,7 @@ CORRUPT = "_sluice_corrupt_record"
 _FAILED_FILE = re.compile(r"Encountered error while reading file (\S+?)\.?\s")
 
 
-def bad_input_message(spark: "SparkSession", path: str, kind: str, schema: "StructType | None",
+def bad_input_message(spark: SparkSession, path: str, kind: str, schema: StructType | None,
                       error: BaseException) -> str:
     """What is wrong with the input at ``path``, as one line; Spark's own reason when the
     diagnosis finds no bad record (a header that does not match, an unreadable file)."""
@@ -59,7 +59,7 @@ def _local(uri: str) -> str:
     return unquote(urlsplit(uri).path) if uri.startswith("file:") else uri
 
 
-def _first_bad_record(spark: "SparkSession", path: str, kind: str, schema: "StructType | None",
+def _first_bad_record(spark: SparkSession, path: str, kind: str, schema: StructType | None,
                       error_text: str) -> str | None:
     """``file line N: ...`` for the first record that does not parse, or None."""
     from pyspark.sql import functions as F
@@ -88,14 +88,14 @@ def _first_bad_record(spark: "SparkSession", path: str, kind: str, schema: "Stru
         names = [field.name for field in read_schema.fields]
         if len(fields) != len(names):
             return f"{place} has {len(fields)} fields, the header {len(names)}: {_quote(raw)}"
-        for name, value in zip(names, fields):
+        for name, value in zip(names, fields, strict=True):
             if row.get(name) is None and value != "":
                 kind_name = read_schema[name].dataType.simpleString()
                 return f"{place}, column {name}: {value!r} is not a {kind_name}"
     return f"{place}: cannot parse {_quote(raw)} as {read_schema.simpleString()}"
 
 
-def _failing_schema(spark: "SparkSession", path: str, kind: str) -> "StructType | None":
+def _failing_schema(spark: SparkSession, path: str, kind: str) -> StructType | None:
     """The schema the failed read used when the caller gave none: Spark's inference (a CSV
     read with inferred types fails only on a record with the wrong number of fields)."""
     reader = spark.read.format(kind).option("mode", "PERMISSIVE")

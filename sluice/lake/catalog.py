@@ -39,7 +39,7 @@ class LakeLocation:
     catalog: str = DEFAULT_CATALOG
 
     @classmethod
-    def from_url(cls, url: str) -> "LakeLocation":
+    def from_url(cls, url: str) -> LakeLocation:
         parts = urlsplit(url)
         if parts.scheme.lower() != SCHEME:
             raise ConfigError(f"lake URLs start with {SCHEME}://, not {url!r}")
@@ -63,7 +63,7 @@ class LakeLocation:
 #: one catalog (a SQLAlchemy engine, a connection pool) per location and process, with the
 #: identity (inode) of the file it was opened on: a catalog file deleted and made again
 #: (the demo rebuilding its lake) must not be written through a pool on the old one
-_OPEN: dict[LakeLocation, tuple["SqlCatalog", int | None]] = {}
+_OPEN: dict[LakeLocation, tuple[SqlCatalog, int | None]] = {}
 
 
 def _inode(path: str) -> int | None:
@@ -76,7 +76,7 @@ def _inode(path: str) -> int | None:
 _OPENING = threading.Lock()
 
 
-def open_catalog(location: LakeLocation, create: bool = False, name: str = "lake") -> "SqlCatalog":
+def open_catalog(location: LakeLocation, create: bool = False, name: str = "lake") -> SqlCatalog:
     """The PyIceberg catalog; ``create`` makes the file and warehouse folder when missing.
 
     ``name`` is the source name errors mention; the catalog's own name is the location's.
@@ -86,7 +86,7 @@ def open_catalog(location: LakeLocation, create: bool = False, name: str = "lake
         return _open_catalog(location, create, name)
 
 
-def _open_catalog(location: LakeLocation, create: bool, name: str) -> "SqlCatalog":
+def _open_catalog(location: LakeLocation, create: bool, name: str) -> SqlCatalog:
     from pyiceberg.catalog.sql import SqlCatalog
 
     cached = _OPEN.pop(location, None)
@@ -108,7 +108,7 @@ def _open_catalog(location: LakeLocation, create: bool, name: str) -> "SqlCatalo
     return catalog
 
 
-def load_table(catalog: "SqlCatalog", namespace: str | None, table: str, name: str = "lake") -> "Table":
+def load_table(catalog: SqlCatalog, namespace: str | None, table: str, name: str = "lake") -> Table:
     """The table ``namespace.table``; a missing one is a :class:`BindError` naming what exists."""
     from pyiceberg.exceptions import NoSuchTableError
 

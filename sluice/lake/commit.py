@@ -48,7 +48,7 @@ _RETRIES = "commit.retry.num-retries"  # PyIceberg's TableProperties.COMMIT_NUM_
 class WrittenFiles:
     """What one job wrote: its data files (with their final paths) and their totals."""
 
-    data_files: list["DataFile"]
+    data_files: list[DataFile]
     row_groups: int
 
     @property
@@ -60,8 +60,8 @@ class WrittenFiles:
         return sum(data_file.file_size_in_bytes for data_file in self.data_files)
 
 
-def collect_data_files(table: "Table", columns: list[PartitionColumn], staging_uri: str, final_uri: str,
-                       sort_order_id: int | None, schema: "Schema | None" = None) -> WrittenFiles:
+def collect_data_files(table: Table, columns: list[PartitionColumn], staging_uri: str, final_uri: str,
+                       sort_order_id: int | None, schema: Schema | None = None) -> WrittenFiles:
     """One DataFile per Parquet file under ``staging_uri``, its path as it will be under ``final_uri``.
 
     ``schema`` is the schema the files are written in, when the job evolves the table's
@@ -70,8 +70,11 @@ def collect_data_files(table: "Table", columns: list[PartitionColumn], staging_u
     Spark also leaves a ``_SUCCESS`` marker and, on local and mounted file systems, ``.crc``
     checksum files beside each file; they are deleted so the folder holds data files only.
     """
-    from pyiceberg.io.pyarrow import (compute_statistics_plan, data_file_statistics_from_parquet_metadata,
-                                      parquet_path_to_id_mapping)
+    from pyiceberg.io.pyarrow import (
+        compute_statistics_plan,
+        data_file_statistics_from_parquet_metadata,
+        parquet_path_to_id_mapping,
+    )
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.types import DoubleType, FloatType
 
@@ -102,7 +105,7 @@ def collect_data_files(table: "Table", columns: list[PartitionColumn], staging_u
     return WrittenFiles(sorted(data_files, key=lambda data_file: data_file.file_path), row_groups)
 
 
-def make_float_bounds_safe(statistics: "DataFileStatistics", footer: pq.FileMetaData, field_ids: dict[str, int],
+def make_float_bounds_safe(statistics: DataFileStatistics, footer: pq.FileMetaData, field_ids: dict[str, int],
                            float_ids: set[int]) -> None:
     """Drop float/double bounds a NaN makes unknowable; widen zero bounds over -0.0 and +0.0.
 
@@ -130,8 +133,8 @@ def make_float_bounds_safe(statistics: "DataFileStatistics", footer: pq.FileMeta
             bounds.current_max = 0.0
 
 
-def commit_data_files(table: "Table", data_files: list["DataFile"], job_id: str, *,
-                      evolution: "Evolution | None" = None, replaced: "list[DataFile] | None" = None) -> None:
+def commit_data_files(table: Table, data_files: list[DataFile], job_id: str, *,
+                      evolution: Evolution | None = None, replaced: list[DataFile] | None = None) -> None:
     """Append ``data_files`` to ``table`` in one snapshot whose summary names ``job_id``.
 
     ``evolution`` (columns added or widened) is applied in the same transaction, and the
@@ -172,8 +175,8 @@ def commit_data_files(table: "Table", data_files: list["DataFile"], job_id: str,
             time.sleep(CATALOG_RETRY_WAIT_S * attempt)
 
 
-def _append(table: "Table", data_files: list["DataFile"], job_id: str, evolution: "Evolution | None" = None,
-            replaced: "list[DataFile] | None" = None) -> None:
+def _append(table: Table, data_files: list[DataFile], job_id: str, evolution: Evolution | None = None,
+            replaced: list[DataFile] | None = None) -> None:
     """One transaction: the schema changes, the name mapping if missing (PyIceberg's schema
     update extends an existing one), and one snapshot: a fast append of every file, or an
     overwrite that also removes the ``replaced`` files."""
@@ -185,7 +188,7 @@ def _append(table: "Table", data_files: list["DataFile"], job_id: str, evolution
         evolution.apply(transaction)
     if transaction.table_metadata.name_mapping() is None:
         mapping = transaction.table_metadata.schema().name_mapping.model_dump_json()
-        transaction.set_properties(**{TableProperties.DEFAULT_NAME_MAPPING: mapping})
+        transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
     snapshot = transaction.update_snapshot(snapshot_properties={JOB_PROPERTY: job_id})
     with (snapshot.overwrite() if replaced else snapshot.fast_append()) as update:
         for data_file in replaced:
@@ -195,13 +198,13 @@ def _append(table: "Table", data_files: list["DataFile"], job_id: str, evolution
     transaction.commit_transaction()
 
 
-def _retries(table: "Table") -> int:
+def _retries(table: Table) -> int:
     from pyiceberg.table import TableProperties
 
     return int(table.properties.get(_RETRIES, TableProperties.COMMIT_NUM_RETRIES_DEFAULT))
 
 
-def job_snapshot(table: "Table", job_id: str) -> "Snapshot | None":
+def job_snapshot(table: Table, job_id: str) -> Snapshot | None:
     """The snapshot that ingest job ``job_id`` committed, if any."""
     return next((snapshot for snapshot in table.snapshots()
                  if snapshot.summary is not None and snapshot.summary.get(JOB_PROPERTY) == job_id), None)

@@ -24,18 +24,18 @@ from sluice.errors import ConfigError
 
 if TYPE_CHECKING:
     from pyiceberg.schema import Schema
-    from pyiceberg.table import Transaction
+    from pyiceberg.table import Table, Transaction
     from pyiceberg.types import IcebergType
     from pyspark.sql import DataFrame
     from pyspark.sql.types import DataType
 
 
-def spark_type(iceberg_type: "IcebergType") -> "DataType":
+def spark_type(iceberg_type: IcebergType) -> DataType:
     """The Spark type Spark's own Parquet writer uses for an Iceberg primitive type."""
     from pyiceberg import types as ice
     from pyspark.sql import types as sp
 
-    simple = {ice.BooleanType: sp.BooleanType, ice.IntegerType: sp.IntegerType, ice.LongType: sp.LongType,
+    simple: dict[type[IcebergType], type[DataType]] = {ice.BooleanType: sp.BooleanType, ice.IntegerType: sp.IntegerType, ice.LongType: sp.LongType,
               ice.FloatType: sp.FloatType, ice.DoubleType: sp.DoubleType, ice.DateType: sp.DateType,
               ice.TimestamptzType: sp.TimestampType, ice.TimestampType: sp.TimestampNTZType,
               ice.StringType: sp.StringType, ice.BinaryType: sp.BinaryType}
@@ -46,19 +46,19 @@ def spark_type(iceberg_type: "IcebergType") -> "DataType":
     raise ConfigError(f"the ingest pipeline writes primitive columns only, not {iceberg_type}")
 
 
-def is_safe_widening(found: "DataType", expected: "DataType") -> bool:
+def is_safe_widening(found: DataType, expected: DataType) -> bool:
     """True when every ``found`` value converts to ``expected`` exactly (no rounding, no overflow)."""
     from pyspark.sql import types as sp
 
     if isinstance(found, sp.DecimalType) and isinstance(expected, sp.DecimalType):
         return found.scale == expected.scale and found.precision <= expected.precision
-    integral_rank = {sp.ByteType: 1, sp.ShortType: 2, sp.IntegerType: 3, sp.LongType: 4}
+    integral_rank: dict[type[DataType], int] = {sp.ByteType: 1, sp.ShortType: 2, sp.IntegerType: 3, sp.LongType: 4}
     if type(found) in integral_rank and type(expected) in integral_rank:
         return integral_rank[type(found)] <= integral_rank[type(expected)]
     return isinstance(found, sp.FloatType) and isinstance(expected, sp.DoubleType)
 
 
-def conform(frame: "DataFrame", schema: "Schema", table_name: str) -> "DataFrame":
+def conform(frame: DataFrame, schema: Schema, table_name: str) -> DataFrame:
     """``frame`` with the table's columns in the table's order and types; a mismatch is a ConfigError."""
     from pyspark.sql import functions as F
 
@@ -90,8 +90,8 @@ def conform(frame: "DataFrame", schema: "Schema", table_name: str) -> "DataFrame
 class Evolution:
     """The schema changes an append makes: columns to add and columns to widen (name, Iceberg type)."""
 
-    added: tuple[tuple[str, "IcebergType"], ...] = ()
-    widened: tuple[tuple[str, "IcebergType"], ...] = ()
+    added: tuple[tuple[str, IcebergType], ...] = ()
+    widened: tuple[tuple[str, IcebergType], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.added or self.widened)
@@ -101,7 +101,7 @@ class Evolution:
         parts += [f"widen {name} to {kind}" for name, kind in self.widened]
         return ", ".join(parts) or "no schema change"
 
-    def apply(self, transaction: "Transaction") -> None:
+    def apply(self, transaction: Transaction) -> None:
         """Stage the changes in ``transaction`` (nothing is committed here)."""
         if not self:
             return
@@ -112,7 +112,7 @@ class Evolution:
                 update.update_column(name, field_type=kind)
 
 
-def _widening(table_type: "IcebergType", input_type: "IcebergType") -> bool:
+def _widening(table_type: IcebergType, input_type: IcebergType) -> bool:
     """True when Iceberg allows changing a column of ``table_type`` to ``input_type``."""
     from pyiceberg import types as ice
 
@@ -125,7 +125,7 @@ def _widening(table_type: "IcebergType", input_type: "IcebergType") -> bool:
     return False
 
 
-def evolution(frame: "DataFrame", schema: "Schema", table_name: str) -> Evolution:
+def evolution(frame: DataFrame, schema: Schema, table_name: str) -> Evolution:
     """The changes appending ``frame`` makes to a table of ``schema``; a change Iceberg does not
     allow is a ConfigError naming every column concerned."""
     from sluice.lake.layout import iceberg_type
@@ -162,7 +162,7 @@ def evolution(frame: "DataFrame", schema: "Schema", table_name: str) -> Evolutio
     return Evolution(tuple(added), tuple(widened))
 
 
-def evolved_schema(table_schema: "Schema", change: Evolution, table) -> "Schema":  # type: ignore[no-untyped-def]
+def evolved_schema(table_schema: Schema, change: Evolution, table: Table) -> Schema:
     """The table's schema after ``change``, as the commit will make it (same field ids)."""
     if not change:
         return table_schema

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
-from typing import Any, Callable
+from typing import Any, cast
 
 import sqlglot
 from pyiceberg import expressions as ice
@@ -56,14 +57,22 @@ class IcebergFilter:
     exact: bool
 
     @classmethod
-    def everything(cls) -> "IcebergFilter":
+    def everything(cls) -> IcebergFilter:
         return cls(ice.AlwaysTrue(), False)
 
 
-_FLIP = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ, exp.NEQ: exp.NEQ}
-_ICEBERG_OP: dict[type[exp.Expression], Callable[[str, Any], ice.BooleanExpression]] = {
-    exp.EQ: ice.EqualTo, exp.GT: ice.GreaterThan, exp.GTE: ice.GreaterThanOrEqual,
-    exp.LT: ice.LessThan, exp.LTE: ice.LessThanOrEqual,
+_FLIP: dict[type[exp.Expression], type[exp.Expression]] = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ, exp.NEQ: exp.NEQ}
+
+
+def _predicate(cls: type[ice.BooleanExpression]) -> Callable[..., ice.BooleanExpression]:
+    """A pyiceberg predicate's constructor, ``(term, literal)`` or ``(term, literals)``: its
+    type annotations describe the pydantic fields instead."""
+    return cls
+
+
+_ICEBERG_OP: dict[type[exp.Expression], Callable[..., ice.BooleanExpression]] = {
+    exp.EQ: _predicate(ice.EqualTo), exp.GT: _predicate(ice.GreaterThan), exp.GTE: _predicate(ice.GreaterThanOrEqual),
+    exp.LT: _predicate(ice.LessThan), exp.LTE: _predicate(ice.LessThanOrEqual),
 }
 #: Python value types a literal must have for each Iceberg column type (see module doc)
 _ACCEPTS: dict[type[IcebergType], tuple[type, ...]] = {
@@ -79,7 +88,7 @@ def conjunct_filter(sql: str, schema: Schema) -> IcebergFilter:
     """The pruning form of one pushed conjunct (DuckDB SQL text, as the lake dialect renders it)."""
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
-        return _Converter(schema).convert(tree)
+        return _Converter(schema).convert(cast(exp.Expression, tree))  # parse_one is typed with the nodes' Expr base
     except sqlglot.errors.ParseError:
         return IcebergFilter.everything()
     except RecursionError:  # nested deeper than sqlglot re-reads: prune nothing (DuckDB still applies it)
@@ -129,7 +138,7 @@ def with_value_sets(expression: ice.BooleanExpression, schema: Schema) -> ice.Bo
             upper[name] = min(upper.get(name, value + _UPPER[type(node)]), value + _UPPER[type(node)])
     for name in sorted(lower.keys() & upper.keys()):
         if 1 < upper[name] - lower[name] + 1 <= MAX_RANGE_AS_SET:
-            expression = ice.And(expression, ice.In(name, list(range(lower[name], upper[name] + 1))))
+            expression = ice.And(expression, _predicate(ice.In)(name, list(range(lower[name], upper[name] + 1))))
     return expression
 
 
@@ -150,7 +159,7 @@ class _Converter:
             return self._negation(node.this)
         if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
             name = self._column(node.this)
-            return IcebergFilter(ice.IsNull(name), True) if name else IcebergFilter.everything()
+            return IcebergFilter(_predicate(ice.IsNull)(name), True) if name else IcebergFilter.everything()
         if type(node) in _FLIP:
             return self._comparison(node)
         if isinstance(node, exp.In) and not node.args.get("query"):
@@ -165,7 +174,7 @@ class _Converter:
             inner = inner.this
         if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
             name = self._column(inner.this)
-            return IcebergFilter(ice.NotNull(name), True) if name else IcebergFilter.everything()
+            return IcebergFilter(_predicate(ice.NotNull)(name), True) if name else IcebergFilter.everything()
         return IcebergFilter.everything()  # the planner pushes NOT down before classifying
 
     def _comparison(self, node: exp.Expression) -> IcebergFilter:
@@ -192,9 +201,9 @@ class _Converter:
         present = [v for v in values if v is not None]  # x IN (NULL, ...) is never true through the NULL
         nan = any(isinstance(v, float) and math.isnan(v) for v in present)
         plain = [v for v in present if not (isinstance(v, float) and math.isnan(v))]
-        expression: ice.BooleanExpression = ice.In(name, plain) if plain else ice.AlwaysFalse()
+        expression: ice.BooleanExpression = _predicate(ice.In)(name, plain) if plain else ice.AlwaysFalse()
         if nan:
-            expression = ice.Or(expression, ice.IsNaN(name))
+            expression = ice.Or(expression, _predicate(ice.IsNaN)(name))
         exact = not any(isinstance(v, float) for v in present)
         return IcebergFilter(expression, exact)
 
@@ -208,7 +217,7 @@ class _Converter:
         prefix = pattern.literal_prefix()
         if not prefix:
             return IcebergFilter.everything()
-        return IcebergFilter(ice.StartsWith(name, prefix), pattern.is_prefix_match())
+        return IcebergFilter(_predicate(ice.StartsWith)(name, prefix), pattern.is_prefix_match())
 
     # ------------------------------------------------------------- operands
     def _column(self, node: exp.Expression) -> str | None:
@@ -221,12 +230,12 @@ class _Converter:
 
     def _value(self, node: exp.Expression, column: str) -> Any:
         """The literal's Python value if it has the column's exact type; else ``_UNKNOWN``."""
-        value = _literal(node)
+        value: Any = _literal(node)  # checked against the column's type below
         if value is _UNKNOWN or value is None:
             return value
         field_type = self.fields[column.lower()].field_type
         accepted = _ACCEPTS.get(type(field_type))
-        if accepted is None or not isinstance(value, accepted) or (isinstance(value, bool) and not isinstance(field_type, BooleanType)):
+        if accepted is None or not any(isinstance(value, t) for t in accepted) or (isinstance(value, bool) and not isinstance(field_type, BooleanType)):
             return _UNKNOWN
         if isinstance(field_type, (IntegerType, LongType)) and not _INT_RANGE[type(field_type)][0] <= value <= _INT_RANGE[type(field_type)][1]:
             return _UNKNOWN  # binding would make it AboveMax/BelowMin: an AlwaysTrue that is true on NULL too
@@ -250,11 +259,11 @@ def _float_comparison(op: type[exp.Expression], name: str, value: float) -> Iceb
     """Spark's float order: NaN equals NaN and sorts above +Infinity."""
     if math.isnan(value):
         if op in (exp.EQ, exp.GTE):
-            return IcebergFilter(ice.IsNaN(name), False)  # x >= NaN holds only for NaN
+            return IcebergFilter(_predicate(ice.IsNaN)(name), False)  # x >= NaN holds only for NaN
         return IcebergFilter.everything()
     comparison = _ICEBERG_OP[op](name, value)
     if op in (exp.GT, exp.GTE):
-        comparison = ice.Or(comparison, ice.IsNaN(name))
+        comparison = ice.Or(comparison, _predicate(ice.IsNaN)(name))
     return IcebergFilter(comparison, False)
 
 

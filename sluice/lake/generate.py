@@ -39,15 +39,15 @@ WINDOW_START = dt.datetime(2025, 3, 1, tzinfo=dt.timezone.utc)
 WINDOW_DAYS = 14
 
 
-def telemetry(spark: "SparkSession", rows: int) -> "DataFrame":
+def telemetry(spark: SparkSession, rows: int) -> DataFrame:
     """``rows`` readings with the columns of :func:`sluice.lake.telemetry.schema`, in that order."""
     from pyspark.sql import functions as F
 
-    def draw(salt: str, modulus: int) -> "Column":
+    def draw(salt: str, modulus: int) -> Column:
         """A reproducible pseudo-random integer in [0, modulus) for each row."""
         return F.pmod(F.xxhash64(F.col("id"), F.lit(salt)), F.lit(modulus))
 
-    def pick(values: list[Any], index: "Column") -> "Column":
+    def pick(values: list[Any], index: Column) -> Column:
         return F.element_at(F.array(*(F.lit(value) for value in values)), (index + 1).cast("int"))
 
     payloads = [(mission, mission * 1000 + number) for mission, count in MISSIONS.items()
@@ -58,7 +58,7 @@ def telemetry(spark: "SparkSession", rows: int) -> "DataFrame":
     status_draw, voltage_draw, temperature_draw = draw("status", 1000), draw("v-quality", 1000), draw("t-quality", 1000)
     status = F.when(status_draw < 2, "FAULT").when(status_draw < 32, "WARN").otherwise("OK")
 
-    def glitchy(quality: "Column", value: "Column") -> "Column":
+    def glitchy(quality: Column, value: Column) -> Column:
         """``value``, NULL for 1% of rows and NaN for 0.2%."""
         return F.when(quality < 10, F.lit(None)).when(quality < 12, F.lit(float("nan"))).otherwise(value)
 

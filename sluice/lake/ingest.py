@@ -26,10 +26,11 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Union
+from typing import TYPE_CHECKING, Union
 
 from pyarrow import fs as pafs
 from pyiceberg.table import TableProperties
@@ -40,16 +41,23 @@ from sluice.lake.bad_input import bad_input_message
 from sluice.lake.catalog import LakeLocation, open_catalog
 from sluice.lake.commit import collect_data_files, commit_data_files, job_snapshot
 from sluice.lake.conform import Evolution, conform, evolution, evolved_schema, spark_type
-from sluice.lake.layout import (PartitionTerm, SortTerm, iceberg_schema, parse_partition_by, parse_sort_by,
-                                partition_spec, sort_order)
+from sluice.lake.layout import (
+    PartitionTerm,
+    SortTerm,
+    iceberg_schema,
+    parse_partition_by,
+    parse_sort_by,
+    partition_spec,
+    sort_order,
+)
 from sluice.lake.partitioning import PartitionColumn, partition_columns
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
-    from pyiceberg.table import Table
     from pyiceberg.manifest import DataFile
     from pyiceberg.schema import Schema
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyiceberg.table import Table
+    from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
     from pyspark.sql.types import DataType, StructType
 
 Source = Union["DataFrame", str, Path, None]
@@ -102,9 +110,9 @@ def print_progress(line: str) -> None:
     print(f"{dt.datetime.now():%H:%M:%S} {line}", file=sys.stderr, flush=True)
 
 
-def ingest(spark: "SparkSession", lake_url: str, source: Source = None, *, rows: int | None = None,
+def ingest(spark: SparkSession, lake_url: str, source: Source = None, *, rows: int | None = None,
            source_format: str | None = None, namespace: str = telemetry.NAMESPACE, table: str = telemetry.TABLE,
-           mode: str = "append", schema: "str | StructType | None" = None, partition_by: str | None = None,
+           mode: str = "append", schema: str | StructType | None = None, partition_by: str | None = None,
            sort_by: str | None = None, target_file_size: int | None = None,
            report: Report = print_progress) -> IngestSummary:
     """Append ``source`` to the lake table ``namespace.table`` (or replace its rows) in one snapshot.
@@ -152,13 +160,13 @@ def ingest(spark: "SparkSession", lake_url: str, source: Source = None, *, rows:
                        report, replaced)
 
 
-def _current_files(lake_table: "Table") -> "list[DataFile]":
+def _current_files(lake_table: Table) -> list[DataFile]:
     return [task.file for task in lake_table.scan().plan_files()] if lake_table.current_snapshot() else []
 
 
-def run_job(spark: "SparkSession", lake_table: "Table", frame: "DataFrame", columns: list[PartitionColumn],
-            written_schema: "Schema", change: Evolution, what: str, report: Report,
-            replaced: "list[DataFile] | None" = None) -> IngestSummary:
+def run_job(spark: SparkSession, lake_table: Table, frame: DataFrame, columns: list[PartitionColumn],
+            written_schema: Schema, change: Evolution, what: str, report: Report,
+            replaced: list[DataFile] | None = None) -> IngestSummary:
     """Write ``frame`` under a staging folder, then commit it as one snapshot (or remove it).
 
     The snapshot applies ``change`` to the schema and removes the ``replaced`` files
@@ -200,10 +208,10 @@ def run_job(spark: "SparkSession", lake_table: "Table", frame: "DataFrame", colu
     return summary
 
 
-def create_table(spark: "SparkSession", lake_url: str, namespace: str, table: str, source: Source = None, *,
-                 source_format: str | None = None, schema: "str | StructType | None" = None,
+def create_table(spark: SparkSession, lake_url: str, namespace: str, table: str, source: Source = None, *,
+                 source_format: str | None = None, schema: str | StructType | None = None,
                  partition_by: str | None = None, sort_by: str | None = None,
-                 target_file_size: int | None = None) -> "Table":
+                 target_file_size: int | None = None) -> Table:
     """Create an empty lake table ``namespace.table`` and return it.
 
     Its columns are ``schema`` (a Spark DDL string or StructType) or those of ``source`` (a
@@ -226,11 +234,11 @@ def create_table(spark: "SparkSession", lake_url: str, namespace: str, table: st
                        parse_partition_by(partition_by or ""), parse_sort_by(sort_by or ""), target_file_size)
 
 
-def _table_and_input(spark: "SparkSession", catalog: "Catalog", undo: "_Undo", namespace: str, table: str,
+def _table_and_input(spark: SparkSession, catalog: Catalog, undo: _Undo, namespace: str, table: str,
                      source: Source, rows: int | None, source_format: str | None,
-                     spark_schema: "StructType | None", partition_terms: tuple[PartitionTerm, ...] | None,
+                     spark_schema: StructType | None, partition_terms: tuple[PartitionTerm, ...] | None,
                      sort_terms: tuple[SortTerm, ...] | None,
-                     target_file_size: int | None) -> tuple["Table", "DataFrame", str]:
+                     target_file_size: int | None) -> tuple[Table, DataFrame, str]:
     """The table (created when missing) and the input as a DataFrame, with a phrase for the report."""
     if catalog.table_exists((namespace, table)):
         lake_table = catalog.load_table((namespace, table))
@@ -255,9 +263,9 @@ def _table_and_input(spark: "SparkSession", catalog: "Catalog", undo: "_Undo", n
     return lake_table, frame, what
 
 
-def _create(catalog: "Catalog", undo: "_Undo", namespace: str, table: str, table_schema: "Schema",
+def _create(catalog: Catalog, undo: _Undo, namespace: str, table: str, table_schema: Schema,
             partition_terms: tuple[PartitionTerm, ...], sort_terms: tuple[SortTerm, ...],
-            target_file_size: int | None) -> "Table":
+            target_file_size: int | None) -> Table:
     """Create the table (and its namespace), noting both in ``undo`` so a failed job drops them.
 
     Two jobs creating a new lake at once race between PyIceberg's "does the namespace
@@ -286,7 +294,7 @@ def _create(catalog: "Catalog", undo: "_Undo", namespace: str, table: str, table
     return lake_table
 
 
-def _check_layout(lake_table: "Table", partition_terms: tuple[PartitionTerm, ...] | None,
+def _check_layout(lake_table: Table, partition_terms: tuple[PartitionTerm, ...] | None,
                   sort_terms: tuple[SortTerm, ...] | None) -> None:
     """A layout given for an existing table must be the one it has."""
     name = ".".join(lake_table.name())
@@ -304,7 +312,7 @@ def _check_layout(lake_table: "Table", partition_terms: tuple[PartitionTerm, ...
                               "of a new table cannot be given for it")
 
 
-def describe_spec(lake_table: "Table") -> str:
+def describe_spec(lake_table: Table) -> str:
     """The table's partitioning as ``--partition-by`` text (``none`` when unpartitioned)."""
     terms = []
     for field in lake_table.spec().fields:
@@ -318,7 +326,7 @@ def describe_spec(lake_table: "Table") -> str:
     return ", ".join(terms) or "none"
 
 
-def describe_sort(lake_table: "Table") -> str:
+def describe_sort(lake_table: Table) -> str:
     """The table's sort order as ``--sort-by`` text (``none`` when unsorted)."""
     from pyiceberg.table.sorting import NullOrder, SortDirection
 
@@ -339,8 +347,8 @@ class _Undo:
     input was read with).
     """
 
-    def __init__(self, spark: "SparkSession", location: LakeLocation, source: Source, source_format: str | None,
-                 read_schema: "StructType | None") -> None:
+    def __init__(self, spark: SparkSession, location: LakeLocation, source: Source, source_format: str | None,
+                 read_schema: StructType | None) -> None:
         self.spark, self.location, self.source, self.source_format = spark, location, source, source_format
         self.read_schema = read_schema
         self.new_catalog = not os.path.exists(location.catalog_path)
@@ -348,7 +356,7 @@ class _Undo:
         self.namespace: tuple[Catalog, str] | None = None
         self.table: tuple[Catalog, tuple[str, str], str] | None = None
 
-    def __enter__(self) -> "_Undo":
+    def __enter__(self) -> _Undo:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, _traceback: object) -> None:
@@ -386,7 +394,7 @@ class _Undo:
         self.table = self.namespace = None
 
 
-def _spark_schema(schema: "str | StructType | None") -> "StructType | None":
+def _spark_schema(schema: str | StructType | None) -> StructType | None:
     """A schema given as a Spark DDL string or a StructType."""
     if schema is None or not isinstance(schema, str):
         return schema
@@ -410,8 +418,8 @@ def _format_of(path: str, source_format: str | None) -> str:
     return kind
 
 
-def _input(spark: "SparkSession", source: Source, rows: int | None, source_format: str | None,
-           lake_table: "Table | None", spark_schema: "StructType | None") -> tuple["DataFrame", str]:
+def _input(spark: SparkSession, source: Source, rows: int | None, source_format: str | None,
+           lake_table: Table | None, spark_schema: StructType | None) -> tuple[DataFrame, str]:
     """The input DataFrame and a phrase for the progress report."""
     from pyspark.sql import DataFrame
 
@@ -431,8 +439,8 @@ def _input(spark: "SparkSession", source: Source, rows: int | None, source_forma
     return read_files(spark, path, kind, lake_table, spark_schema), f"{kind} {path}"
 
 
-def read_files(spark: "SparkSession", path: str, kind: str, lake_table: "Table | None" = None,
-               schema: "StructType | None" = None) -> "DataFrame":
+def read_files(spark: SparkSession, path: str, kind: str, lake_table: Table | None = None,
+               schema: StructType | None = None) -> DataFrame:
     """A CSV, JSON or Parquet file or folder as a DataFrame, every value parsed or the job fails.
 
     Parquet keeps its own types (checked later). CSV and JSON columns the table has are
@@ -459,13 +467,13 @@ def read_files(spark: "SparkSession", path: str, kind: str, lake_table: "Table |
     return _reader(spark, kind, schema, "FAILFAST").load(path)
 
 
-def _struct(fields: list[tuple[str, "DataType"]]) -> "StructType":
+def _struct(fields: list[tuple[str, DataType]]) -> StructType:
     from pyspark.sql.types import StructField, StructType
 
     return StructType([StructField(name, kind) for name, kind in fields])
 
 
-def _reader(spark: "SparkSession", kind: str, schema: "StructType | None", mode: str):  # type: ignore[no-untyped-def]
+def _reader(spark: SparkSession, kind: str, schema: StructType | None, mode: str) -> DataFrameReader:
     reader = spark.read.format(kind).option("mode", mode)
     if schema is not None:
         reader = reader.schema(schema)
@@ -475,7 +483,7 @@ def _reader(spark: "SparkSession", kind: str, schema: "StructType | None", mode:
     return reader
 
 
-def _sort_columns(lake_table: "Table") -> list["Column"]:
+def _sort_columns(lake_table: Table) -> list[Column]:
     """The table's sort order as Spark sort columns (identity transforms only)."""
     from pyiceberg.table.sorting import NullOrder, SortDirection
     from pyiceberg.transforms import IdentityTransform
@@ -492,12 +500,12 @@ def _sort_columns(lake_table: "Table") -> list["Column"]:
     return columns
 
 
-def _sort_order_id(lake_table: "Table") -> int | None:
+def _sort_order_id(lake_table: Table) -> int | None:
     order = lake_table.sort_order()
     return order.order_id if order.fields else None
 
 
-def _write(spark: "SparkSession", frame: "DataFrame", columns: list[PartitionColumn], sort_by: list["Column"],
+def _write(spark: SparkSession, frame: DataFrame, columns: list[PartitionColumn], sort_by: list[Column],
            staging_uri: str, properties: dict[str, str]) -> None:
     """Write ``frame`` under ``staging_uri``: one folder per partition, one file per folder, sorted.
 
@@ -529,7 +537,7 @@ def _write(spark: "SparkSession", frame: "DataFrame", columns: list[PartitionCol
          .parquet(staging_uri))
 
 
-def _file_count(spark: "SparkSession", frame: "DataFrame", target: int) -> int:
+def _file_count(spark: SparkSession, frame: DataFrame, target: int) -> int:
     """Files for an unpartitioned write: Spark's estimate of the input's size over the target size,
     at most the session's shuffle partitions (an input of unknown size gets that many)."""
     most = max(1, int(spark.conf.get("spark.sql.shuffle.partitions", "200") or 200))
@@ -546,7 +554,7 @@ def _move(source_uri: str, target_uri: str) -> None:
     filesystem.move(source, pafs.FileSystem.from_uri(target_uri)[1])
 
 
-def _job_may_be_committed(lake_table: "Table", job_id: str) -> bool:
+def _job_may_be_committed(lake_table: Table, job_id: str) -> bool:
     """False only when the catalog says no snapshot holds the job: then its files may go.
 
     A commit can fail after it landed (the answer lost on the way back), and a file a
@@ -573,7 +581,7 @@ _HELD_LOCK = threading.Lock()
 
 
 @contextmanager
-def _session_conf(spark: "SparkSession", settings: dict[str, str]) -> Iterator[None]:
+def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
     """Set Spark SQL settings for the duration of a block, then put back what was there.
 
     Jobs running at once in one session (threads) set the same values: the first one in
@@ -602,7 +610,7 @@ def _session_conf(spark: "SparkSession", settings: dict[str, str]) -> Iterator[N
 
 
 @contextmanager
-def _watch_tasks(spark: "SparkSession", report: Report) -> Iterator[None]:
+def _watch_tasks(spark: SparkSession, report: Report) -> Iterator[None]:
     """Report the running stages' finished/total tasks every :data:`PROGRESS_INTERVAL_S` seconds."""
     tracker, stop, started = spark.sparkContext.statusTracker(), threading.Event(), time.monotonic()
 

@@ -19,8 +19,9 @@ and the columns there are.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sluice.errors import ConfigError
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from pyiceberg.schema import Schema
     from pyiceberg.table.sorting import SortOrder
     from pyiceberg.transforms import Transform
-    from pyiceberg.types import IcebergType
+    from pyiceberg.types import IcebergType, NestedField
     from pyspark.sql.types import DataType, StructType
 
 #: Iceberg's name of each transform the text may use (Spark's plural spellings included)
@@ -153,16 +154,23 @@ def parse_sort_by(text: str) -> tuple[SortTerm, ...]:
     return tuple(terms)
 
 
-def _field(schema: "Schema", name: str, what: str):  # type: ignore[no-untyped-def]
+def _field(schema: Schema, name: str, what: str) -> NestedField:
     try:
         return schema.find_field(name, case_sensitive=False)
     except ValueError:
         raise ConfigError(f"{what}: no column {name} (columns: {', '.join(field.name for field in schema.fields)})") from None
 
 
-def _transform(term: PartitionTerm) -> "Transform":  # type: ignore[type-arg]
-    from pyiceberg.transforms import (BucketTransform, DayTransform, HourTransform, IdentityTransform,
-                                      MonthTransform, TruncateTransform, YearTransform)
+def _transform(term: PartitionTerm) -> Transform[Any, Any]:
+    from pyiceberg.transforms import (
+        BucketTransform,
+        DayTransform,
+        HourTransform,
+        IdentityTransform,
+        MonthTransform,
+        TruncateTransform,
+        YearTransform,
+    )
 
     if term.transform == "bucket":
         return BucketTransform(term.number)
@@ -172,7 +180,7 @@ def _transform(term: PartitionTerm) -> "Transform":  # type: ignore[type-arg]
             "hour": HourTransform}[term.transform]()
 
 
-def partition_spec(terms: tuple[PartitionTerm, ...], schema: "Schema") -> "PartitionSpec":
+def partition_spec(terms: tuple[PartitionTerm, ...], schema: Schema) -> PartitionSpec:
     """The Iceberg partition spec of ``terms`` over ``schema``; field names as Iceberg's Spark names them
     (``id_bucket``, ``ts_day``; identity keeps the column's name)."""
     from pyiceberg.partitioning import PartitionField, PartitionSpec
@@ -189,7 +197,7 @@ def partition_spec(terms: tuple[PartitionTerm, ...], schema: "Schema") -> "Parti
     return PartitionSpec(*fields)
 
 
-def sort_order(terms: tuple[SortTerm, ...], schema: "Schema") -> "SortOrder":
+def sort_order(terms: tuple[SortTerm, ...], schema: Schema) -> SortOrder:
     """The Iceberg sort order of ``terms`` over ``schema`` (unsorted when there are none)."""
     from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, NullOrder, SortDirection, SortField, SortOrder
     from pyiceberg.transforms import IdentityTransform
@@ -203,13 +211,13 @@ def sort_order(terms: tuple[SortTerm, ...], schema: "Schema") -> "SortOrder":
                        for term in terms))
 
 
-def iceberg_type(spark_type: "DataType", column: str) -> "IcebergType":
+def iceberg_type(spark_type: DataType, column: str) -> IcebergType:
     """The Iceberg type of a Spark column (small integers widen to int); a type a lake column
     cannot have (nested, interval, ...) is a ConfigError naming the column."""
     from pyiceberg import types as ice
     from pyspark.sql import types as sp
 
-    simple = {sp.BooleanType: ice.BooleanType, sp.ByteType: ice.IntegerType, sp.ShortType: ice.IntegerType,
+    simple: dict[type[DataType], Callable[[], IcebergType]] = {sp.BooleanType: ice.BooleanType, sp.ByteType: ice.IntegerType, sp.ShortType: ice.IntegerType,
               sp.IntegerType: ice.IntegerType, sp.LongType: ice.LongType, sp.FloatType: ice.FloatType,
               sp.DoubleType: ice.DoubleType, sp.DateType: ice.DateType, sp.TimestampType: ice.TimestamptzType,
               sp.TimestampNTZType: ice.TimestampType, sp.StringType: ice.StringType, sp.BinaryType: ice.BinaryType}
@@ -222,7 +230,7 @@ def iceberg_type(spark_type: "DataType", column: str) -> "IcebergType":
     raise ConfigError(f"column {column}: lake tables hold primitive columns only, not {spark_type.simpleString()}")
 
 
-def iceberg_schema(spark_schema: "StructType") -> "Schema":
+def iceberg_schema(spark_schema: StructType) -> Schema:
     """The Iceberg schema of a Spark schema: every column optional, field ids from 1 in order."""
     from pyiceberg.schema import Schema
     from pyiceberg.types import NestedField

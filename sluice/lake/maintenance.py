@@ -27,6 +27,7 @@ from sluice.lake.catalog import LakeLocation, load_table, open_catalog
 
 if TYPE_CHECKING:
     from pyiceberg.io import FileIO
+    from pyiceberg.manifest import DataFile
     from pyiceberg.table.snapshots import Snapshot
     from pyspark.sql import SparkSession
 
@@ -48,7 +49,7 @@ class ExpireSummary:
                 f"{self.metadata_files} manifest file(s); {self.kept} snapshot(s) kept")
 
 
-def _references(snapshots: "list[Snapshot]", io: "FileIO") -> tuple[set[str], set[str]]:
+def _references(snapshots: list[Snapshot], io: FileIO) -> tuple[set[str], set[str]]:
     """(live data files, manifest and manifest-list files) of ``snapshots``."""
     data_files: set[str] = set()
     metadata: set[str] = set()
@@ -91,8 +92,8 @@ def expire_snapshots(lake_url: str, namespace: str, table: str, *, older_than: d
     return ExpireSummary(name, len(expired), len(doomed_data), len(doomed_metadata), len(lake_table.snapshots()))
 
 
-def optimize(spark: "SparkSession", lake_url: str, namespace: str, table: str,
-             report: "Report | None" = None) -> "IngestSummary | None":
+def optimize(spark: SparkSession, lake_url: str, namespace: str, table: str,
+             report: Report | None = None) -> IngestSummary | None:
     """Rewrite the partitions of ``namespace.table`` that hold several files into one file each
     (sorted, at most the target size), in one snapshot; None when no partition needs it."""
     from collections import defaultdict
@@ -105,10 +106,10 @@ def optimize(spark: "SparkSession", lake_url: str, namespace: str, table: str,
 
     lake_table = load_table(open_catalog(LakeLocation.from_url(lake_url)), namespace, table)
     spec_id = lake_table.metadata.default_spec_id
-    by_partition = defaultdict(list)
+    by_partition: dict[str, list[DataFile]] = defaultdict(list)
     for task in lake_table.scan().plan_files():
         if task.file.spec_id == spec_id and not task.delete_files:
-            by_partition[tuple(task.file.partition)].append(task.file)
+            by_partition[repr(task.file.partition)].append(task.file)
     replaced = [data_file for files in by_partition.values() if len(files) > 1 for data_file in files]
     if not replaced:
         return None
@@ -119,7 +120,7 @@ def optimize(spark: "SparkSession", lake_url: str, namespace: str, table: str,
     # a file written before a column was added lacks it: Spark reads it as NULL, as Iceberg does
     frame = spark.read.schema(read_schema).parquet(*(data_file.file_path for data_file in replaced))
     frame = frame.select(*(F.col(field.name) for field in schema.fields))
-    partitions = sum(1 for files in by_partition.values() if len(files) > 1)
+    partitions = len([files for files in by_partition.values() if len(files) > 1])
     return run_job(spark, lake_table, frame, partition_columns(lake_table.spec(), schema), schema, Evolution(),
                    f"optimize {namespace}.{table}: rewrite {len(replaced)} files of {partitions} partition(s)",
                    report or print_progress, replaced)

@@ -88,18 +88,19 @@ def bucket_arrow(values: pa.Array, buckets: int) -> pa.Array:
     return pa.array(hashed, type=pa.int32(), mask=longs.is_null().to_numpy(zero_copy_only=False))
 
 
-def bucket_column(column: "Column", buckets: int) -> "Column":
+def bucket_column(column: Column, buckets: int) -> Column:
     """Iceberg's bucket of an int/long Spark column, computed on the executors."""
     from pyspark.sql.functions import arrow_udf
 
-    @arrow_udf("int")  # type: ignore[untyped-decorator]
+    # the kind comes from the type hints, as pyspark prefers (naming it warns); its stubs lack this form
+    @arrow_udf("int")  # type: ignore[call-overload]  # pyspark's stubs have no arrow_udf(returnType) overload
     def iceberg_bucket(values: pa.Array) -> pa.Array:
         return bucket_arrow(values, buckets)
 
     return iceberg_bucket(column)
 
 
-def utc_day_number(column: "Column") -> "Column":
+def utc_day_number(column: Column) -> Column:
     """Whole days since 1970-01-01 in UTC of a TIMESTAMP column (floor, also before 1970)."""
     from pyspark.sql import functions as F
 
@@ -107,7 +108,7 @@ def utc_day_number(column: "Column") -> "Column":
     return ((micros - F.pmod(micros, F.lit(MICROS_PER_DAY))) / F.lit(MICROS_PER_DAY)).cast("int")
 
 
-def utc_day(column: "Column") -> "Column":
+def utc_day(column: Column) -> Column:
     """The UTC calendar date of a TIMESTAMP column, whatever the session time zone."""
     from pyspark.sql import functions as F
 
@@ -135,7 +136,7 @@ class PartitionColumn:
     source_type: str = ""  # Iceberg's name of the source column's type, for kind "transform"
     value_type: str = "int"
 
-    def spark_column(self) -> "Column":
+    def spark_column(self) -> Column:
         from pyspark.sql import functions as F
 
         source = F.col(self.source_name)
@@ -173,11 +174,13 @@ _BUCKET_TYPES = ("int", "long", "string", "date", "timestamptz", "timestamp", "d
 _TRUNCATE_TYPES = ("int", "long", "string")
 
 
-def transform_column(column: "Column", transform: str, source_type: str, value_type: str) -> "Column":
+def transform_column(column: Column, transform: str, source_type: str, value_type: str) -> Column:
     """An Iceberg transform of a Spark column as PyIceberg computes it (pyiceberg-core), on the executors."""
     from pyspark.sql.functions import arrow_udf
 
-    @arrow_udf("string" if value_type == "string" else "bigint" if value_type == "long" else "int")  # type: ignore[untyped-decorator]
+    kind = "string" if value_type == "string" else "bigint" if value_type == "long" else "int"
+
+    @arrow_udf(kind)  # type: ignore[call-overload]  # pyspark's stubs have no arrow_udf(returnType) overload
     def iceberg_transform(values: pa.Array) -> pa.Array:
         from pyiceberg.transforms import parse_transform
         from pyiceberg.types import PrimitiveType
@@ -192,7 +195,7 @@ def transform_column(column: "Column", transform: str, source_type: str, value_t
     return iceberg_transform(column)
 
 
-def partition_columns(spec: "PartitionSpec", schema: "Schema") -> list[PartitionColumn]:
+def partition_columns(spec: PartitionSpec, schema: Schema) -> list[PartitionColumn]:
     """The spec's fields as Spark columns (none for an unpartitioned table); a transform the
     pipeline cannot write is a ConfigError naming the field."""
     from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform, TruncateTransform
@@ -231,7 +234,7 @@ def partition_columns(spec: "PartitionSpec", schema: "Schema") -> list[Partition
     return columns
 
 
-def partition_record(columns: list[PartitionColumn], relative_folder: str) -> "Record":
+def partition_record(columns: list[PartitionColumn], relative_folder: str) -> Record:
     """The partition record of a file in ``relative_folder`` (``key=value/...`` as Spark wrote it)."""
     from pyiceberg.typedef import Record
 

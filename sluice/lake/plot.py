@@ -29,7 +29,7 @@ class Bar:
     label: str
 
 
-def bars(pyramid: "Pyramid") -> list[Bar]:
+def bars(pyramid: Pyramid) -> list[Bar]:
     """The table, then each level of ``pyramid``, on the table's byte scale (top to bottom).
 
     The last level (row groups) counts only the projected columns of the kept row groups:
@@ -48,7 +48,7 @@ def bars(pyramid: "Pyramid") -> list[Bar]:
     return drawn
 
 
-def pyramid_figure(pyramids: dict[str, "Pyramid"], title: str = "") -> "Figure":
+def pyramid_figure(pyramids: dict[str, Pyramid], title: str = "") -> Figure:
     """Every scan's pyramid, by the user's scan alias, one panel each."""
     import matplotlib
 
@@ -60,7 +60,7 @@ def pyramid_figure(pyramids: dict[str, "Pyramid"], title: str = "") -> "Figure":
     if not pyramids:
         raise ValueError("the query has no lake scan: there is no pruning pyramid to draw")
     figure, axes = plt.subplots(len(pyramids), 1, figsize=(10, 2.9 * len(pyramids)), squeeze=False)
-    for axis, (alias, pyramid) in zip(axes[:, 0], pyramids.items()):
+    for axis, (alias, pyramid) in zip(axes[:, 0], pyramids.items(), strict=True):
         drawn = bars(pyramid)[::-1]
         names = [bar.level for bar in drawn]
         low = _axis_start([bar.share for bar in drawn])
@@ -94,7 +94,7 @@ def _axis_start(shares: list[float]) -> float:
     return 10.0 ** max(-5, min(-2, power))
 
 
-def write_pyramid_png(pyramids: dict[str, "Pyramid"], path: str, title: str = "") -> None:
+def write_pyramid_png(pyramids: dict[str, Pyramid], path: str, title: str = "") -> None:
     """Draw every scan's pyramid (by the user's scan alias) into one PNG at ``path``."""
     import matplotlib.pyplot as plt
 

@@ -127,19 +127,20 @@ class Pyramid:
 
 def size_text(count: int) -> str:
     """Bytes for people: 1,234 B, 12.5 KiB, 3.1 MiB."""
+    size = float(count)
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if count < 1024 or unit == "GiB":
-            return f"{count:,.0f} {unit}" if unit == "B" else f"{count:,.1f} {unit}"
-        count /= 1024  # type: ignore[assignment]
+        if size < 1024 or unit == "GiB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
     raise AssertionError("unreachable")
 
 
-def plan_pyramid(table: "Table", name: str, where: tuple[str, ...], columns: tuple[str, ...]) -> Pyramid:
+def plan_pyramid(table: Table, name: str, where: tuple[str, ...], columns: tuple[str, ...]) -> Pyramid:
     """Prune ``table`` for the pushed conjuncts ``where``; ``columns`` are the ones read."""
     schema = table.schema()
     filters = [conjunct_filter(sql, schema) for sql in where]
     scan_filter = combined(filters)
-    conjuncts = tuple(_conjunct_pruning(sql, f, schema, table.spec()) for sql, f in zip(where, filters))
+    conjuncts = tuple(_conjunct_pruning(sql, f, schema, table.spec()) for sql, f in zip(where, filters, strict=True))
     snapshot = table.current_snapshot()
     if snapshot is None:
         empty = tuple(Tier(level, unit, 0, 0, 0, 0) for level, unit in _LEVELS)
@@ -155,7 +156,7 @@ def plan_pyramid(table: "Table", name: str, where: tuple[str, ...], columns: tup
 _LEVELS = (("manifests", "manifests"), ("partitions", "files"), ("file statistics", "files"), ("row groups", "row groups"))
 
 
-def _conjunct_pruning(sql: str, conjunct: IcebergFilter, schema: Schema, spec: "PartitionSpec") -> ConjunctPruning:
+def _conjunct_pruning(sql: str, conjunct: IcebergFilter, schema: Schema, spec: PartitionSpec) -> ConjunctPruning:
     inclusive = inclusive_projection(schema, spec)(conjunct.expression)
     if isinstance(inclusive, AlwaysTrue):
         partition = "none"
@@ -174,17 +175,17 @@ def _comparable(expression: BooleanExpression) -> Any:
     literal = getattr(expression, "literal", None)
     value = getattr(literal, "value", None)
     if isinstance(value, int) and not isinstance(value, bool):
-        name = type(expression).__name__
+        name, term = type(expression).__name__, str(getattr(expression, "term", None))  # a predicate with a literal has a term
         if name == "GreaterThan":
-            return ("GreaterThanOrEqual", str(expression.term), value + 1)  # type: ignore[attr-defined]
+            return ("GreaterThanOrEqual", term, value + 1)
         if name == "LessThan":
-            return ("LessThanOrEqual", str(expression.term), value - 1)  # type: ignore[attr-defined]
-        return (name, str(expression.term), value)  # type: ignore[attr-defined]
+            return ("LessThanOrEqual", term, value - 1)
+        return (name, term, value)
     return str(expression)
 
 
 class _Pruner:
-    def __init__(self, table: "Table", name: str, schema: Schema, scan_filter: IcebergFilter, columns: tuple[str, ...]) -> None:
+    def __init__(self, table: Table, name: str, schema: Schema, scan_filter: IcebergFilter, columns: tuple[str, ...]) -> None:
         self.table, self.name, self.schema, self.columns = table, name, schema, columns
         self.expression: BooleanExpression = scan_filter.expression
         self.exact = scan_filter.exact
@@ -199,7 +200,7 @@ class _Pruner:
         self.residuals = {sid: residual_evaluator(spec, self.expression, schema) for sid, spec in self.specs.items()}
         self.strict_file = _StrictMetricsEvaluator(schema, self.expression) if self.exact else None
 
-    def run(self, snapshot_id: int, manifests: list, totals: tuple[int, int, int],  # type: ignore[type-arg]
+    def run(self, snapshot_id: int, manifests: list, totals: tuple[int, int, int],
             conjuncts: tuple[ConjunctPruning, ...]) -> Pyramid:
         """``totals``: the snapshot's data files, rows and bytes (from its summary)."""
         table_files, table_rows, table_bytes = totals
@@ -218,14 +219,14 @@ class _Pruner:
         )
         return Pyramid(self.name, snapshot_id, table_rows, table_bytes, tiers, tuple(reads), conjuncts)
 
-    def _whole_file_matches(self, data_file: "DataFile") -> bool:
+    def _whole_file_matches(self, data_file: DataFile) -> bool:
         """Strict evaluation: every row of the file satisfies every (exactly translated) conjunct."""
         if self.strict_file is None:
             return False
         residual = self.residuals[data_file.spec_id].residual_for(data_file.partition)
         return isinstance(residual, AlwaysTrue) or self.strict_file.eval(data_file)
 
-    def _row_groups(self, files: list["DataFile"]) -> tuple[list[FileRead], int, int]:
+    def _row_groups(self, files: list[DataFile]) -> tuple[list[FileRead], int, int]:
         inclusive = _InclusiveMetricsEvaluator(self.schema, self.expression, include_empty_files=True)
         strict = self.strict_file
         reads, total, kept = [], 0, 0
@@ -233,11 +234,11 @@ class _Pruner:
             whole = self._whole_file_matches(data_file)
             groups = _row_group_metrics(data_file.file_path, self.schema)
             total += len(groups)
-            admitted = [g for g in groups if inclusive.eval(g)]  # type: ignore[arg-type]
+            admitted = [g for g in groups if inclusive.eval(g)]  # type: ignore[arg-type]  # the evaluator reads the metrics fields of a DataFile, which RowGroupMetrics has
             kept += len(admitted)
             if not admitted:
                 continue
-            whole = whole or (strict is not None and all(strict.eval(g) for g in admitted))  # type: ignore[arg-type]
+            whole = whole or (strict is not None and all(strict.eval(g) for g in admitted))  # type: ignore[arg-type]  # the evaluator reads the metrics fields of a DataFile, which RowGroupMetrics has
             nbytes = sum(g.column_bytes.get(c, 0) for g in admitted for c in self.columns)
             reads.append(FileRead(data_file.file_path, tuple(g.index for g in admitted), sum(g.record_count for g in admitted),
                                   nbytes, filtered=not whole))
@@ -247,22 +248,27 @@ class _Pruner:
 #: Iceberg never rewrites a manifest or a data file in place, so what was read from one
 #: path stays true: planning many queries over one table reads each footer once.
 _CACHE_LIMIT = 4096
-_ENTRIES: dict[str, list] = {}  # type: ignore[type-arg]
+_ENTRIES: dict[str, list] = {}
 _ROW_GROUPS: dict[tuple[str, int], list[RowGroupMetrics]] = {}
 
 
-def _remember(cache: dict, key: Any, value: Any) -> Any:  # type: ignore[type-arg]
+def _remember(cache: dict, key: Any, value: Any) -> Any:
     if len(cache) >= _CACHE_LIMIT:
         cache.pop(next(iter(cache)))
     cache[key] = value
     return value
 
 
-def _manifest_entries(manifest: Any, io: Any) -> list:  # type: ignore[type-arg]
+def _manifest_entries(manifest: Any, io: Any) -> list:
     found = _ENTRIES.get(manifest.manifest_path)
     if found is None:
         found = _remember(_ENTRIES, manifest.manifest_path, manifest.fetch_manifest_entry(io, discard_deleted=True))
     return found
+
+
+def row_group_metrics_of(path: str, schema: Schema) -> list[RowGroupMetrics]:
+    """The statistics of a data file's row groups (each footer read once per process)."""
+    return _row_group_metrics(path, schema)
 
 
 def _row_group_metrics(path: str, schema: Schema) -> list[RowGroupMetrics]:
@@ -273,11 +279,11 @@ def _row_group_metrics(path: str, schema: Schema) -> list[RowGroupMetrics]:
     return found
 
 
-def _rows(files: list["DataFile"]) -> int:
+def _rows(files: list[DataFile]) -> int:
     return sum(f.record_count for f in files)
 
 
-def _bytes(files: list["DataFile"]) -> int:
+def _bytes(files: list[DataFile]) -> int:
     return sum(f.file_size_in_bytes for f in files)
 
 

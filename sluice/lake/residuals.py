@@ -30,19 +30,19 @@ def _truth(holds: bool) -> BooleanExpression:
 class _NullSafeResidualEvaluator(ResidualEvaluator):
     """PyIceberg's residual evaluator with range comparisons false on a NULL partition value."""
 
-    def visit_less_than(self, term: BoundTerm, literal: Literal) -> BooleanExpression:  # type: ignore[type-arg,override]
+    def visit_less_than(self, term: BoundTerm, literal: Literal) -> BooleanExpression:
         value = term.eval(self.struct)
         return _truth(value is not None and value < literal.value)
 
-    def visit_less_than_or_equal(self, term: BoundTerm, literal: Literal) -> BooleanExpression:  # type: ignore[type-arg,override]
+    def visit_less_than_or_equal(self, term: BoundTerm, literal: Literal) -> BooleanExpression:
         value = term.eval(self.struct)
         return _truth(value is not None and value <= literal.value)
 
-    def visit_greater_than(self, term: BoundTerm, literal: Literal) -> BooleanExpression:  # type: ignore[type-arg,override]
+    def visit_greater_than(self, term: BoundTerm, literal: Literal) -> BooleanExpression:
         value = term.eval(self.struct)
         return _truth(value is not None and value > literal.value)
 
-    def visit_greater_than_or_equal(self, term: BoundTerm, literal: Literal) -> BooleanExpression:  # type: ignore[type-arg,override]
+    def visit_greater_than_or_equal(self, term: BoundTerm, literal: Literal) -> BooleanExpression:
         value = term.eval(self.struct)
         return _truth(value is not None and value >= literal.value)
 

@@ -31,6 +31,7 @@ from pyiceberg.types import (
     DoubleType,
     FloatType,
     IcebergType,
+    PrimitiveType,
     StringType,
     TimestampType,
     TimestamptzType,
@@ -108,6 +109,8 @@ def _bounds(stats: Any, chunk: Any, field_type: IcebergType) -> tuple[bytes, byt
         low = -0.0 if low == 0 else low
         high = 0.0 if high == 0 else high
     elif isinstance(field_type, DateType) and not isinstance(low, int):
+        return None
+    if not isinstance(field_type, PrimitiveType):
         return None
     try:
         return to_bytes(field_type, low), to_bytes(field_type, high)

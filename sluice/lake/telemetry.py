@@ -30,7 +30,7 @@ PARTITION_BY = (PartitionTerm("identity", "mission_id"), PartitionTerm("day", "t
 SORT_BY = tuple(SortTerm(name) for name in CLUSTER_BY)
 
 
-def schema() -> "Schema":
+def schema() -> Schema:
     from pyiceberg.schema import Schema
     from pyiceberg.types import DateType, DoubleType, IntegerType, LongType, NestedField, StringType, TimestamptzType
 
@@ -47,7 +47,7 @@ def schema() -> "Schema":
     )
 
 
-def partition_spec() -> "PartitionSpec":
+def partition_spec() -> PartitionSpec:
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform
 
@@ -58,7 +58,7 @@ def partition_spec() -> "PartitionSpec":
     )
 
 
-def create_readings(catalog: "Catalog", namespace: str = NAMESPACE, table: str = TABLE) -> "Table":
+def create_readings(catalog: Catalog, namespace: str = NAMESPACE, table: str = TABLE) -> Table:
     """Create the readings table (and its namespace) if missing; return it."""
     from pyiceberg.table.sorting import SortField, SortOrder
     from pyiceberg.transforms import IdentityTransform

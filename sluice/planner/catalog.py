@@ -6,6 +6,8 @@ here as JSON (:mod:`sluice.spark.bridge` is the transport) and do what the answe
 
 * ``namespaces``, ``tables``, ``describe``: the catalog (``SHOW``, ``DESCRIBE``, name lookup).
 * ``filters``: one verdict per conjunct Spark offers (EXACT / INEXACT / UNSUPPORTED, why).
+* ``aggregate``: whether the source answers Spark's GROUP BY and aggregates completely, and why
+  (:mod:`sluice.planner.aggregates`).
 * ``plan``: the scan as the source will run it: the typed :class:`~sluice.scan.ScanSpec`
   the reader gets, the text EXPLAIN shows, and statistics for Spark's join planning.
 
@@ -25,15 +27,15 @@ from typing import Any
 
 from sluice.errors import BindError, ConfigError
 from sluice.masking import mask_url
-from sluice.planner import v2
+from sluice.planner import aggregates, runtime, v2
 from sluice.planner.remote import OrderKey, order_by
 from sluice.pushdown.levels import Level, Verdict
-from sluice.pushdown.translator import Translator
 from sluice.pushdown.terms import Unsupported
+from sluice.pushdown.translator import Translator
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import Source
-from sluice.types import Kind, TableSchema, table_from_dict, table_to_dict
+from sluice.types import Kind, SparkType, TableSchema, table_from_dict, table_to_dict
 
 Request = dict[str, Any]
 Answer = dict[str, Any]
@@ -131,7 +133,8 @@ class CatalogPlanner:
         else:
             namespace, name = list(request.get("namespace") or []), request["name"]
         table = self._table(request, namespace, name)
-        return {"name": table.qualified_name, "schema": _struct(table), "handle": {"table": table_to_dict(table)}}
+        return {"name": table.qualified_name, "schema": _struct([(c.name, c.type) for c in table.columns]),
+                "handle": {"table": table_to_dict(table)}}
 
     # ------------------------------------------------------------ negotiation
     def filters(self, request: Request) -> Answer:
@@ -150,34 +153,78 @@ class CatalogPlanner:
         answered = [verdict if verdict is not None else next(classified) for verdict in verdicts]
         return {"verdicts": [verdict.to_dict() for verdict in answered]}
 
+    def aggregate(self, request: Request) -> Answer:
+        """Whether the source answers the offered aggregation completely, with each item's verdict."""
+        decision = self._aggregation(request, request["aggregation"])
+        return {"complete": decision.complete, "verdicts": [v.to_dict() for v in decision.verdicts], "note": decision.note}
+
+    def _aggregation(self, request: Request, offered: dict[str, Any]) -> aggregates.Decision:
+        table = table_from_dict(request["table"]["table"])
+        filters = [_verdict(v) for v in request.get("verdicts", [])]
+        return aggregates.decide(self.source(request), table, offered, filters, bool(request.get("ansi", True)))
+
     def plan(self, request: Request) -> Answer:
         source = self.source(request)
         table = table_from_dict(request["table"]["table"])
         verdicts = [_verdict(v) for v in request.get("verdicts", [])]
         # Spark asks for no column at all for count(*): read the narrowest one
         columns = tuple(table.column(name).name for name in request.get("columns", [])) or (_narrowest(table),)
-        pushed = tuple(v.remote_sql for v in verdicts if v.level.pushed and v.remote_sql is not None)
-        limit, order, why = self._limit(source, table, request, verdicts)
+        at_runtime = self._runtime(source, table, request)
+        pushed = tuple(v.remote_sql for v in (*verdicts, *at_runtime) if v.level.pushed and v.remote_sql is not None)
+        offered = request.get("aggregation") or request.get("aggregation_offered")
+        grouped = self._aggregation(request, offered) if offered else None
+        aggregation = grouped.aggregation if grouped is not None and "aggregation" in request else None
+        if "aggregation" in request and aggregation is None:  # Spark pushed what the planner refused: never
+            raise ConfigError("Spark pushed an aggregation the planner did not accept")
+        limit, order, why = self._limit(source, table, request, verdicts) if aggregation is None else (
+            None, None, "LIMIT over pushed aggregates: Spark applies it" if request.get("limit") is not None else None)
         spec = ScanSpec.for_source(source, table, columns, where=pushed, limit=limit, order=order,
-                                   partitions=source.default_partitions(table), fewer_when_selective=source.partitions is None)
+                                   partitions=source.default_partitions(table), fewer_when_selective=source.partitions is None,
+                                   aggregate=aggregation)
         remote = source.masked(source.request_text(spec))
-        scan_id = hashlib.sha256(spec.to_json().encode()).hexdigest()[:16]
+        # one id for the scan whatever join keys Spark hands it at run time (its metrics are found by it)
+        static = replace(spec, where=tuple(v.remote_sql for v in verdicts if v.level.pushed and v.remote_sql is not None))
+        scan_id = hashlib.sha256(static.to_json().encode()).hexdigest()[:16]
         if request.get("metrics_dir"):
-            spec = replace(spec, metrics_dir=os.path.join(request["metrics_dir"], scan_id))
-            os.makedirs(spec.metrics_dir, exist_ok=True)  # type: ignore[arg-type]  # set on the line above
+            metrics_dir = os.path.join(request["metrics_dir"], scan_id)
+            spec = replace(spec, metrics_dir=metrics_dir)
+            os.makedirs(metrics_dir, exist_ok=True)
+        read = _read_fields(table, columns, aggregation)
         answer: Answer = {
-            "scan": spec.to_json(), "scan_id": scan_id, "columns": list(columns), "table": table.qualified_name,
+            "scan": spec.to_json(), "scan_id": scan_id, "columns": [name for name, _ in read], "table": table.qualified_name,
+            "read_schema": _struct(read), "aggregates": [v.to_dict() for v in grouped.verdicts] if grouped else [],
+            "aggregates_pushed": aggregation is not None, "runtime": [v.to_dict() for v in at_runtime],
+            # the reference path (pushdown off) takes no join keys either
+            "runtime_columns": (runtime.filterable([table.column(c) for c in columns])
+                                if aggregation is None and limit is None and request.get("pushdown", True) else []),
             "source": source.name, "source_url": mask_url(source.url), "remote_query": remote,
             "verdicts": [v.to_dict() for v in verdicts], "limit": limit, "order": order, "limit_note": why,
-            "partitions": 1 if limit is not None else spec.partitions,
-            "description": _description(source, table, remote, verdicts, why),
-            "trace": _trace(request, verdicts, columns, limit, order, why),
+            "partitions": 1 if limit is not None or aggregation is not None else spec.partitions,
+            "description": _description(source, table, remote, verdicts, why, grouped, at_runtime),
+            "trace": _trace(request, verdicts, tuple(name for name, _ in read), limit, order, why, grouped),
         }
-        if table.row_estimate is not None:
+        if aggregation is not None and not aggregation.group_by:  # one row, whatever the table holds
+            answer["rows"], answer["bytes"] = 1, sum(_WIDTH[kind.kind] for _, kind in read)
+        elif table.row_estimate is not None:  # at most the table's rows (a grouped answer has fewer)
             rows = table.row_estimate if limit is None else min(limit, table.row_estimate)
             answer["rows"] = rows
-            answer["bytes"] = max(1, rows) * max(1, sum(_WIDTH[table.column(c).type.kind] for c in columns))
+            answer["bytes"] = max(1, rows) * max(1, sum(_WIDTH[kind.kind] for _, kind in read))
         return answer
+
+    def _runtime(self, source: Source, table: TableSchema, request: Request) -> list[Verdict]:
+        """The verdicts on the join keys Spark found at run time (:mod:`sluice.planner.runtime`)."""
+        if not request.get("runtime"):
+            return []
+        found, notes = [], []
+        for offered in request["runtime"]:
+            predicate, note = runtime.bounded(offered, lambda name: table.column(name).type.kind)
+            try:
+                found.append(v2.to_tree(predicate))
+                notes.append(note)
+            except Unsupported:
+                continue  # Spark joins anyway: a key Sluice cannot read as a tree is simply not pushed
+        verdicts = source.classify(table, found, request.get("session_zone") or "UTC")
+        return [replace(v, reason=f"{note}; {v.reason}") if note else v for v, note in zip(verdicts, notes, strict=True)]
 
     def _limit(self, source: Source, table: TableSchema, request: Request,
                verdicts: list[Verdict]) -> tuple[int | None, str | None, str | None]:
@@ -229,24 +276,34 @@ def _open(name: str, options: dict[str, str]) -> Source:
                 numbers[option] = float(options[option])
     except ValueError as error:
         raise ConfigError(f"catalog {name!r} ({mask_url(url)}): {error}") from None
-    return open_source(name, url, password=password, **numbers)  # type: ignore[arg-type]
+    return open_source(name, url, password=password, **numbers)
 
 
-def _struct(table: TableSchema) -> dict[str, Any]:
-    """The table's schema as Spark's JSON form of a StructType (every column nullable, as the
-    reader's: a remote NOT NULL is no promise Spark's optimizer should build on)."""
+def _struct(fields: list[tuple[str, SparkType]]) -> dict[str, Any]:
+    """Spark's JSON form of a StructType (every column nullable, as the reader's: a remote
+    NOT NULL is no promise Spark's optimizer should build on)."""
     names = {"tinyint": "byte", "smallint": "short", "int": "integer", "bigint": "long", "null": "void"}
-    return {"type": "struct", "fields": [{"name": c.name, "type": names.get(c.type.name, c.type.name),
-                                          "nullable": True, "metadata": {}} for c in table.columns]}
+    return {"type": "struct", "fields": [{"name": name, "type": names.get(kind.name, kind.name),
+                                          "nullable": True, "metadata": {}} for name, kind in fields]}
+
+
+def _read_fields(table: TableSchema, columns: tuple[str, ...],
+                 aggregation: aggregates.Aggregation | None) -> list[tuple[str, SparkType]]:
+    """What the scan reads: the columns, or the pushed grouping keys and aggregates."""
+    if aggregation is not None:
+        return [(output.name, output.type) for output in aggregation.outputs]
+    return [(column.name, column.type) for column in map(table.column, columns)]
 
 
 def _trace(request: Request, verdicts: list[Verdict], columns: tuple[str, ...], limit: int | None,
-           order: str | None, why: str | None) -> list[dict[str, Any]]:
+           order: str | None, why: str | None, grouped: aggregates.Decision | None) -> list[dict[str, Any]]:
     """What each step of the negotiation decided, in order (EXPLAIN VERBOSE)."""
     asked = request.get("columns") or []
     steps = [
         ("classify_filters", "; ".join(f"{v.level.value} {v.sql}" for v in verdicts), bool(verdicts)),
-        ("push_projection", f"read {', '.join(columns)}" + ("" if asked else " (Spark needs no column: count only)"), True),
+        ("push_aggregates", _aggregates_text(grouped), grouped is not None and grouped.complete),
+        ("push_projection", f"read {', '.join(columns)}" + ("" if asked or grouped and grouped.complete
+                                                              else " (Spark needs no column: count only)"), True),
         ("push_limit", why or (f"LIMIT {limit}" + (f" {order}" if order else "") if limit is not None else "no LIMIT offered"),
          request.get("limit") is not None),
     ]
@@ -275,10 +332,28 @@ def _shown(offered: object) -> str:
     return f"{offered.get('name') or offered.get('op')}({shown})"
 
 
-def _description(source: Source, table: TableSchema, remote: str, verdicts: list[Verdict], limit_note: str | None) -> str:
-    """What Spark's EXPLAIN shows for the scan: the remote query and why each filter is where it is."""
+def _aggregates_text(grouped: aggregates.Decision | None) -> str:
+    if grouped is None:
+        return "no aggregate offered"
+    head = "aggregates pushed completely" if grouped.complete else f"aggregates not pushed{': ' + grouped.note if grouped.note else ''}"
+    return "; ".join([head] + [f"{v.level.value} {v.sql}" for v in grouped.verdicts])
+
+
+def _description(source: Source, table: TableSchema, remote: str, verdicts: list[Verdict], limit_note: str | None,
+                 grouped: aggregates.Decision | None = None, at_runtime: list[Verdict] | None = None) -> str:
+    """What Spark's EXPLAIN shows for the scan: the remote query and why each filter and aggregate is where it is."""
     parts = [f"Sluice {table.qualified_name} on {source.name} ({mask_url(source.url)})", f"RemoteQuery: {remote}"]
     parts += [f"[{v.level.value}] {v.sql} -- {v.reason}" for v in verdicts]
+    if grouped is not None:
+        if not grouped.complete:
+            parts.append(f"Aggregates not pushed{': ' + grouped.note if grouped.note else ''}")
+        parts += [f"[{v.level.value}] {v.sql} -- {v.reason}" for v in grouped.verdicts]
+    parts += [f"[RUNTIME {v.level.value}] {_clipped(v.sql)} -- {v.reason}" for v in at_runtime or []]
     if limit_note:
         parts.append(limit_note)
     return " | ".join(parts)
+
+
+def _clipped(text: str, width: int = 200) -> str:
+    """A runtime filter as EXPLAIN shows it: thousands of join keys are not worth a screen."""
+    return text if len(text) <= width else f"{text[:width]}... ({len(text):,} characters)"

@@ -1,5 +1,6 @@
 """What Spark planned for a query, read back from its optimised plan: every Sluice scan's
-source, remote query, columns, limit and the verdict on each filter, with the rules' trace."""
+source, remote query, columns, limit, the verdict on each filter and on each aggregate Spark
+offered, with the rules' trace."""
 
 from __future__ import annotations
 
@@ -32,14 +33,19 @@ class ScanPlan:
     verdicts: tuple[Verdict, ...]
     remote_query: str
     trace: tuple[TraceStep, ...] = ()
+    #: the verdict on each grouping key and aggregate Spark offered (pushed when ``spec.aggregate``)
+    aggregates: tuple[Verdict, ...] = ()
+    #: the join keys Spark handed the scan at run time (known once the query ran: explain analyze)
+    runtime: tuple[Verdict, ...] = ()
 
     @classmethod
-    def from_answer(cls, answer: dict[str, Any]) -> "ScanPlan":
+    def from_answer(cls, answer: dict[str, Any]) -> ScanPlan:
         """The planner's answer for a scan (sluice/spark/planner.py), as Spark kept it."""
-        verdicts = tuple(Verdict(v["sql"], Level(v["level"]), v["reason"], v.get("remote_sql")) for v in answer["verdicts"])
+        verdicts = tuple(_verdict(v) for v in answer["verdicts"])
         trace = tuple(TraceStep(s["rule"], s["text"], s["changed"]) for s in answer.get("trace", []))
         return cls(answer["scan_id"], answer["table"], answer["source"], answer["source_url"], answer["table"],
-                   ScanSpec.from_json(answer["scan"]), verdicts, answer["remote_query"], trace)
+                   ScanSpec.from_json(answer["scan"]), verdicts, answer["remote_query"], trace,
+                   tuple(_verdict(v) for v in answer.get("aggregates", [])), tuple(_verdict(v) for v in answer.get("runtime", [])))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -49,11 +55,14 @@ class ScanPlan:
             "source_url": self.source_url,
             "table": self.table,
             "remote_query": self.remote_query,
-            "columns": list(self.spec.columns),
+            "columns": [o.name for o in self.spec.aggregate.outputs] if self.spec.aggregate else list(self.spec.columns),
             "filters": [v.to_dict() for v in self.verdicts],
+            "aggregates": [v.to_dict() for v in self.aggregates],
+            "aggregates_pushed": self.spec.aggregate is not None,
+            "runtime_filters": [v.to_dict() for v in self.runtime],
             "limit": self.spec.limit,
             "order": self.spec.order,
-            "partitions": 1 if self.spec.limit is not None else self.spec.partitions,
+            "partitions": 1 if self.spec.limit is not None or self.spec.aggregate is not None else self.spec.partitions,
         }
 
 
@@ -64,9 +73,10 @@ class QueryPlan:
     scans: tuple[ScanPlan, ...]
 
     @classmethod
-    def from_scans_json(cls, query: str, spark_plan: str, scans_json: str) -> "QueryPlan":
+    def from_scans_json(cls, query: str, spark_plan: str, scans_json: str) -> QueryPlan:
         """The scans in plan order; a table scanned twice is shown ``table#2`` the second time."""
-        scans, seen = [], collections.Counter()  # type: ignore[var-annotated]
+        scans: list[ScanPlan] = []
+        seen: collections.Counter[str] = collections.Counter()
         for answer in json.loads(scans_json):
             scan = ScanPlan.from_answer(answer)
             seen[scan.table] += 1
@@ -81,3 +91,7 @@ class QueryPlan:
                 entry["rules"] = [{"rule": step.rule, "changed": step.changed, "text": step.text} for step in scan.trace]
             scans.append(entry)
         return {"query": self.query, "spark_plan": self.spark_plan, "scans": scans}
+
+
+def _verdict(data: dict[str, Any]) -> Verdict:
+    return Verdict(data["sql"], Level(data["level"]), data["reason"], data.get("remote_sql"))

@@ -37,11 +37,14 @@ def order_by(dialect: Dialect, table: TableSchema, keys: tuple[OrderKey, ...]) -
     return "ORDER BY " + ", ".join(parts)
 
 
-def build_query(select_list: list[str], table_sql: str, where: list[str], order: str | None, limit: int | None) -> str:
+def build_query(select_list: list[str], table_sql: str, where: list[str], order: str | None, limit: int | None,
+                group_by: tuple[str, ...] = ()) -> str:
     """Assemble the query; every pushed predicate is parenthesised on its own."""
     sql = f"SELECT {', '.join(select_list)} FROM {table_sql}"
     if where:
         sql += " WHERE " + _conjunction([f"({w})" for w in where])
+    if group_by:
+        sql += " GROUP BY " + ", ".join(group_by)
     if order:
         sql += f" {order}"
     if limit is not None:

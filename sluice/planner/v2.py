@@ -13,13 +13,14 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import Any
 
 from sqlglot import exp
 
-from sluice.pushdown.constants import TYPED, Constant, float32
 from sluice.pushdown import nesting
+from sluice.pushdown.constants import TYPED, Constant, float32
 from sluice.pushdown.terms import Unsupported, paren
 from sluice.types import Kind, SparkType
 

@@ -14,6 +14,7 @@ import re
 import struct
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlglot import exp
@@ -46,7 +47,9 @@ TYPED = "sluice_typed_constant"
 class Constant:
     """A typed constant. Timestamps (LTZ) are aware UTC datetimes; NTZ ones are naive."""
 
-    value: object
+    #: its Python type follows ``type.kind`` (int, Decimal, float, str, bytes, bool, date,
+    #: datetime) or None: a union no code could use without the kind, hence Any
+    value: Any
     type: SparkType
 
 
@@ -138,7 +141,7 @@ def is_fixed_offset(zone: str) -> bool:
 def evaluate(node: exp.Expression, zone: str) -> Constant | None:
     """The typed value of a constant expression, or None if ``node`` is not one we type."""
     if node._meta and TYPED in node._meta:
-        return node._meta[TYPED]  # type: ignore[no-any-return]  # set only by sluice.spark.v2.literal
+        return node._meta[TYPED]  # set only by sluice.spark.v2.literal
     if isinstance(node, exp.Paren):
         return evaluate(node.this, zone)
     if isinstance(node, exp.Null):
@@ -149,7 +152,7 @@ def evaluate(node: exp.Expression, zone: str) -> Constant | None:
         inner = evaluate(node.this, zone)
         if inner is None or not inner.type.is_numeric or inner.value is None:
             return None
-        value = -inner.value  # type: ignore[operator]
+        value = -inner.value
         if inner.type.kind is Kind.INTEGRAL:
             kind = integer_type(value)
             return Constant(value, kind) if kind else None
@@ -201,12 +204,12 @@ def _cast_literal(node: exp.Cast, zone: str) -> Constant | None:
             return Constant(int(text), spark) if low <= int(text) <= high else None
         if dtype is DT.DECIMAL and (inner.type.is_numeric or inner.type.kind is Kind.STRING):
             spark = spark_type_of(target)
-            value = Decimal(text.strip())
-            if spark is None or not value.is_finite():
+            exact = Decimal(text.strip())
+            if spark is None or not exact.is_finite():
                 return None
             precision, scale = spark.precision_scale
-            fits = value == value.quantize(Decimal(1).scaleb(-scale)) and abs(value) < Decimal(10) ** (precision - scale)
-            return Constant(value, spark) if fits else None  # rounding casts are left to Spark
+            fits = exact == exact.quantize(Decimal(1).scaleb(-scale)) and abs(exact) < Decimal(10) ** (precision - scale)
+            return Constant(exact, spark) if fits else None  # rounding casts are left to Spark
         if dtype is DT.DATE and inner.type.kind is Kind.STRING and _DATE.fullmatch(text.strip()):
             return Constant(dt.date.fromisoformat(text.strip()), DATE)
         if dtype in (DT.TIMESTAMPTZ, DT.TIMESTAMPLTZ) and inner.type.kind is Kind.STRING:
@@ -280,9 +283,9 @@ def coerce(constant: Constant, target: SparkType, zone: str) -> Constant:
     if kind is Kind.INTEGRAL and source.kind is Kind.INTEGRAL:
         return Constant(value, target)
     if kind is Kind.DECIMAL and source.kind in (Kind.INTEGRAL, Kind.DECIMAL):
-        return Constant(Decimal(value), target)  # type: ignore[arg-type]
+        return Constant(Decimal(value), target)
     if kind is Kind.FLOAT and source.is_numeric:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
         return Constant(number if target.bits == 64 else float32(number), target)
     if kind is Kind.DATE and source.kind is Kind.STRING and _DATE.fullmatch(str(value).strip()):
         return Constant(dt.date.fromisoformat(str(value).strip()), target)
@@ -293,9 +296,9 @@ def coerce(constant: Constant, target: SparkType, zone: str) -> Constant:
             if stamp is None:
                 raise NotRepresentable(f"{value!r} is not a timestamp Sluice parses like Spark")
             return Constant(stamp, target)
-        wall = dt.datetime.combine(value, dt.time()) if source.kind is Kind.DATE else value  # type: ignore[arg-type]
+        wall = dt.datetime.combine(value, dt.time()) if source.kind is Kind.DATE else value
         if source.kind is Kind.DATE and not instant:
             return Constant(wall, target)
         if instant and source.kind in (Kind.DATE, Kind.TIMESTAMP_NTZ):
-            return Constant(wall.replace(tzinfo=session_zone(zone)).astimezone(dt.timezone.utc), target)  # type: ignore[union-attr]
+            return Constant(wall.replace(tzinfo=session_zone(zone)).astimezone(dt.timezone.utc), target)
     raise NotRepresentable(f"Spark's cast of {source} {value!r} to {target} is not mirrored")

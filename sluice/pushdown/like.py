@@ -26,7 +26,7 @@ class LikePattern:
     tokens: tuple[Token, ...]
 
     @classmethod
-    def parse(cls, pattern: str, escape: str = "\\") -> "LikePattern | None":
+    def parse(cls, pattern: str, escape: str = "\\") -> LikePattern | None:
         """Tokens of a Spark LIKE pattern, or None if Spark would reject it."""
         tokens: list[Token] = []
         chars = iter(pattern)
@@ -45,18 +45,18 @@ class LikePattern:
         return cls(tuple(tokens))
 
     @classmethod
-    def starts_with(cls, prefix: str) -> "LikePattern":
+    def starts_with(cls, prefix: str) -> LikePattern:
         return cls((*prefix, ANY))
 
     @classmethod
-    def ends_with(cls, suffix: str) -> "LikePattern":
+    def ends_with(cls, suffix: str) -> LikePattern:
         return cls((ANY, *suffix))
 
     @classmethod
-    def contains(cls, infix: str) -> "LikePattern":
+    def contains(cls, infix: str) -> LikePattern:
         return cls((ANY, *infix, ANY))
 
-    def render(self, any_: str, one: str, literal) -> str:  # type: ignore[no-untyped-def]
+    def render(self, any_: str, one: str, literal) -> str:
         """Spell the pattern with a dialect's wildcards and literal-escaping function."""
         return "".join(any_ if t is ANY else one if t is ONE else literal(t) for t in self.tokens)
 

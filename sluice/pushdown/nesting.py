@@ -15,7 +15,7 @@ the same operands (and the same errors) as the left-deep form.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sqlglot import exp
 
@@ -38,7 +38,7 @@ def depth(tree: exp.Expression, flat: tuple[type[exp.Expression], ...] = ()) -> 
     return deepest
 
 
-def chain(connector: type[exp.Connector], parts: list[exp.Expression],
+def chain(connector: type[exp.And] | type[exp.Or], parts: list[exp.Expression],
           wrap: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
     """``parts`` joined by ``connector`` (``wrap`` parenthesises an operand): left-deep when
     short, balanced when longer than :data:`LONG_CHAIN`, so depth grows with log2(len)."""
@@ -47,7 +47,7 @@ def chain(connector: type[exp.Connector], parts: list[exp.Expression],
         for part in parts[1:]:
             tree = connector(this=wrap(tree), expression=wrap(part))
         return tree
-    level = list(parts)
+    level: list[exp.Expression] = list(parts)
     while len(level) > 1:
         level = [connector(this=wrap(level[i]), expression=wrap(level[i + 1])) if i + 1 < len(level) else level[i]
                  for i in range(0, len(level), 2)]
@@ -76,9 +76,10 @@ def rebalance(tree: exp.Expression, wrap: Callable[[exp.Expression], exp.Express
     return tree
 
 
-def _operands(node: exp.Connector) -> list[exp.Expression]:
+def _operands(node: exp.And | exp.Or) -> list[exp.Expression]:
     """The operands of the chain of ``type(node)`` rooted at ``node``, left to right."""
-    parts, pending = [], [node]
+    parts: list[exp.Expression] = []
+    pending: list[exp.Expression] = [node]
     while pending:
         current = pending.pop()
         if type(current) is type(node):

@@ -52,7 +52,7 @@ class Translation:
     sql: exp.Expression | None = None
 
     @classmethod
-    def unsupported(cls, reason: str) -> "Translation":
+    def unsupported(cls, reason: str) -> Translation:
         return cls(Level.UNSUPPORTED, reason)
 
 

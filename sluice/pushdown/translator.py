@@ -8,18 +8,18 @@ is either translated exactly or not at all; only predicates can be INEXACT.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from sluice.pushdown import constants, nesting
 from sluice.pushdown.constants import Constant, NotRepresentable
 from sluice.pushdown.levels import Level, Verdict
-from sluice.pushdown.terms import TextRules, Translation, Unsupported, Value, paren
 from sluice.pushdown.like import LikePattern
 from sluice.pushdown.negation import unfold_between, unfold_negate
-from sluice.types import Column, Kind, SparkType, TableSchema
+from sluice.pushdown.terms import Translation, Unsupported, Value, paren
+from sluice.types import Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
     from sluice.dialects.base import Dialect
@@ -30,13 +30,13 @@ if TYPE_CHECKING:
 MAX_PUSHED_CHARS = 4_000_000
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 _EQUALITIES = (exp.EQ, exp.NullSafeEQ)
-_MIRROR = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
+_MIRROR: dict[type[exp.Expression], type[exp.Expression]] = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
 
 
 class Translator:
     """Translates predicates over one table of one source (``dialect``) for one session."""
 
-    def __init__(self, dialect: "Dialect", table: TableSchema, session_zone: str) -> None:
+    def __init__(self, dialect: Dialect, table: TableSchema, session_zone: str) -> None:
         self.dialect = dialect
         self.table = table
         self.zone = session_zone
@@ -72,7 +72,9 @@ class Translator:
         if isinstance(node, exp.Not):
             return self._not(node)
         if isinstance(node, exp.Between):
-            return self._and(unfold_between(node))  # type: ignore[arg-type]  # an And, by construction
+            unfolded = unfold_between(node)
+            assert isinstance(unfolded, exp.And)
+            return self._and(unfolded)
         if isinstance(node, _COMPARISONS):
             return self._comparison(node)
         if isinstance(node, exp.In):
@@ -98,7 +100,8 @@ class Translator:
         if left.level.pushed and right.level.pushed:
             level = Level.EXACT if left.level is right.level is Level.EXACT else Level.INEXACT
             reasons = "; ".join(dict.fromkeys(t.reason for t in (left, right)))
-            return Translation(level, reasons, exp.And(this=paren(left.sql), expression=paren(right.sql)))  # type: ignore[arg-type]
+            assert left.sql is not None and right.sql is not None  # a pushed translation has its SQL
+            return Translation(level, reasons, exp.And(this=paren(left.sql), expression=paren(right.sql)))
         kept = left if left.level.pushed else right if right.level.pushed else None
         if kept is None:
             return Translation.unsupported(left.reason)
@@ -112,12 +115,14 @@ class Translator:
                 return Translation.unsupported(f"OR branch not pushable: {branch.reason}")
         level = Level.EXACT if left.level is right.level is Level.EXACT else Level.INEXACT
         reasons = "; ".join(dict.fromkeys(t.reason for t in (left, right)))
-        return Translation(level, reasons, exp.Or(this=paren(left.sql), expression=paren(right.sql)))  # type: ignore[arg-type]
+        assert left.sql is not None and right.sql is not None  # a pushed translation has its SQL
+        return Translation(level, reasons, exp.Or(this=paren(left.sql), expression=paren(right.sql)))
 
     def _not(self, node: exp.Not) -> Translation:
         inner = self._part(node.this)
         if inner.level is Level.EXACT:
-            return Translation(Level.EXACT, inner.reason, exp.Not(this=paren(inner.sql)))  # type: ignore[arg-type]
+            assert inner.sql is not None  # a pushed translation has its SQL
+            return Translation(Level.EXACT, inner.reason, exp.Not(this=paren(inner.sql)))
         if inner.level is Level.INEXACT:
             return Translation.unsupported(f"NOT over a superset is not a superset ({inner.reason})")
         return inner
@@ -187,7 +192,7 @@ class Translator:
                     "whose offset changes (DST); use a TIMESTAMP_NTZ literal to push this"
                 )
             instant = constants.coerce(constant, target, self.zone)
-            wall = None if instant.value is None else instant.value.astimezone(constants.session_zone(self.zone)).replace(tzinfo=None)  # type: ignore[union-attr]
+            wall = None if instant.value is None else instant.value.astimezone(constants.session_zone(self.zone)).replace(tzinfo=None)
             constant, target = Constant(wall, value.type), value.type
         coerced = constants.coerce(constant, target, self.zone)
         if target != value.type:
@@ -305,7 +310,7 @@ class Translator:
         raise Unsupported(f"{self.dialect.name} has no faithful translation of {node.sql('spark')}")
 
 
-def classify_conjuncts(dialect: "Dialect", table: TableSchema, candidates: "Sequence[exp.Expression]",
+def classify_conjuncts(dialect: Dialect, table: TableSchema, candidates: Sequence[exp.Expression],
                        session_zone: str) -> tuple[Verdict, ...]:
     """Each candidate conjunct's verdict under ``dialect``: level, reason and remote SQL.
 
@@ -340,7 +345,7 @@ def classify_conjuncts(dialect: "Dialect", table: TableSchema, candidates: "Sequ
     return tuple(verdicts)
 
 
-def _guarded(dialect: "Dialect", table: TableSchema, candidate: exp.Expression, translation: Translation) -> Translation:
+def _guarded(dialect: Dialect, table: TableSchema, candidate: exp.Expression, translation: Translation) -> Translation:
     """``translation`` widened to return every row whose columns hold values the source
     compares differently from Spark (:meth:`Dialect.suspect`); INEXACT then, so Spark judges them."""
     if translation.sql is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sluice.errors import ConfigError
 from sluice.sources.base import Source
 from sluice.sources.duckdb import DuckdbSource
@@ -27,7 +29,7 @@ SCHEMES: dict[str, type[Source]] = {
 }
 
 
-def open_source(name: str, url: str, password: str | None = None, **options: object) -> Source:
+def open_source(name: str, url: str, password: str | None = None, **options: Any) -> Source:
     """Build the source for ``url`` (nothing is contacted yet: see :meth:`Source.check`)."""
     parsed = parse_source_url(name, url)
     if parsed.scheme not in SCHEMES:

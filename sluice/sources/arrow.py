@@ -7,7 +7,7 @@ naming table, column and value, never a rounded value or a bare driver error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -25,7 +25,7 @@ _FIRST_US, _LAST_US = _FIRST_DAY * 86_400_000_000, (_LAST_DAY + 1) * 86_400_000_
 _INFINITE_DAYS = 100_000_000
 
 
-def conform(batch: pa.RecordBatch, schema: pa.Schema, table: "TableSchema | None" = None) -> pa.RecordBatch:
+def conform(batch: pa.RecordBatch, schema: pa.Schema, table: TableSchema | None = None) -> pa.RecordBatch:
     """Cast a driver batch to exactly the schema Spark expects (names and types).
 
     With ``table``, a value the cast would lose or Spark cannot hold raises a
@@ -44,13 +44,16 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema, table: "TableSchema | None
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _cast(array: pa.Array, field: pa.Field, table: "TableSchema | None") -> pa.Array:
+def _cast(array: pa.Array, field: pa.Field, table: TableSchema | None) -> pa.Array:
     try:
         return pc.cast(array, field.type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
         if table is None:
             raise
         value = _first_failing(array, field.type)
+        if table.find(field.name) is None:  # an aggregate the source computed (sluice/planner/aggregates.py)
+            raise SourceError(table.source, f"{table.qualified_name}: an aggregate the source computed, {value}, overflows "
+                                            f"Spark's {field.type} (Spark's own SUM raises ARITHMETIC_OVERFLOW)") from None
         raise SourceError(table.source, f"{table.qualified_name}: column {field.name!r} holds {value}, which Spark's "
                                         f"{field.type} cannot hold exactly ({error})") from None
 
@@ -72,9 +75,9 @@ def _first_failing(array: pa.Array, arrow_type: pa.DataType) -> str:
         return str(array[0])
 
 
-def _check_calendar(array: pa.Array, field: pa.Field, table: "TableSchema") -> None:
+def _check_calendar(array: pa.Array, field: pa.Field, table: TableSchema) -> None:
     """Dates and timestamps outside 0001-01-01..9999-12-31 (PostgreSQL's infinity, BC dates)."""
-    unit = "D" if pa.types.is_date(field.type) else "us"
+    unit: Literal["D", "us"] = "D" if pa.types.is_date(field.type) else "us"
     raw = array.cast(pa.int32() if unit == "D" else pa.int64())
     low, high = (_FIRST_DAY, _LAST_DAY) if unit == "D" else (_FIRST_US, _LAST_US)
     outside = pc.filter(raw, pc.or_(pc.less(raw, low), pc.greater(raw, high)))

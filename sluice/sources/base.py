@@ -14,9 +14,11 @@ the source's dialect, which they parse back into their own filter language.
 from __future__ import annotations
 
 import abc
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterator, Sequence
+from itertools import pairwise
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
 import pyarrow as pa
 
@@ -27,7 +29,7 @@ from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
 from sluice.timeouts import connect_timeout
-from sluice.types import Column, TableSchema
+from sluice.types import Column, SparkType, TableSchema
 from sluice.urls import parse_source_url
 
 if TYPE_CHECKING:
@@ -105,7 +107,7 @@ def key_ranges(key: str, low: int | None, high: int | None, count: int) -> list[
     step = -(-(high - low + 1) // count)
     cuts = [low + i * step for i in range(1, count)]
     parts: list[str | None] = [f"{key} < {cuts[0]}"]
-    parts += [f"{key} >= {a} AND {key} < {b}" for a, b in zip(cuts, cuts[1:])]
+    parts += [f"{key} >= {a} AND {key} < {b}" for a, b in pairwise(cuts)]
     parts.append(f"{key} >= {cuts[-1]}")
     return parts
 
@@ -113,7 +115,9 @@ def key_ranges(key: str, low: int | None, high: int | None, count: int) -> list[
 class Source(abc.ABC):
     """A remote system Sluice reads from. Subclasses implement the abstract methods."""
 
-    dialect: ClassVar[Dialect]
+    dialect: Dialect  # a class attribute; a source that learns its server's kind sets its own (MySQL)
+    #: whether the source answers pushed aggregates (a ``ScanSpec`` with ``aggregate``)
+    aggregates: ClassVar[bool] = False
     default_schema: ClassVar[str | None] = None
     batch_rows: ClassVar[int] = 65_536
 
@@ -166,18 +170,18 @@ class Source(abc.ABC):
         """The table's columns as Spark will see them, from the live catalog."""
 
     @abc.abstractmethod
-    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+    def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         """The read tasks of a planned scan: one per Spark partition."""
 
     @abc.abstractmethod
-    def request_text(self, spec: "ScanSpec") -> str:
+    def request_text(self, spec: ScanSpec) -> str:
         """What the scan asks of the source, as EXPLAIN shows it (before masking)."""
 
     @abc.abstractmethod
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         """Run ``task.request`` read-only and yield batches of exactly ``task.schema``."""
 
-    def classify(self, table: TableSchema, candidates: "Sequence[exp.Expression]", session_zone: str) -> tuple[Verdict, ...]:
+    def classify(self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str) -> tuple[Verdict, ...]:
         """Each candidate conjunct's level, reason and remote text (the pushdown contract).
 
         The dialect's translator decides here; a source whose remote end decides for
@@ -202,7 +206,11 @@ class Source(abc.ABC):
         """Every table the source can read, as (schema, name): what a Flight server publishes."""
         raise ConfigError(f"source {self.name!r}: a {type(self).__name__} cannot list its tables")
 
-    def pruning(self, spec: "ScanSpec") -> "Pyramid | None":
+    def select_value(self, sql: str, spark_type: SparkType) -> str:
+        """How the reader selects a computed value (an aggregate) it reads as ``spark_type``."""
+        return sql
+
+    def pruning(self, spec: ScanSpec) -> Pyramid | None:
         """What the scan skips before reading (lake tables: the pruning pyramid); None: nothing."""
         return None
 
@@ -219,11 +227,14 @@ class Source(abc.ABC):
 class SqlSource(Source):
     """A source that runs one remote SQL query per partition."""
 
-    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+    #: runs ``GROUP BY`` queries for pushed aggregates (sluice/planner/aggregates.py)
+    aggregates: ClassVar[bool] = True
+
+    def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         """One query per partition; a pushed LIMIT is answered by a single stream, and so is a
         filter the source expects to keep few rows (a partition per ``ROWS_PER_PARTITION``):
         splitting 10 rows into 8 partitions costs 8 sessions and 8 tasks for nothing."""
-        count = 1 if spec.limit is not None else spec.partitions
+        count = 1 if spec.limit is not None or spec.aggregate is not None else spec.partitions
         if count > 1 and spec.where and spec.fewer_when_selective:
             expected = self.estimated_rows(spec)
             if expected is not None:
@@ -238,14 +249,14 @@ class SqlSource(Source):
                                          f"{self.masked(str(error)).strip()}") from None
         return [self.read_task(spec, predicate, index, schema) for index, predicate in enumerate(parts)]
 
-    def read_task(self, spec: "ScanSpec", partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
+    def read_task(self, spec: ScanSpec, partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
         """The task reading one partition of ``spec``."""
         return ReadTask(spec.query(self, partition_predicate), schema, index, spec.table)
 
-    def request_text(self, spec: "ScanSpec") -> str:
+    def request_text(self, spec: ScanSpec) -> str:
         return spec.query(self)
 
-    def guarded_request(self, spec: "ScanSpec", partition_predicate: str | None) -> str | None:
+    def guarded_request(self, spec: ScanSpec, partition_predicate: str | None) -> str | None:
         """The filtered read that also returns, marked by a last column ``sluice_guard``, the
         rows whose read columns hold a suspect value (:meth:`Dialect.suspect`); None when the
         scan needs no guard. A reader of such a request converts every row, then drops the marked.
@@ -255,7 +266,7 @@ class SqlSource(Source):
         the reference read, which reads every row, fails. A pushed LIMIT reads a prefix either
         way (guarded rows would take its places), so a limited scan is not guarded.
         """
-        if not spec.where or spec.limit is not None:
+        if not spec.where or spec.limit is not None or spec.aggregate is not None:
             return None
         guards = [self.dialect.render(suspect[0]) for name in spec.columns
                   if (suspect := self.dialect.suspect(spec.table.column(name))) is not None]
@@ -267,7 +278,7 @@ class SqlSource(Source):
         where = [" OR ".join([f"({pushed})"] + [f"({g})" for g in guards])] + ([partition_predicate] if partition_predicate else [])
         return build_query(select, self.dialect.quote_table(spec.table.schema, spec.table.name), where, spec.order, None)
 
-    def estimated_rows(self, spec: "ScanSpec") -> int | None:
+    def estimated_rows(self, spec: ScanSpec) -> int | None:
         """The rows the source's own planner expects the scan to return; None: no estimate.
         Only sizes the read (never decides a row), so any failure is just no estimate."""
         return None
@@ -282,7 +293,7 @@ class SqlSource(Source):
     def tables(self) -> list[tuple[str | None, str]]:
         task = ReadTask(self.catalog_query, pa.schema([("schema", pa.string()), ("name", pa.string())]))
         return [(schema, name) for batch in self.read(task)
-                for schema, name in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist())]
+                for schema, name in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True)]
 
     @abc.abstractmethod
     def split(self, table: TableSchema, count: int) -> list[str | None]:
@@ -307,10 +318,11 @@ class SqlSource(Source):
         if batch.num_columns != len(task.schema):
             raise SourceError(self.name, f"{where}: the source returned {batch.num_columns} columns, "
                                          f"{len(task.schema)} were planned{STALE_PLAN}")
-        for field, array in zip(task.schema, batch.columns):
+        for field, array in zip(task.schema, batch.columns, strict=True):
             got = array.type.storage_type if isinstance(array.type, pa.ExtensionType) else array.type
             if not _holds(got, field.type):
-                planned = task.table.column(field.name).remote_type if task.table is not None else field.type
+                column = task.table.find(field.name) if task.table is not None else None  # None: a computed value
+                planned = column.remote_type if column is not None else field.type
                 raise SourceError(self.name, f"{where}: column {field.name!r} was {planned} when planned (read as "
                                              f"{field.type}) but the source now returns {got}{STALE_PLAN}")
         return batch

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from sluice.dialects.duckdb import UNKNOWN_COLLATION, DuckdbDialect
+from sluice.dialects.duckdb import UNKNOWN_COLLATION, WIDENED_TYPES, DuckdbDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, ascii_folded, file_path, key_ranges
@@ -35,12 +36,6 @@ _SIMPLE_TYPES = {
     "BOOLEAN": "boolean", "TINYINT": "tinyint", "SMALLINT": "smallint", "INTEGER": "int", "BIGINT": "bigint",
     "FLOAT": "float", "DOUBLE": "double", "VARCHAR": "string", "DATE": "date", "TIMESTAMP": "timestamp_ntz",
     "TIMESTAMP WITH TIME ZONE": "timestamp", "BLOB": "binary",
-}
-#: types Spark has no exact match for: the reader casts them remotely to a wider Spark type
-#: (HUGEINT and UHUGEINT leave Arrow as decimal128(38,0) with no check: 2**128-1 arrives as -1)
-_WIDENED_TYPES = {
-    "UTINYINT": "smallint", "USMALLINT": "int", "UINTEGER": "bigint", "UBIGINT": "decimal(20,0)",
-    "HUGEINT": "decimal(38,0)", "UHUGEINT": "decimal(38,0)",
 }
 _MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 #: settings every DuckDB session pins (the dialect's facts depend on them)
@@ -62,8 +57,8 @@ class DuckdbSource(SqlSource):
     dialect = DuckdbDialect()
     default_schema = "main"
 
-    def __init__(self, name: str, url: str, **options: object) -> None:
-        super().__init__(name, url, **options)  # type: ignore[arg-type]
+    def __init__(self, name: str, url: str, **options: Any) -> None:
+        super().__init__(name, url, **options)
         self.path = file_path(name, url, "DuckDB", ".duckdb")
 
     @property
@@ -76,7 +71,7 @@ class DuckdbSource(SqlSource):
         return ascii_folded(name)
 
     # ------------------------------------------------------------ connections
-    def _connect(self) -> "duckdb.DuckDBPyConnection":
+    def _connect(self) -> duckdb.DuckDBPyConnection:
         import duckdb
 
         if not os.path.isfile(self.path):
@@ -145,7 +140,7 @@ class DuckdbSource(SqlSource):
         quoted = self.dialect.render_identifier(column.name)
         if column.read_as_text:
             return f"CAST({quoted} AS VARCHAR)"
-        if column.remote_type in _WIDENED_TYPES:
+        if column.remote_type in WIDENED_TYPES:
             return self.dialect.render(self.dialect.cast(exp.column(column.name, quoted=True), column.type, column.type))
         return quoted
 
@@ -155,7 +150,9 @@ class DuckdbSource(SqlSource):
             return [None]
         connection = self._connect()
         try:
-            low, high = connection.execute(f"SELECT min(rowid), max(rowid) FROM {self.dialect.quote_table(table.schema, table.name)}").fetchone()
+            row = connection.execute(f"SELECT min(rowid), max(rowid) FROM {self.dialect.quote_table(table.schema, table.name)}").fetchone()
+            assert row is not None  # an aggregate returns one row
+            low, high = row
         finally:
             connection.close()
         return key_ranges("rowid", low, high, count)
@@ -188,15 +185,15 @@ class DuckdbSource(SqlSource):
 
 def _column(name: str, data_type: str, nullable: bool, collation: str | None) -> Column:
     """The Spark view of one DuckDB column; types Spark cannot compare alike are read as text."""
-    common = {"name": name, "remote_type": data_type, "nullable": bool(nullable)}
+    common: dict[str, Any] = {"name": name, "remote_type": data_type, "nullable": bool(nullable)}
     if data_type in _SIMPLE_TYPES:
         spark = SparkType(_SIMPLE_TYPES[data_type])
-        return Column(type=spark, collation=collation if spark.kind is Kind.STRING else None, **common)  # type: ignore[arg-type]
-    if data_type in _WIDENED_TYPES:
-        return Column(type=SparkType(_WIDENED_TYPES[data_type]), **common)  # type: ignore[arg-type]
+        return Column(type=spark, collation=collation if spark.kind is Kind.STRING else None, **common)
+    if data_type in WIDENED_TYPES:
+        return Column(type=SparkType(WIDENED_TYPES[data_type]), **common)
     if data_type.startswith("DECIMAL("):
-        return Column(type=SparkType(data_type.lower().replace(" ", "")), **common)  # type: ignore[arg-type]
-    return Column(type=SparkType("string"), read_as_text=True,  # type: ignore[arg-type]
+        return Column(type=SparkType(data_type.lower().replace(" ", "")), **common)
+    return Column(type=SparkType("string"), read_as_text=True,
                   unpushable=f"{data_type} is read as its text form; DuckDB compares the typed value", **common)
 
 

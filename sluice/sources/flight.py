@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -88,6 +89,7 @@ class FlightSource(Source):
         self.tls_root_certs = query.get("tls_root_certs")
         self.override_hostname = query.get("override_hostname")
         self._sluice: bool | None = None  # whether the server speaks Sluice's protocol (probed once)
+        self._ops: frozenset[str] = frozenset()  # the Sluice filter ops its capabilities list
 
     # ------------------------------------------------------------ connections
     def _client(self, location: str | None = None) -> flight.FlightClient:
@@ -139,15 +141,22 @@ class FlightSource(Source):
     def speaks_sluice(self) -> bool:
         """Whether the server answers Sluice's capabilities action (probed once per instance)."""
         if self._sluice is None:
-            def probe(client: flight.FlightClient, options: flight.FlightCallOptions) -> bool:
+            def probe(client: flight.FlightClient, options: flight.FlightCallOptions) -> list[Any] | None:
                 try:
-                    return bool(list(client.do_action(flight.Action(ACTION_CAPABILITIES, b""), options)))
+                    return list(client.do_action(flight.Action(ACTION_CAPABILITIES, b""), options))
                 except (flight.FlightUnauthenticatedError, flight.FlightUnavailableError, flight.FlightTimedOutError):
                     raise
                 except (flight.FlightError, pa.ArrowException):  # a plain Flight server: no such action
-                    return False
-            self._sluice = self._call(probe, "probing the server", connecting=True)
+                    return None
+            answers = self._call(probe, "probing the server", connecting=True)
+            self._sluice = bool(answers)
+            self._ops = _filter_ops(answers[0].body.to_pybytes()) if answers else frozenset()
         return self._sluice
+
+    def takes(self, op: str) -> bool:
+        """Whether the server's capabilities list ``op`` among the Sluice filter ops it reads:
+        an op added to the format after version 1 (``cast``) is sent only to servers that list it."""
+        return self.speaks_sluice() and op in self._ops
 
     def check(self) -> None:
         if not self.speaks_sluice():
@@ -188,11 +197,12 @@ class FlightSource(Source):
         format cannot spell, or any conjunct for a server that takes no filters, is UNSUPPORTED."""
         verdicts: list[Verdict | None] = [None] * len(candidates)
         encoded: list[tuple[int, dict[str, Any]]] = []
+        casts = table if self.takes(filter_json.CAST) else None  # the column types that type a cast's argument
         for index, candidate in enumerate(candidates):
             try:
-                encoded.append((index, filter_json.encode_conjunct(candidate, session_zone)))
-            except Unsupported as reason:
-                verdicts[index] = Verdict(candidate.sql(dialect="spark"), Level.UNSUPPORTED, str(reason))
+                encoded.append((index, filter_json.encode_conjunct(candidate, session_zone, casts)))
+            except Unsupported as error:
+                verdicts[index] = Verdict(candidate.sql(dialect="spark"), Level.UNSUPPORTED, str(error))
         if encoded and not self.speaks_sluice():
             reason = f"the Flight server at {self.display_url} takes no filters (not a Sluice server): Spark filters every row"
             for index, _ in encoded:
@@ -201,7 +211,7 @@ class FlightSource(Source):
             request = Request(_path(table.schema, table.name), (table.columns[0].name,),
                               _sluice_filter([expression for _, expression in encoded]), partitions=1, session_zone=session_zone)
             answers = self._conjunct_levels(request)
-            for (index, expression), answer in zip(encoded, answers):
+            for (index, expression), answer in zip(encoded, answers, strict=True):
                 level = Level(answer["level"])
                 remote = json.dumps({"expr": expression, "level": level.value, "zone": session_zone}, separators=(",", ":")) \
                     if level.pushed else None
@@ -209,11 +219,12 @@ class FlightSource(Source):
         return tuple(v for v in verdicts if v is not None)
 
     def _conjunct_levels(self, request: Request) -> list[dict[str, Any]]:
+        assert request.filter is not None  # a request for verdicts carries the conjuncts
         info = self._flight_info(request)
         answers = _metadata(info).get("conjuncts")
         levels = {level.value for level in Level}
         if not isinstance(answers, list) or len(answers) != len(request.filter.body["conjuncts"]) or \
-                not all(isinstance(a, dict) and a.get("level") in levels for a in answers):  # type: ignore[union-attr]
+                not all(isinstance(a, dict) and a.get("level") in levels for a in answers):
             raise SourceError(self.name, "the Flight server's answer does not give one level per conjunct")
         return answers
 
@@ -222,19 +233,19 @@ class FlightSource(Source):
         return self._call(lambda client, options: client.get_flight_info(descriptor, options), f"planning {'.'.join(request.table)}")
 
     # ------------------------------------------------------------ reading
-    def _request(self, spec: "ScanSpec") -> tuple[Request, list[dict[str, Any]]]:
+    def _request(self, spec: ScanSpec) -> tuple[Request, list[dict[str, Any]]]:
         pushed = [json.loads(text) for text in spec.where]
         zone = pushed[0]["zone"] if pushed else "UTC"
         conjuncts = _sluice_filter([p["expr"] for p in pushed]) if pushed else None
         request = Request(_path(spec.table.schema, spec.table.name), spec.columns, conjuncts, spec.limit, spec.partitions, zone)
         return request, pushed
 
-    def request_text(self, spec: "ScanSpec") -> str:
+    def request_text(self, spec: ScanSpec) -> str:
         if not self.speaks_sluice():
             return f"DoGet {'.'.join(_path(spec.table.schema, spec.table.name))} (whole streams: the server takes no filters)"
         return "GetFlightInfo " + self._request(spec)[0].to_json().decode()
 
-    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+    def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         sluice = self.speaks_sluice()
         if sluice:
             request, pushed = self._request(spec)
@@ -255,7 +266,7 @@ class FlightSource(Source):
         """Spark dropped every conjunct planned EXACT: the server must still apply it exactly."""
         if len(answers) != len(pushed):
             raise SourceError(self.name, "the Flight server's answer does not give one level per conjunct")
-        for planned, answer in zip(pushed, answers):
+        for planned, answer in zip(pushed, answers, strict=True):
             if planned["level"] == "EXACT" and answer.get("level") != "EXACT":
                 raise SourceError(self.name, f"the Flight server now classifies {answer.get('sql')} as {answer.get('level')} "
                                              "(it was EXACT when the query was planned); plan the query again")
@@ -321,6 +332,15 @@ class FlightSource(Source):
 
 def _sluice_filter(conjuncts: list[dict[str, Any]]) -> FilterSpec:
     return FilterSpec("sluice", {"version": filter_json.VERSION, "conjuncts": conjuncts})
+
+
+def _filter_ops(capabilities: bytes) -> frozenset[str]:
+    """The Sluice filter ops a capabilities answer lists (none if it lists none)."""
+    try:
+        ops = json.loads(capabilities).get("sluice_filter", {}).get("ops", [])
+    except (ValueError, AttributeError):
+        return frozenset()
+    return frozenset(op for op in ops if isinstance(op, str)) if isinstance(ops, list) else frozenset()
 
 
 def _path(schema: str | None, table: str) -> tuple[str, ...]:

@@ -10,12 +10,19 @@ dialect is DuckDB's, so what is pushed is exact.
 
 The scan reads the snapshot that was current at planning time; tasks carry its file
 list, so a commit during the query is not half-seen.
+
+Pushed aggregates (:mod:`sluice.planner.aggregates`) run in the same DuckDB over every kept
+file, in one task, so only the groups reach Spark. ``COUNT(*)`` is answered from the
+files' metadata, reading no data file, when strict evaluation cleared every kept file (no
+filter, or filters the file statistics prove): the row counts Parquet records; so are
+``MIN``/``MAX`` of integer and date columns (:mod:`sluice.lake.answers`).
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,7 +31,9 @@ from sqlglot import exp
 
 from sluice.dialects.lake import LakeDialect
 from sluice.errors import BindError, SourceError
+from sluice.lake.answers import from_metadata
 from sluice.lake.catalog import LakeLocation, load_table, open_catalog
+from sluice.planner.aggregates import Aggregation
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, Source
 from sluice.sources.duckdb import SESSION_SETTINGS
@@ -56,12 +65,13 @@ _RELATION = "lake_rows"
 
 class IcebergSource(Source):
     dialect = LakeDialect()
+    aggregates = True
 
-    def __init__(self, name: str, url: str, **options: object) -> None:
-        super().__init__(name, url, **options)  # type: ignore[arg-type]
+    def __init__(self, name: str, url: str, **options: Any) -> None:
+        super().__init__(name, url, **options)
         self.location = LakeLocation.from_url(url)
 
-    def _table(self, namespace: str | None, table: str) -> "Table":
+    def _table(self, namespace: str | None, table: str) -> Table:
         """The catalog's table (opened per call: a source holds parameters, not connections)."""
         return load_table(open_catalog(self.location, name=self.name), namespace, table, self.name)
 
@@ -74,7 +84,7 @@ class IcebergSource(Source):
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
         iceberg = self._table(schema, table)
-        columns = tuple(_column(f.name, f.field_type, not f.required, iceberg.name()) for f in iceberg.schema().fields)
+        columns = tuple(_column(f.name, f.field_type, not f.required, ".".join(iceberg.name())) for f in iceberg.schema().fields)
         snapshot = iceberg.current_snapshot()
         rows = int(snapshot.summary.additional_properties.get("total-records", 0)) if snapshot and snapshot.summary else 0
         return TableSchema(self.name, schema, table, columns, row_estimate=rows)
@@ -85,11 +95,11 @@ class IcebergSource(Source):
                 for identifier in catalog.list_tables(namespace)]
 
     # ------------------------------------------------------------ planning
-    def pruning(self, spec: "ScanSpec") -> Pyramid:
+    def pruning(self, spec: ScanSpec) -> Pyramid:
         """The pruning pyramid of a planned scan (what EXPLAIN shows and the tasks read)."""
         return self._pyramid(spec, _needed_columns(spec))
 
-    def _pyramid(self, spec: "ScanSpec", needed: tuple[str, ...]) -> Pyramid:
+    def _pyramid(self, spec: ScanSpec, needed: tuple[str, ...]) -> Pyramid:
         from sluice.lake.pyramid import plan_pyramid  # PyIceberg's evaluators: imported where planning happens
 
         table = self._table(spec.table.schema, spec.table.name)
@@ -103,23 +113,34 @@ class IcebergSource(Source):
         except (OSError, pa.ArrowException) as error:
             raise SourceError(self.name, f"lake table {spec.table.qualified_name}: planning the scan failed: {error}") from None
 
-    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+    def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         needed = _needed_columns(spec)
         pyramid = self._pyramid(spec, needed)
-        count = 1 if spec.limit is not None else max(1, spec.partitions)
+        count = 1 if spec.limit is not None or spec.aggregate is not None else max(1, spec.partitions)
         groups = _balanced(list(pyramid.reads), count)
         schema = spec.arrow_schema()
         read = [[name, spec.table.column(name).type.name] for name in needed]
         base = {"table": spec.table.qualified_name, "snapshot": pyramid.snapshot_id, "columns": list(spec.columns), "read": read,
-                "where": list(spec.where), "order": spec.order, "limit": spec.limit}
+                "where": list(spec.where), "order": spec.order, "limit": spec.limit,
+                "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None}
+        if spec.aggregate is not None and not spec.aggregate.group_by and not any(r.filtered for r in pyramid.reads):
+            answers = from_metadata(self._table(spec.table.schema, spec.table.name).schema(), list(pyramid.reads),
+                                    spec.aggregate.outputs)
+            if answers is not None:
+                return [ReadTask(json.dumps({**base, "files": [], "metadata_answer": answers}), schema)]
         tasks = [ReadTask(json.dumps({**base, "files": [read.__dict__ for read in group]}), schema, index)
                  for index, group in enumerate(groups)]
         return tasks or [ReadTask(json.dumps({**base, "files": []}), schema, 0)]
 
-    def request_text(self, spec: "ScanSpec") -> str:
-        text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({', '.join(spec.columns)})"
+    def request_text(self, spec: ScanSpec) -> str:
+        read = ", ".join(o.sql for o in spec.aggregate.outputs) if spec.aggregate is not None else ", ".join(spec.columns)
+        text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({read})"
         if spec.where:
             text += " WHERE " + " AND ".join(f"({w})" for w in spec.where)
+        if spec.aggregate is not None and spec.aggregate.group_by:
+            text += " GROUP BY " + ", ".join(spec.aggregate.group_by)
+        elif spec.aggregate is not None:
+            text += " (COUNT(*) and integer/date MIN/MAX from file statistics when no kept file needs filtering)"
         if spec.order:
             text += f" {spec.order}"
         if spec.limit is not None:
@@ -132,14 +153,18 @@ class IcebergSource(Source):
         from sluice.lake.pyramid import FileRead
 
         request = json.loads(task.request)
+        if request.get("metadata_answer") is not None:  # answered by the files' statistics (sluice/lake/answers.py)
+            arrays = [pa.array([value], field.type) for value, field in zip(request["metadata_answer"], task.schema, strict=True)]
+            yield pa.RecordBatch.from_arrays(arrays, schema=task.schema)
+            return
         files = [FileRead(**{**f, "row_groups": tuple(f["row_groups"])}) for f in request["files"]]
         columns = pa.schema([pa.field(name, SparkType(type_name).arrow()) for name, type_name in request["read"]])
-        engine_for_all = bool(request["order"] or request["limit"] is not None)
+        engine_for_all = bool(request["order"] or request["limit"] is not None or request.get("aggregate"))
         filtered = [f for f in files if engine_for_all or (f.filtered and request["where"])]
         try:
             for batch in _stream([f for f in files if f not in filtered], columns, self.batch_rows):
                 yield conform(batch.select(request["columns"]), task.schema)
-            if filtered:
+            if filtered or request.get("aggregate"):  # an aggregate without GROUP BY answers one row even over no file
                 yield from self._query(_stream(filtered, columns, self.batch_rows), columns, request, task.schema)
         except _FileError as error:
             raise SourceError(self.name, f"lake table {request['table']} (snapshot {request['snapshot']}): data file "
@@ -170,10 +195,16 @@ class IcebergSource(Source):
             for setting in SESSION_SETTINGS:
                 connection.execute(setting)
             connection.register(_RELATION, pa.RecordBatchReader.from_batches(columns, watched()))
-            select = ", ".join(self.dialect.render_identifier(c) for c in request["columns"])
+            aggregate = Aggregation.from_dict(request["aggregate"]) if request.get("aggregate") else None
+            if aggregate is not None:
+                select = ", ".join(f"{o.sql} AS {self.dialect.render_identifier(o.name)}" for o in aggregate.outputs)
+            else:
+                select = ", ".join(self.dialect.render_identifier(c) for c in request["columns"])
             sql = f"SELECT {select} FROM {_RELATION}"
             if request["where"]:
                 sql += " WHERE " + " AND ".join(f"({w})" for w in request["where"])
+            if aggregate is not None and aggregate.group_by:
+                sql += " GROUP BY " + ", ".join(aggregate.group_by)
             if request["order"]:
                 sql += f" {request['order']}"
             if request["limit"] is not None:
@@ -198,10 +229,10 @@ class _FileError(Exception):
         self.path, self.problem = path, problem
 
 
-_ENGINE: list["duckdb.DuckDBPyConnection"] = []
+_ENGINE: list[duckdb.DuckDBPyConnection] = []
 
 
-def _engine() -> "duckdb.DuckDBPyConnection":
+def _engine() -> duckdb.DuckDBPyConnection:
     """The process's in-memory DuckDB (one thread per query: Spark runs the tasks in parallel)."""
     import duckdb
 
@@ -241,11 +272,13 @@ def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
     return array if array.type == target else array.cast(target)
 
 
-def _needed_columns(spec: "ScanSpec") -> tuple[str, ...]:
-    """Projected columns plus every column the pushed predicates and order refer to."""
+def _needed_columns(spec: ScanSpec) -> tuple[str, ...]:
+    """Projected columns (or those the pushed aggregates read) plus every column the pushed
+    predicates and order refer to."""
     names = {c.name.lower(): c.name for c in spec.table.columns}
-    needed = list(spec.columns)
+    needed = list(spec.columns) if spec.aggregate is None else []
     texts = [f"SELECT 1 WHERE {w}" for w in spec.where] + ([f"SELECT 1 {spec.order}"] if spec.order else [])
+    texts += [f"SELECT {o.sql}" for o in spec.aggregate.outputs] if spec.aggregate is not None else []
     for text in texts:
         for column in sqlglot.parse_one(text, read="duckdb").find_all(exp.Column):
             name = names.get(column.name.lower())
@@ -265,12 +298,14 @@ def _balanced(reads: list[FileRead], count: int) -> list[list[FileRead]]:
     return groups
 
 
-def _column(name: str, field_type: "IcebergType", nullable: bool, table: str) -> Column:
+def _column(name: str, field_type: IcebergType, nullable: bool, table: str) -> Column:
     text = str(field_type)
     if text in _TYPES:
         spark, duck = _TYPES[text]
         return Column(name, SparkType(spark), duck, nullable=nullable)
-    if text.startswith("decimal("):
-        precision, scale = field_type.precision, field_type.scale  # type: ignore[attr-defined]
+    from pyiceberg.types import DecimalType
+
+    if isinstance(field_type, DecimalType):
+        precision, scale = field_type.precision, field_type.scale
         return Column(name, SparkType(f"decimal({precision},{scale})"), f"DECIMAL({precision},{scale})", nullable=nullable)
     raise BindError(f"lake table {table}: column {name} has Iceberg type {text}, which Sluice does not read yet")

@@ -8,8 +8,10 @@ primary key; tables without one are read whole.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -23,6 +25,8 @@ from sluice.timeouts import waited
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
+    import pymysql
+
     from sluice.scan import ScanSpec
 
 #: the join compares names as bytes: MariaDB joins information_schema names case-insensitively
@@ -34,6 +38,15 @@ FROM information_schema.COLUMNS c
 JOIN information_schema.TABLES t ON BINARY t.TABLE_SCHEMA = BINARY c.TABLE_SCHEMA AND BINARY t.TABLE_NAME = BINARY c.TABLE_NAME
 WHERE c.TABLE_SCHEMA = %s AND c.TABLE_NAME = %s
 ORDER BY c.ORDINAL_POSITION
+"""
+#: a read's check that the table is as planned: the columns only, with _DESCRIBE's conditions
+#: (MariaDB opens just that table's definition, by name as the server keeps names apart) and
+#: no join (joining TABLES scans every database's tables: ~25 ms a read)
+_VERIFY = """
+SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, COLLATION_NAME, NUMERIC_PRECISION, NUMERIC_SCALE
+FROM information_schema.COLUMNS
+WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s
+ORDER BY ORDINAL_POSITION
 """
 _INTEGERS = {"tinyint": (8, "tinyint"), "smallint": (16, "smallint"), "mediumint": (24, "int"), "int": (32, "int"), "bigint": (64, "bigint")}
 _UNSIGNED = {8: "smallint", 16: "int", 24: "int", 32: "bigint", 64: "decimal(20,0)"}
@@ -49,14 +62,14 @@ class MysqlSource(SqlSource):
 
     dialect = MariadbDialect()
 
-    def __init__(self, name: str, url: str, **options: object) -> None:
-        super().__init__(name, url, **options)  # type: ignore[arg-type]
+    def __init__(self, name: str, url: str, **options: Any) -> None:
+        super().__init__(name, url, **options)
         self.database = self.parsed.database
         if not self.parsed.host:
             raise ConfigError(f"source {name!r}: MySQL URLs look like mysql://user@host:3306/database, not {self.display_url}")
 
     @property
-    def default_schema(self) -> str | None:  # type: ignore[override]
+    def default_schema(self) -> str | None:  # type: ignore[override]  # the other sources' class attribute is the URL's database here
         return self.database
 
     #: the server's setting (read by :meth:`check`): 0 compares database and table names as
@@ -67,7 +80,7 @@ class MysqlSource(SqlSource):
         return name if int(self.lower_case_table_names) == 0 else name.lower()
 
     # ------------------------------------------------------------ connections
-    def estimated_rows(self, spec: "ScanSpec") -> int | None:
+    def estimated_rows(self, spec: ScanSpec) -> int | None:
         """The server's estimate of the rows the pushed query examines (EXPLAIN, nothing run)."""
         try:
             connection = self._catalog()
@@ -81,7 +94,7 @@ class MysqlSource(SqlSource):
         except Exception:  # noqa: BLE001 - an estimate only sizes the read; the read reports real failures
             return None
 
-    def _catalog(self):  # type: ignore[no-untyped-def]
+    def _catalog(self):
         """A PyMySQL session for catalog queries; connecting and the login are bounded by
         ``connect_timeout_s``. PyMySQL's ``connect_timeout`` covers the TCP connect only: the
         server's greeting and the login are read under ``read_timeout``, so that is the connect
@@ -90,7 +103,7 @@ class MysqlSource(SqlSource):
 
         parts = self.parsed
         try:
-            connection = pymysql.connect(
+            connection = _session_class()(
                 host=parts.host, port=parts.port or 3306, user=parts.username or "root",
                 password=self.credential or "", database=self.database, charset="utf8mb4",
                 connect_timeout=self.connect_timeout_s, read_timeout=self.connect_timeout_s,
@@ -102,7 +115,8 @@ class MysqlSource(SqlSource):
             if "timed out" in message:
                 message = f"{message}: {waited('connecting and logging in', self.connect_timeout_s)}"
             raise SourceError(self.name, f"cannot connect to {self.display_url}: {message}") from None
-        connection._read_timeout = connection._write_timeout = self.statement_timeout_s  # applied at the next read/write
+        # applied at the next read/write
+        connection._read_timeout = connection._write_timeout = self.statement_timeout_s  # type: ignore[attr-defined]  # private: PyMySQL has no setter for an open connection's timeouts
         return connection
 
     def check(self) -> None:
@@ -159,7 +173,7 @@ class MysqlSource(SqlSource):
         split = keys[0][0] if len(keys) == 1 and keys[0][1] in _INTEGERS and rows[0][10] == "BASE TABLE" else None
         return TableSchema(self.name, schema, table, columns, row_estimate=int(rows[0][9] or 0), split_column=split)
 
-    def read_task(self, spec: "ScanSpec", partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
+    def read_task(self, spec: ScanSpec, partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
         task = super().read_task(spec, partition_predicate, index, schema)
         guarded = self.guarded_request(spec, partition_predicate)
         return task if guarded is None else replace(task, request=guarded, guarded=True)
@@ -170,9 +184,12 @@ class MysqlSource(SqlSource):
         if column.remote_type.startswith(("bit(", "year")):  # BIT and YEAR are read as the numbers they hold
             quoted = f"CAST({quoted} AS {'UNSIGNED' if column.remote_type.startswith('bit(') else 'SIGNED'})"
         # decimals travel as text: connectorx reads them as decimal(38,10), losing digits
-        if column.read_as_text or column.type.kind is Kind.DECIMAL:
+        if column.read_as_text:
             return f"CAST({quoted} AS CHAR)"
-        return quoted
+        return self.select_value(quoted, column.type)
+
+    def select_value(self, sql: str, spark_type: SparkType) -> str:
+        return f"CAST({sql} AS CHAR)" if spark_type.kind is Kind.DECIMAL else sql
 
     # ------------------------------------------------------------ reading
     def split(self, table: TableSchema, count: int) -> list[str | None]:
@@ -221,24 +238,62 @@ class MysqlSource(SqlSource):
         import pymysql
 
         connection = self._catalog()
+        table = task.table
+        if table is None:
+            connection.close()
+            return
         try:
-            if task.table is None:
-                return
             with connection.cursor() as cursor:
-                cursor.execute(_DESCRIBE, (task.table.schema, task.table.name))
+                cursor.execute(_VERIFY, (table.schema, table.name))
                 rows = cursor.fetchall()
         except pymysql.MySQLError as error:
-            raise SourceError(self.name, f"cannot read the catalog of {task.table.qualified_name}: {self.masked(str(error))}") from None
+            raise SourceError(self.name, f"cannot read the catalog of {table.qualified_name}: {self.masked(str(error))}") from None
         finally:
             connection.close()
-        self.ensure_unchanged(task.table, [catalog_column(row) for row in rows] if rows else None)
+        self.ensure_unchanged(table, [catalog_column(row) for row in rows] if rows else None)
+
+
+@functools.cache
+def _session_class() -> type[pymysql.connections.Connection[Any]]:
+    """PyMySQL's connection, with the TLS context of its PREFERRED mode (no TLS option given:
+    TLS if the server offers it, else plain) made only when a server offers TLS, and then once
+    per process. PyMySQL 1.2 builds that context for every connection, loading the system's
+    CA certificates (~20 ms), even for a server without TLS; every planned scan and every read
+    logs in, so that was most of a small query's fixed cost. The context is the same each
+    time (no CA, no certificate check), and an ``ssl.SSLContext`` is made to be shared."""
+    import pymysql
+
+    class Session(pymysql.connections.Connection):
+        def _create_ssl_ctx(self, sslp: object) -> object:
+            make = super()._create_ssl_ctx  # type: ignore[misc]  # PyMySQL's private method (1.1, 1.2), not in its stubs
+            if isinstance(sslp, dict) and not sslp:
+                return _PreferredTls(lambda: make(sslp))
+            return make(sslp)
+
+    return Session
+
+
+class _PreferredTls:
+    """Stands in for PyMySQL's PREFERRED-mode ``SSLContext`` (PyMySQL only calls ``wrap_socket``,
+    and only when the server offers TLS): the real context is made at the first TLS handshake
+    of the process and shared by every later one."""
+
+    context: object | None = None
+
+    def __init__(self, make: Callable[[], object]) -> None:
+        self._make = make
+
+    def wrap_socket(self, sock: object, server_hostname: str | None = None) -> object:
+        if _PreferredTls.context is None:
+            _PreferredTls.context = self._make()
+        return _PreferredTls.context.wrap_socket(sock, server_hostname=server_hostname)  # type: ignore[attr-defined]
 
 
 def _quote(text: str) -> str:
     return quote(text, safe="")
 
 
-def catalog_column(row: tuple) -> Column:  # type: ignore[type-arg]
+def catalog_column(row: tuple) -> Column:
     """The column as Spark reads it, from an information_schema.COLUMNS row (see _DESCRIBE)."""
     name, data_type, column_type, nullable, charset, collation, precision, scale = row[:8]
     data_type, column_type = data_type.lower(), column_type.lower()

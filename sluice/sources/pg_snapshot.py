@@ -48,7 +48,7 @@ def read_key(group: str) -> int:
     return value or 1
 
 
-def join(connection: object, url: str, task: "ReadTask", lease_s: float, name: str) -> None:
+def join(connection: object, url: str, task: ReadTask, lease_s: float, name: str) -> None:
     """Begin ``task``'s transaction on ADBC ``connection`` at its scan read's shared snapshot."""
     assert task.snapshot_group is not None
     key = read_key(task.snapshot_group)
@@ -65,8 +65,8 @@ def join(connection: object, url: str, task: "ReadTask", lease_s: float, name: s
     _execute(connection, f"SELECT pg_advisory_xact_lock_shared({key}, {task.partition})")  # the holder sees it joined
 
 
-def _published(connection: object, key: int, holder: subprocess.Popen | None, wait_s: float, name: str,  # type: ignore[type-arg]
-               task: "ReadTask") -> str:
+def _published(connection: object, key: int, holder: subprocess.Popen | None, wait_s: float, name: str,
+               task: ReadTask) -> str:
     """The snapshot id the scan read's holder publishes, waiting up to ``wait_s`` for it."""
     deadline = time.monotonic() + wait_s
     pause = 0.002
@@ -89,7 +89,7 @@ def _published(connection: object, key: int, holder: subprocess.Popen | None, wa
         pause = min(pause * 2, 0.05)
 
 
-def _start_holder(url: str, key: int, partitions: int, lease_s: float) -> subprocess.Popen:  # type: ignore[type-arg]
+def _start_holder(url: str, key: int, partitions: int, lease_s: float) -> subprocess.Popen:
     """Start the detached holder process (its own session: Spark's end of a worker is not its end)."""
     process = subprocess.Popen([sys.executable, str(_HOLDER)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
@@ -100,7 +100,7 @@ def _start_holder(url: str, key: int, partitions: int, lease_s: float) -> subpro
     return process
 
 
-def _task_context():  # type: ignore[no-untyped-def]
+def _task_context():
     """Spark's context of the running task; None outside a Spark task (a direct read)."""
     from pyspark import TaskContext
 
@@ -118,7 +118,7 @@ def _execute(connection: object, sql: str) -> None:
         statement.close()
 
 
-def _rows(connection: object, sql: str) -> list[tuple]:  # type: ignore[type-arg]
+def _rows(connection: object, sql: str) -> list[tuple]:
     import adbc_driver_manager
     import pyarrow as pa
 
@@ -128,6 +128,6 @@ def _rows(connection: object, sql: str) -> list[tuple]:  # type: ignore[type-arg
         stream, _ = statement.execute_query()
         with pa.RecordBatchReader.from_stream(stream) as reader:
             table = reader.read_all()
-        return list(zip(*(column.to_pylist() for column in table.columns)))
+        return list(zip(*(column.to_pylist() for column in table.columns), strict=True))
     finally:
         statement.close()

@@ -24,8 +24,15 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
 POLL_S = (0.005, 0.05)  # first and longest wait between looks at pg_locks
+
+
+def _value(row: tuple[Any, ...] | None) -> Any:
+    """The value a SELECT of one function returns (always one row)."""
+    assert row is not None
+    return row[0]
 
 
 def hold(url: str, key: int, partitions: int, lease_s: float) -> None:
@@ -33,11 +40,11 @@ def hold(url: str, key: int, partitions: int, lease_s: float) -> None:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as connection:
-        if not connection.execute("SELECT pg_try_advisory_lock(%s, -1)", (key,)).fetchone()[0]:
+        if not _value(connection.execute("SELECT pg_try_advisory_lock(%s, -1)", (key,)).fetchone()):
             return  # another holder serves this scan read
         connection.execute(f"SET idle_in_transaction_session_timeout = {int(max(lease_s, 60) * 1000)}")
         connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        snapshot = connection.execute("SELECT pg_export_snapshot()").fetchone()[0]
+        snapshot = _value(connection.execute("SELECT pg_export_snapshot()").fetchone())
         connection.execute("SELECT pg_advisory_lock(%s, i) FROM generate_series(0, %s) AS i", (key, partitions - 1))
         connection.execute(f"SET application_name = 'sluice-snapshot {key} {snapshot}'")
         pending = set(range(partitions))

@@ -11,8 +11,9 @@ import math
 import re
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 import pyarrow as pa
@@ -51,8 +52,8 @@ class PostgresSource(SqlSource):
     dialect = PostgresDialect()
     default_schema = "public"
 
-    def __init__(self, name: str, url: str, **options: object) -> None:
-        super().__init__(name, url, **options)  # type: ignore[arg-type]
+    def __init__(self, name: str, url: str, **options: Any) -> None:
+        super().__init__(name, url, **options)
         if "connect_timeout" in self.parsed.options:  # two settings for one wait: say which one counts
             raise ConfigError(f"source {name!r}: give the connect timeout as {URL_OPTION}=SECONDS "
                               f"(Sluice sets libpq's connect_timeout from it), not connect_timeout")
@@ -89,7 +90,7 @@ class PostgresSource(SqlSource):
             message = f"{message}: {waited('connecting and logging in', self.connect_timeout_s)}{rounded}"
         return SourceError(self.name, f"cannot connect to {self.display_url}: {message}")
 
-    def _catalog(self):  # type: ignore[no-untyped-def]
+    def _catalog(self):
         import psycopg
 
         try:
@@ -119,7 +120,7 @@ class PostgresSource(SqlSource):
         columns = tuple(self._column(row, default_collation) for row in rows)
         return TableSchema(self.name, schema, table, columns, row_estimate=max(0, int(rows[0][6])))
 
-    def _column(self, row: tuple, default_collation: str) -> Column:  # type: ignore[type-arg]
+    def _column(self, row: tuple, default_collation: str) -> Column:
         name, typname, formatted, not_null, collation, deterministic, _ = row
         collation = default_collation if collation == "default" else collation
         common = {"name": name, "remote_type": formatted, "nullable": not not_null}
@@ -143,8 +144,11 @@ class PostgresSource(SqlSource):
         quoted = self.dialect.render_identifier(column.name)
         # numeric travels as text: ADBC's own binary-numeric-to-text step costs more than the
         # server's (bench: 0.56x on a 4M-row scan); conform() casts the text to decimal128.
-        as_text = column.read_as_text or column.type.kind is Kind.DECIMAL
-        return f"{quoted}::text" if as_text else quoted
+        return f"{quoted}::text" if column.read_as_text else self.select_value(quoted, column.type)
+
+    def select_value(self, sql: str, spark_type: SparkType) -> str:
+        # ``sql`` is a column or a function call, which bind tighter than ``::``
+        return f"{sql}::text" if spark_type.kind is Kind.DECIMAL else sql
 
     # ------------------------------------------------------------ reading
     def split(self, table: TableSchema, count: int) -> list[str | None]:
@@ -172,7 +176,7 @@ class PostgresSource(SqlSource):
             low = high
         return parts
 
-    def estimated_rows(self, spec: "ScanSpec") -> int | None:
+    def estimated_rows(self, spec: ScanSpec) -> int | None:
         """PostgreSQL's own estimate of the pushed query's rows (EXPLAIN, nothing run)."""
         try:
             with self._catalog() as connection:
@@ -181,7 +185,7 @@ class PostgresSource(SqlSource):
         except Exception:  # noqa: BLE001 - an estimate only sizes the read; the read reports real failures
             return None
 
-    def tasks(self, spec: "ScanSpec") -> list[ReadTask]:
+    def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         """The partitions' tasks, sharing one snapshot token when there are several."""
         tasks = super().tasks(spec)
         if len(tasks) < 2:
@@ -221,7 +225,7 @@ _databases: dict[str, object] = {}
 _databases_lock = threading.Lock()
 
 
-def _database(libpq_url: str):  # type: ignore[no-untyped-def]
+def _database(libpq_url: str):
     """The ADBC database for ``libpq_url``, made once per process.
 
     Making one costs ~30 ms (the driver logs in and loads the server's type catalog); a

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -24,9 +26,9 @@ from sluice.dialects.sqlite import SqliteDialect
 from sluice.errors import BindError, SourceError
 from sluice.sources import sqlite_arrow
 from sluice.sources.arrow import strict_booleans
-from sluice.sources.sqlite_values import Unfit, decimal_array, narrowed, spark_type_for
 from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, ascii_folded, file_path, key_ranges
-from sluice.types import Column, SparkType, TableSchema
+from sluice.sources.sqlite_values import Unfit, decimal_array, narrowed, spark_type_for
+from sluice.types import Column, TableSchema
 
 if TYPE_CHECKING:
     from sluice.scan import ScanSpec
@@ -35,14 +37,20 @@ if TYPE_CHECKING:
 _NOTHING = object()
 
 
+class Queries(Protocol):
+    """What the catalog queries use of a connection: sqlite3's, or the ADBC path's adapter."""
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Any: ...
+
+
 class SqliteSource(SqlSource):
     dialect = SqliteDialect()
     default_schema = "main"
     catalog_query = ("SELECT schema, name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'view') "
                      "AND name NOT LIKE 'sqlite_%' ORDER BY 2")
 
-    def __init__(self, name: str, url: str, **options: object) -> None:
-        super().__init__(name, url, **options)  # type: ignore[arg-type]
+    def __init__(self, name: str, url: str, **options: Any) -> None:
+        super().__init__(name, url, **options)
         self.path = file_path(name, url, "SQLite", ".db")
 
     @property
@@ -65,7 +73,11 @@ class SqliteSource(SqlSource):
         except sqlite3.Error as error:
             raise SourceError(self.name, f"cannot open {self.path}: {error}") from None
         connection.execute(f"PRAGMA busy_timeout = {int(self.statement_timeout_s * 1000)}")
-        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # mode=ro binds the main file only; ATTACH would open another read-write
+        # mode=ro binds the main file only; ATTACH would open another read-write
+        if sys.version_info >= (3, 11):
+            connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        else:  # no setlimit before Python 3.11: the authorizer refuses ATTACH instead
+            connection.set_authorizer(_no_attach)
         return connection
 
     def check(self) -> None:
@@ -90,7 +102,7 @@ class SqliteSource(SqlSource):
         finally:
             connection.close()
 
-    def _describe(self, connection: sqlite3.Connection, schema: str, table: str) -> TableSchema:
+    def _describe(self, connection: Queries, schema: str, table: str) -> TableSchema:
         """The table as ``connection`` sees it (a reader checks its plan in its own snapshot)."""
         listing = connection.execute(
             "SELECT type, strict, wr FROM pragma_table_list WHERE schema = ? AND name = ? COLLATE NOCASE", (schema, table)
@@ -125,7 +137,7 @@ class SqliteSource(SqlSource):
             connection.close()
         return key_ranges(row_id, low, high, count)
 
-    def read_task(self, spec: "ScanSpec", partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
+    def read_task(self, spec: ScanSpec, partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
         task = super().read_task(spec, partition_predicate, index, schema)
         guarded = self.guarded_request(spec, partition_predicate)
         if guarded is not None:
@@ -174,7 +186,7 @@ class SqliteSource(SqlSource):
         if task.table is None:
             return message
         where = task.table.qualified_name
-        row = None if value is _NOTHING else self._locate(task.table, field.name, value)
+        row = None if value is _NOTHING or task.table.find(field.name) is None else self._locate(task.table, field.name, value)
         return f"{message} (table {where}{f', row with rowid {row}' if row is not None else ''})"
 
     def _locate(self, table: TableSchema, column: str, value: object) -> int | None:
@@ -220,7 +232,7 @@ class SqliteSource(SqlSource):
         connection.execute("BEGIN")
         self.verify(connection, planned)
 
-    def verify(self, connection: sqlite3.Connection, planned: TableSchema) -> None:
+    def verify(self, connection: Queries, planned: TableSchema) -> None:
         """:meth:`_verify` inside a transaction already open on ``connection`` (any object with
         sqlite3's ``execute(sql, params)`` shape: the ADBC path passes its own)."""
         try:
@@ -235,10 +247,17 @@ _ROW_ID_NAMES = ("rowid", "_rowid_", "oid")
 
 def _locked(error: sqlite3.Error) -> bool:
     """SQLITE_BUSY: a writer holds the file and busy_timeout ran out."""
-    return (getattr(error, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_BUSY
+    return (getattr(error, "sqlite_errorcode", 0) & 0xFF) == _SQLITE_BUSY
 
 
-def _row_id_name(listing: tuple, declared: set[str]) -> str | None:  # type: ignore[type-arg]
+_SQLITE_BUSY = 5  # sqlite3.SQLITE_BUSY from Python 3.11 on
+
+
+def _no_attach(action: int, *_: str | None) -> int:
+    return sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_ATTACH else sqlite3.SQLITE_OK
+
+
+def _row_id_name(listing: tuple, declared: set[str]) -> str | None:
     """A name that reaches the table's row id, or None (views, WITHOUT ROWID tables).
 
     A declared column called ``rowid`` hides the row id under that name (and may hold
@@ -275,10 +294,10 @@ class _Unreadable(Exception):
 
 
 
-def _batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:  # type: ignore[type-arg]
-    columns = list(zip(*rows))
+def _batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
+    columns = list(zip(*rows, strict=True))
     arrays = []
-    for field, values in zip(schema, columns):
+    for field, values in zip(schema, columns, strict=True):
         try:
             arrays.append(_array(values, field.type))
         except Unfit as unfit:
@@ -288,7 +307,7 @@ def _batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:  # type: ign
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _array(values: tuple, arrow_type: pa.DataType) -> pa.Array:  # type: ignore[type-arg]
+def _array(values: tuple, arrow_type: pa.DataType) -> pa.Array:
     if pa.types.is_decimal(arrow_type):
         return decimal_array(values, arrow_type)
     if (pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type)) and float in set(map(type, values)):

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import re
 import time
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -66,14 +67,14 @@ _FOUND = {"DOUBLE": "REAL", "INT64": "INTEGER", "STRING/BINARY": "TEXT or BLOB",
 _MISMATCH = re.compile(r"Type mismatch in column (\d+): expected \S+ but got (.+?)\s*$", re.MULTILINE)
 
 
-def fast_request(source: "SqliteSource", spec: "ScanSpec", partition_predicate: str | None) -> str | None:
+def fast_request(source: SqliteSource, spec: ScanSpec, partition_predicate: str | None) -> str | None:
     """The fast path's SQL for one partition of ``spec``, or None when the row reader must read it.
 
     A decimal column is selected twice: its REAL values (as doubles) and its INTEGER and
     TEXT values (as text, exact), which ``sqlite_values`` converts as the row reader does.
     """
     schema = spec.arrow_schema()
-    if spec.where or spec.order is not None or spec.table.split_column is None:
+    if spec.where or spec.order is not None or spec.table.split_column is None or spec.aggregate is not None:
         return None
     if any(field.type not in _ANCHORS and not pa.types.is_decimal(field.type) for field in schema):
         return None
@@ -112,7 +113,7 @@ def _check(column: str, arrow_type: pa.DataType) -> str | None:
     return None
 
 
-def read(source: "SqliteSource", task: ReadTask) -> Iterator[pa.RecordBatch] | None:
+def read(source: SqliteSource, task: ReadTask) -> Iterator[pa.RecordBatch] | None:
     """Batches of ``task`` through ADBC, or None when the file's encoding rules this path out."""
     import adbc_driver_sqlite.dbapi as adbc
 
@@ -127,7 +128,8 @@ def read(source: "SqliteSource", task: ReadTask) -> Iterator[pa.RecordBatch] | N
         try:
             cursor.execute(f"PRAGMA busy_timeout = {int(source.statement_timeout_s * 1000)}")
             cursor.execute("PRAGMA encoding")
-            if cursor.fetchone()[0] != "UTF-8":
+            encoding = cursor.fetchone()
+            if encoding is None or encoding[0] != "UTF-8":
                 connection.close()
                 return None
         except Exception as error:  # noqa: BLE001
@@ -138,7 +140,7 @@ def read(source: "SqliteSource", task: ReadTask) -> Iterator[pa.RecordBatch] | N
         raise
 
 
-def _batches(source: "SqliteSource", task: ReadTask, connection, cursor, deadline: float) -> Iterator[pa.RecordBatch]:  # type: ignore[no-untyped-def]
+def _batches(source: SqliteSource, task: ReadTask, connection, cursor, deadline: float) -> Iterator[pa.RecordBatch]:
     try:
         try:
             if task.table is not None:
@@ -171,15 +173,15 @@ def _batches(source: "SqliteSource", task: ReadTask, connection, cursor, deadlin
 class _Queries:
     """The ``execute(sql, params).fetchone()`` shape the catalog queries use, over an ADBC cursor."""
 
-    def __init__(self, cursor) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, cursor) -> None:
         self.cursor = cursor
 
-    def execute(self, sql: str, params: tuple = ()):  # type: ignore[no-untyped-def, type-arg]
+    def execute(self, sql: str, params: tuple = ()):
         self.cursor.execute(sql, params or None)
         return self.cursor
 
 
-def _read_failure(message: str, task: ReadTask, source: "SqliteSource") -> str:
+def _read_failure(message: str, task: ReadTask, source: SqliteSource) -> str:
     """ADBC's type mismatch in the row reader's words (naming column and stored type); other failures as they are."""
     found = _MISMATCH.search(message)
     if found is None:
@@ -204,7 +206,7 @@ def not_held(field: pa.Field, what: str) -> str:
     return f"column {field.name!r} holds a value that is not {field.type} (SQLite affinity lets a column hold any type): {what}"
 
 
-def _conformed(batch: pa.RecordBatch, task: ReadTask, source: "SqliteSource") -> pa.RecordBatch:
+def _conformed(batch: pa.RecordBatch, task: ReadTask, source: SqliteSource) -> pa.RecordBatch:
     schema = task.schema
     flags = batch.column(batch.num_columns - 1)
     if flags.null_count != len(flags):
@@ -221,7 +223,7 @@ def _conformed(batch: pa.RecordBatch, task: ReadTask, source: "SqliteSource") ->
                 for part, expected in ((reals, pa.float64()), (texts, pa.string())):
                     if part.type != expected:  # the first batch held another kind of value: ADBC widened the column
                         raise SourceError(source.name, source.unreadable(task, field, f"a {_STORAGE.get(part.type, str(part.type))} value"))
-                values = [r if r is not None else _tagged(t) for r, t in zip(reals.to_pylist(), texts.to_pylist())]
+                values = [r if r is not None else _tagged(t) for r, t in zip(reals.to_pylist(), texts.to_pylist(), strict=True)]
                 arrays.append(decimal_array(values, field.type))
                 continue
             array = batch.column(position)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from decimal import Context, Decimal, InvalidOperation
-from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc

@@ -20,7 +20,8 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from py4j.java_gateway import JavaClass
 from pyspark.java_gateway import ensure_callback_server_started
@@ -29,9 +30,9 @@ from pyspark.sql.types import StructType
 
 from sluice.errors import ConfigError, SluiceError
 from sluice.masking import guard_py4j_logs, mask_text
+from sluice.planner.catalog import CatalogPlanner, NoSuchTable
 from sluice.scan import ScanSpec
 from sluice.spark.datasource import SluiceReaderSource, read_info
-from sluice.planner.catalog import CatalogPlanner, NoSuchTable
 
 _log = logging.getLogger(__name__)
 #: one planner per driver process: the JVM's Bridge holds one callback
@@ -48,7 +49,7 @@ class PlannerCallback:
     """
 
     def __init__(self, planner: CatalogPlanner) -> None:
-        self.seconds: collections.Counter[str] = collections.Counter()
+        self.seconds: collections.defaultdict[str, float] = collections.defaultdict(float)
         self.calls: collections.Counter[str] = collections.Counter()
         self._planner = planner
 
@@ -94,7 +95,7 @@ CALLBACK = PlannerCallback(PLANNER)
 
 
 #: the planner's methods the catalog layer calls (looked up at each call)
-_PLANNER_METHODS = frozenset({"namespaces", "tables", "describe", "filters", "plan"})
+_PLANNER_METHODS = frozenset({"namespaces", "tables", "describe", "filters", "aggregate", "plan"})
 
 
 def _error(kind: str, message: str) -> str:

@@ -19,7 +19,7 @@ import json
 import os
 import time
 import uuid
-from typing import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from urllib.parse import unquote
 
 import pyarrow as pa

@@ -23,8 +23,8 @@ import pytest
 
 from sluice import Federation
 from sluice.pushdown.levels import Level
-from tests.sources import MYSQL_URL, PG_URL
 from tests.plans import stated
+from tests.sources import MYSQL_URL, PG_URL
 
 pytestmark = pytest.mark.integration
 

@@ -1,6 +1,6 @@
 """Sluice on a real standalone Spark cluster gives the answers of local mode.
 
-A master and two one-core workers on loopback (:mod:`sluice.spark.cluster`) run the
+A master and two one-core workers on loopback (:mod:`tools.cluster`) run the
 executors in JVMs, Python workers and working directories of their own, so anything
 Sluice ships to them that does not pickle, or that needs state only the driver has,
 fails here. ``tests/cluster_driver.py`` attaches PostgreSQL, MariaDB, a SQLite and a
@@ -19,14 +19,15 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import psycopg
 import pytest
 
-from sluice.spark import cluster as loopback
+from tools import cluster as loopback
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(540)]
 
@@ -111,7 +112,9 @@ class Driver:
 
     def __init__(self, workdir: Path, master: str, lake: str) -> None:
         self.master, self.out, self.log = master, workdir / f"{lake}.json", workdir / f"{lake}.log"
-        env = {**os.environ, "SLUICE_DRIVER_MEMORY": "1g", "PYTHONUNBUFFERED": "1"}
+        # the repository root on the path: the driver imports tools.cluster (tools/ is not installed)
+        path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "SLUICE_DRIVER_MEMORY": "1g", "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, str(DRIVER), "--master", master, "--lake", lake, "--out", str(self.out)],

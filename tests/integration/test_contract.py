@@ -16,8 +16,8 @@ import pytest
 
 from sluice.pushdown.levels import Level
 from tests import corpus
-from tests.sources import EDGE_TABLES
 from tests.plans import stated
+from tests.sources import EDGE_TABLES
 
 pytestmark = pytest.mark.integration
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from sluice.demo.lake import FLIGHT_QUERY, LAKE_QUERIES
-from sluice.demo.run import QUERIES, run_demo
+from tools.demo.lake import FLIGHT_QUERY, LAKE_QUERIES
+from tools.demo.run import QUERIES, run_demo
 
 pytestmark = pytest.mark.integration
 

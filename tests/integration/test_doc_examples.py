@@ -43,10 +43,11 @@ import subprocess
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -342,8 +343,8 @@ def _execute(block: Block, namespace: dict[str, Any]) -> str | None:
 @pytest.fixture(scope="module")
 def docs_world(spark, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[DocWorld]:
     """A small ``make demo`` world in a temporary folder, which becomes the working directory."""
-    from sluice.demo.lake import build_lake, build_space
-    from sluice.demo.world import build_world
+    from tools.demo.lake import build_lake, build_space
+    from tools.demo.world import build_world
 
     folder = tmp_path_factory.mktemp("docs")
     data = folder / "demo-data"

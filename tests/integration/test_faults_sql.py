@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from contextlib import closing
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
-from typing import Callable, Iterator
 
 import duckdb
 import psycopg

@@ -22,12 +22,12 @@ from sluice import Federation
 from sluice.errors import SourceError
 from sluice.flight.allowlist import AllowList
 from sluice.flight.server import serve_in_background
+from sluice.pushdown.levels import Level
 from tests import corpus
 from tests.integration.test_differential import differential_failures
 from tests.integration.test_flight_load import ServerProcess, make_events_db
-from tests.sources import BY_NAME
-from sluice.pushdown.levels import Level
 from tests.plans import stated
+from tests.sources import BY_NAME
 
 pytestmark = pytest.mark.integration
 
@@ -60,9 +60,9 @@ def test_pushdown_equals_reference_through_flight(flight_fed, source: str) -> No
 
 @pytest.mark.parametrize("source", sorted(FLIGHT_TABLES))
 def test_the_server_decides_and_most_of_the_corpus_is_pushed(flight_fed, fed, source: str) -> None:  # type: ignore[no-untyped-def]
-    """Through Flight, each conjunct gets the level the source itself would give it, except
-    that the Flight filter format has no cast: a conjunct holding one of the casts Spark makes
-    explicit (``CAST(r AS DOUBLE) = 1.5``) stays with Spark (docs/flight.md)."""
+    """Through Flight, each conjunct gets the level the source itself would give it (casts
+    included: the widening ones Spark makes explicit travel as ``cast`` nodes), except where a
+    conjunct holds a cast the format leaves to Spark."""
     direct = BY_NAME[source].edge_table
     levels: collections.Counter = collections.Counter()  # type: ignore[type-arg]
     for predicate in corpus.leaves()[::11]:
@@ -74,6 +74,63 @@ def test_the_server_decides_and_most_of_the_corpus_is_pushed(flight_fed, fed, so
             assert got == expected or (got is Level.UNSUPPORTED and "CAST(" in sql), (predicate, sql, got, expected)
         levels.update(level.value for _, level in served)
     assert levels["EXACT"] > 0 and levels["UNSUPPORTED"] > 0, levels
+
+
+#: comparisons across numeric types: Spark's analysis widens one side with an explicit cast
+#: (``CAST(i AS BIGINT) = b``, ``CAST(i AS DOUBLE) < f``, ``CAST(b AS DECIMAL(24,4)) >= CAST(d AS
+#: DECIMAL(24,4))``) that no optimizer rule unwraps (the other side is a column), over the edge
+#: columns' extreme integers, NULLs, NaN, infinities and -0.0
+CAST_PREDICATES = ["i = b", "i < b", "i = f", "i > f", "i <= f AND f >= -1", "r = f", "r < f", "i <= d", "b >= d",
+                   "NOT (i <> b)", "i = f OR b = f", "i <=> f", "f IN (i, 1.5)"]
+
+
+@pytest.mark.parametrize("source", sorted(FLIGHT_TABLES))
+def test_spark_casts_are_pushed_to_the_server_and_keep_spark_rows(flight_fed, source: str) -> None:  # type: ignore[no-untyped-def]
+    """A widening cast Spark makes explicit travels as a ``cast`` node; the server pushes it as
+    the source itself would, and the rows equal Spark's own filtering."""
+    table = FLIGHT_TABLES[source]
+    offered = pushed = 0
+    for predicate in CAST_PREDICATES:  # in SQLite i and b are both bigint: i = b needs no cast there
+        query = f"SELECT id FROM {table} WHERE {predicate}"
+        [scan] = flight_fed.plan(query).scans
+        casts = [v for v in stated(scan.verdicts) if "CAST(" in v.sql]
+        offered += len(casts)
+        for verdict in casts:
+            assert "takes no casts" not in verdict.reason and "no spelling" not in verdict.reason, (predicate, verdict)
+            if verdict.level.pushed:
+                pushed += 1
+                assert verdict.reason.startswith("Flight server: ") and '"op":"cast"' in scan.remote_query, (predicate, verdict)
+        rows = sorted(r.id for r in flight_fed.sql(query).collect())
+        assert rows == sorted(r.id for r in flight_fed.sql(query, pushdown=False).collect()), predicate
+    assert offered >= len(CAST_PREDICATES) // 2 and pushed >= offered // 2, (offered, pushed)
+
+
+def test_a_pushed_cast_shows_in_explain_and_leaves_spark_s_filter(flight_fed) -> None:  # type: ignore[no-untyped-def]
+    table = FLIGHT_TABLES["pg" if "pg" in FLIGHT_TABLES else "lite"]
+    query = f"SELECT id FROM {table} WHERE i = b"
+    [scan] = flight_fed.plan(query).scans
+    [verdict] = stated(scan.verdicts)
+    assert verdict.sql == "CAST(`i` AS BIGINT) = `b`" and verdict.level is Level.EXACT, verdict
+    assert '{"op":"cast","args":[{"column":"i"}],"type":"bigint"}' in scan.remote_query
+    assert "CAST(`i` AS BIGINT) = `b`" in flight_fed.explain(query)
+    assert not [line for line in flight_fed.plan(query).spark_plan.splitlines() if "Filter" in line and "cast(i" in line.lower()]
+
+
+def test_a_server_that_lists_no_cast_is_never_sent_one(flight_fed, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A server before the ``cast`` op refuses it as an unknown op: the client reads the
+    server's capabilities and keeps such conjuncts with Spark."""
+    source = flight_fed._sources["fl"]
+    monkeypatch.setattr(source, "_ops", source._ops - {"cast"})
+    table = FLIGHT_TABLES["pg" if "pg" in FLIGHT_TABLES else "lite"]
+    query = f"SELECT id FROM {table} WHERE i = b AND id > 3"
+    [scan] = flight_fed.plan(query).scans
+    levels = {v.sql: (v.level, v.reason) for v in stated(scan.verdicts)}
+    level, reason = levels["CAST(`i` AS BIGINT) = `b`"]
+    assert level is Level.UNSUPPORTED and "takes no casts" in reason, reason
+    assert levels["`id` > 3"][0] is Level.EXACT
+    assert '"cast"' not in scan.remote_query
+    assert sorted(r.id for r in flight_fed.sql(query).collect()) == \
+           sorted(r.id for r in flight_fed.sql(query, pushdown=False).collect())
 
 
 def test_exact_conjuncts_are_not_reapplied_by_spark(flight_fed) -> None:  # type: ignore[no-untyped-def]

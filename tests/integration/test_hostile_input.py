@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import duckdb
 import psycopg
@@ -31,8 +31,8 @@ from sluice import Federation
 from sluice.pushdown.levels import Level
 from sluice.pushdown.translator import MAX_PUSHED_CHARS
 from sluice.scan import ScanSpec
-from tests.sources import PG_URL
 from tests.plans import stated
+from tests.sources import PG_URL
 
 pytestmark = pytest.mark.integration
 

@@ -40,7 +40,7 @@ CASES = {
 def _rows(seed: int) -> pa.Table:
     rng = random.Random(seed)
     data = []
-    for i in range(ROWS):
+    for _ in range(ROWS):
         ts = START + dt.timedelta(seconds=rng.randrange(0, 6 * 86400))
         data.append({"mission_id": rng.randint(1, 3), "payload_id": rng.randrange(0, 120), "sensor": rng.choice(["volt", "temp", "gyro"]),
                      "ts": ts, "day": ts.date(), "voltage": rng.choice([None, float("nan"), rng.uniform(0, 30)]),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pymysql
 import pytest
 
@@ -85,3 +86,21 @@ def test_unknown_database_table_and_column(fed) -> None:  # type: ignore[no-unty
         fed.sql("SELECT * FROM my.sluice_test.missing")
     with pytest.raises(Exception, match="`nope` cannot be resolved"):
         fed.sql("SELECT nope FROM my.sluice_test.edge")
+
+
+def test_a_login_reuses_the_processes_tls_context(fed, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """PyMySQL 1.2 builds a TLS context for its PREFERRED mode at every login, loading the CA
+    store (~20 ms): Sluice makes it once per process, and only for a server that offers TLS
+    (every planned scan and every read logs in)."""
+    import ssl
+
+    made = []
+    real = ssl.create_default_context
+    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: made.append(1) or real(*a, **k))
+    source = fed._sources["my"]
+    for _ in range(3):
+        source._catalog().close()
+    assert len(made) <= 1
+    table = source.describe("sluice_test", "edge")
+    list(source.read(ReadTask("SELECT id FROM sluice_test.edge WHERE id < 3", pa.schema([("id", pa.int64())]), 0, table)))
+    assert len(made) <= 1

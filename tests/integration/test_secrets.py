@@ -17,8 +17,8 @@ import logging
 import sqlite3
 import threading
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import quote
 
 import psycopg
@@ -27,9 +27,8 @@ import pymysql
 import pytest
 
 from sluice import Federation, SourceError
-from sluice.catalog import SourceConfig
+from sluice.catalog import SourceConfig, open_sources
 from sluice.flight.auth import Credentials
-from sluice.catalog import open_sources
 from sluice.flight.server import SluiceFlightServer
 from tests.sources import PG_URL
 

@@ -20,8 +20,8 @@ import random
 import subprocess
 import sys
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import quote
 
 import pytest

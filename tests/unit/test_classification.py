@@ -11,7 +11,7 @@ from sluice.pushdown.levels import Level
 from sluice.pushdown.translator import Translator
 from tests.unit.tables import PG_TABLE, SQLITE_TABLE
 
-E, I, U = Level.EXACT, Level.INEXACT, Level.UNSUPPORTED
+E, I, U = Level.EXACT, Level.INEXACT, Level.UNSUPPORTED  # noqa: E741  # the levels' initials, for the tables below
 
 # predicate, PostgreSQL level, SQLite level
 CASES = [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sluice.demo.run import QUERIES, _check_same
 from sluice.errors import PushdownError
+from tools.demo.run import QUERIES, _check_same
 
 pytestmark = pytest.mark.unit
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from sluice.demo import world
-from sluice.demo.world import build_world
+from tools.demo import world
+from tools.demo.world import build_world
 
 pytestmark = pytest.mark.unit
 

@@ -11,8 +11,8 @@ import sqlglot
 
 from sluice.dialects.duckdb import DuckdbDialect
 from sluice.pushdown.levels import Level
-from sluice.pushdown.translator import Translator
 from sluice.pushdown.terms import Translation
+from sluice.pushdown.translator import Translator
 from tests.unit.tables import DUCKDB_TABLE
 
 E, U = Level.EXACT, Level.UNSUPPORTED

@@ -21,8 +21,8 @@ from sluice.dialects.mysql import MariadbDialect
 from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.pushdown.levels import Level
-from sluice.pushdown.translator import Translator
 from sluice.pushdown.terms import Translation
+from sluice.pushdown.translator import Translator
 from sluice.scan import ScanSpec
 from sluice.sources.duckdb import DuckdbSource
 from sluice.sources.sqlite import SqliteSource

@@ -13,11 +13,11 @@ from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.flight import filter_json
 from sluice.flight.protocol import RequestError
-from sluice.pushdown.translator import Translator
 from sluice.pushdown.terms import Unsupported
+from sluice.pushdown.translator import Translator
+from sluice.types import TableSchema
 from tests import corpus
 from tests.unit.tables import column
-from sluice.types import TableSchema
 
 ZONE = "America/New_York"
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "flight-filter.schema.json"
@@ -149,3 +149,113 @@ def test_the_json_schema_documents_every_op() -> None:
     schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     assert schema["$id"].endswith("v1.json")
     assert sorted(schema["$defs"]["operation"]["properties"]["op"]["enum"]) == sorted(filter_json.OPS)
+
+
+# ---------------------------------------------------------------- casts (op "cast")
+def _with_casts(text: str) -> exp.Expression:
+    """A predicate with Spark's own casts: the catalog layer hands the core ``exp.Cast``
+    (sqlglot reads Spark SQL's CAST as a TRY_CAST)."""
+    node = _predicate(text)
+    for cast in list(node.find_all(exp.TryCast)):
+        cast.replace(exp.Cast(this=cast.this, to=cast.to))
+    return node
+
+
+#: the widening casts Spark makes explicit, with and without other parts around them
+WIDENING = ["CAST(i AS BIGINT) = b", "CAST(i AS DOUBLE) = f", "CAST(r AS DOUBLE) > 1.5", "CAST(i AS DECIMAL(20,4)) < d",
+            "CAST(d AS DOUBLE) <> f", "CAST(i AS BIGINT) + b > 0", "CAST(i + 1 AS BIGINT) = b", "CAST(length(t) AS BIGINT) = b",
+            "CAST(i AS BIGINT) IN (5, 7)", "NOT (CAST(i AS DOUBLE) <=> f)", "CAST(i AS BIGINT) = b OR i IS NULL",
+            "CAST(abs(i) AS DOUBLE) >= f", "CAST(CAST(i AS BIGINT) AS DOUBLE) = f"]
+#: casts the core leaves to Spark: the client does not send them
+NARROWING = ["CAST(b AS INT) = 1", "CAST(t AS INT) = 1", "CAST(i AS STRING) = 'a'", "CAST(f AS BIGINT) = b",
+             "CAST(d AS DECIMAL(10,2)) = 1", "CAST(i AS DECIMAL(5,0)) = 1", "CAST(f AS FLOAT) = r", "CAST(dt AS TIMESTAMP) = ts",
+             "CAST(upper(t) AS INT) = 1"]
+
+
+@pytest.mark.parametrize("dialect,table", CASES, ids=["postgres", "sqlite"])
+@pytest.mark.parametrize("text", WIDENING + NARROWING)
+def test_a_cast_classifies_the_same_after_the_round_trip(dialect, table, text: str) -> None:  # type: ignore[no-untyped-def]
+    node = _with_casts(text)
+    direct = Translator(dialect, table, ZONE).predicate(node)
+    try:
+        encoded = filter_json.encode_conjunct(node, ZONE, table)
+    except Unsupported:
+        assert not direct.level.pushed, text
+        return
+    again = Translator(dialect, table, ZONE).predicate(filter_json.decode(json.loads(json.dumps(encoded)), table))
+    assert (again.level, again.reason) == (direct.level, direct.reason), text
+    rendered = [dialect.render(t.sql) if t.sql is not None else None for t in (again, direct)]
+    assert rendered[0] == rendered[1], text
+
+
+@pytest.mark.parametrize("text", WIDENING)
+def test_widening_casts_are_sent_and_pushed(text: str) -> None:
+    encoded = filter_json.encode_conjunct(_with_casts(text), ZONE, PG_EDGE)
+    assert '"op": "cast"' in json.dumps(encoded)
+    assert Translator(PostgresDialect(), PG_EDGE, ZONE).predicate(filter_json.decode(encoded, PG_EDGE)).level.pushed, text
+
+
+def test_a_cast_spells_its_target_type() -> None:
+    assert filter_json.encode(_with_casts("CAST(i AS DECIMAL(20,4)) < d"), ZONE, PG_EDGE) == {"op": "<", "args": [
+        {"op": "cast", "args": [{"column": "i"}], "type": "decimal(20,4)"}, {"column": "d"}]}
+
+
+@pytest.mark.parametrize("text", NARROWING)
+def test_other_casts_stay_with_spark_and_say_why(text: str) -> None:
+    with pytest.raises(Unsupported, match=r"Spark evaluates it"):
+        filter_json.encode_conjunct(_with_casts(text), ZONE, PG_EDGE)
+
+
+def test_a_server_without_casts_is_never_sent_one() -> None:
+    """``casts=None``: the server's capabilities list no ``cast`` op (a server before it refuses the op)."""
+    with pytest.raises(Unsupported, match="takes no casts"):
+        filter_json.encode_conjunct(_with_casts("CAST(i AS BIGINT) = b"), ZONE)
+    encoded = filter_json.encode_conjunct(_with_casts("i = 1 AND CAST(i AS BIGINT) = b"), ZONE)
+    assert encoded["args"][1]["op"] == "opaque" and "takes no casts" in encoded["args"][1]["reason"]
+
+
+def _cast(argument: dict, type_name: object) -> dict:  # type: ignore[type-arg]
+    return {"op": "=", "args": [{"op": "cast", "args": [argument], "type": type_name}, {"column": "b"}]}
+
+
+@pytest.mark.parametrize("node,message", [
+    (_cast({"column": "b"}, "int"), r"CAST\(bigint AS int\) is not a widening cast"),
+    (_cast({"column": "f"}, "bigint"), r"CAST\(double AS bigint\) is not a widening cast"),
+    (_cast({"column": "f"}, "float"), r"CAST\(double AS float\) is not a widening cast"),
+    (_cast({"column": "i"}, "decimal(9,0)"), r"CAST\(int AS decimal\(9,0\)\) is not a widening cast"),
+    (_cast({"column": "d"}, "decimal(20,3)"), r"CAST\(decimal\(20,4\) AS decimal\(20,3\)\) is not a widening cast"),
+    (_cast({"column": "d"}, "decimal(19,4)"), r"CAST\(decimal\(20,4\) AS decimal\(19,4\)\) is not a widening cast"),
+    (_cast({"column": "t"}, "double"), r"CAST\(string AS double\) is not a widening cast"),
+    (_cast({"literal": 1, "type": "bigint"}, "int"), r"CAST\(bigint AS int\)"),
+    (_cast({"column": "i"}, "string"), r"needs \"type\": the Spark type it casts to.*not \"string\""),
+    (_cast({"column": "i"}, "integer"), r"needs \"type\".*not \"integer\""),
+    (_cast({"column": "i"}, None), r"needs \"type\".*not null"),
+    (_cast({"column": "i"}, "decimal(40,0)"), r"not a Spark decimal type"),
+    (_cast({"op": "coalesce", "args": [{"column": "i"}]}, "bigint"), r"type of the cast's argument .* is not one the format can tell"),
+    (_cast({"op": "+", "args": [{"column": "i"}, {"column": "b"}]}, "bigint"), r"type of the cast's argument"),
+    (_cast({"column": "nope"}, "bigint"), r"unknown column 'nope'"),
+    ({"op": "cast", "args": [{"column": "i"}, {"column": "b"}], "type": "bigint"}, r"op 'cast' takes 1 argument"),
+    ({"op": "cast", "args": [{"column": "i"}], "type": "bigint", "to": "x"}, r"unknown key\(s\) to"),
+])
+def test_the_server_refuses_every_cast_it_would_not_push(node, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(RequestError, match=message):
+        filter_json.decode(node, PG_EDGE)
+
+
+def test_the_format_widens_exactly_where_the_core_does() -> None:
+    """:func:`filter_json.widens` is the translator's ``widen`` rule, over every numeric pair."""
+    from sluice.pushdown.terms import Value
+    from sluice.types import SparkType
+
+    names = ["tinyint", "smallint", "int", "bigint", "float", "double", "decimal(3,0)", "decimal(5,0)", "decimal(10,0)",
+             "decimal(19,0)", "decimal(20,0)", "decimal(11,1)", "decimal(20,4)", "decimal(38,18)", "decimal(38,0)",
+             "decimal(2,2)", "string", "date", "boolean"]
+    translator = Translator(PostgresDialect(), PG_EDGE, ZONE)
+    for source in map(SparkType, names):
+        for target in map(SparkType, names):
+            try:
+                translator.widen(Value(exp.column("x"), source), target)
+                core = True
+            except Unsupported:
+                core = False
+            assert filter_json.widens(source, target) is core, (source, target)

@@ -9,8 +9,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from pyiceberg.io.pyarrow import (compute_statistics_plan, data_file_statistics_from_parquet_metadata,
-                                  parquet_path_to_id_mapping)
+from pyiceberg.io.pyarrow import (
+    compute_statistics_plan,
+    data_file_statistics_from_parquet_metadata,
+    parquet_path_to_id_mapping,
+)
 from pyiceberg.schema import Schema
 from pyiceberg.typedef import Record
 from pyiceberg.types import DoubleType, NestedField

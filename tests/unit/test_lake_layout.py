@@ -8,8 +8,15 @@ from pyiceberg.types import DateType, DecimalType, DoubleType, LongType, NestedF
 
 from sluice.errors import ConfigError
 from sluice.lake import telemetry
-from sluice.lake.layout import (PartitionTerm, SortTerm, iceberg_schema, parse_partition_by, parse_sort_by,
-                                partition_spec, sort_order)
+from sluice.lake.layout import (
+    PartitionTerm,
+    SortTerm,
+    iceberg_schema,
+    parse_partition_by,
+    parse_sort_by,
+    partition_spec,
+    sort_order,
+)
 from sluice.lake.partitioning import partition_columns, partition_record
 
 pytestmark = pytest.mark.unit

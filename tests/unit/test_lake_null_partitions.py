@@ -29,7 +29,7 @@ PREDICATES = [
     '"a" IN (1, 2, 7) OR "b" = 3', '"a" = 7 OR "b" = 3', 'NOT ("a" > 5)', '"a" <= 5 AND "b" <> 3',
     '"s" > \'v3\' OR "b" = 3', '"s" < \'v2\' OR "b" IS NULL', '"s" LIKE \'v1%\' ESCAPE \'\\\' OR "b" = 0',
     f'"ts" > {T} OR "b" = 3', f'"ts" <= {T} OR "b" IS NULL', f'"ts" >= {T} AND ("a" > 5 OR "b" = 3)',
-    f'NOT ("ts" IS NULL) OR "b" = 3', f'"d" < {D} OR "b" = 3', f'"d" >= {D} OR "a" < 3',
+    'NOT ("ts" IS NULL) OR "b" = 3', f'"d" < {D} OR "b" = 3', f'"d" >= {D} OR "a" < 3',
 ]
 
 

@@ -31,8 +31,8 @@ from sluice.masking import mask_text
 from sluice.planner.remote import build_query
 from sluice.pushdown import nesting
 from sluice.pushdown.levels import Level, Verdict
-from sluice.pushdown.translator import MAX_PUSHED_CHARS, classify_conjuncts
 from sluice.pushdown.terms import paren
+from sluice.pushdown.translator import MAX_PUSHED_CHARS, classify_conjuncts
 
 pytestmark = pytest.mark.unit
 

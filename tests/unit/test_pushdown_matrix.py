@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sluice.pushdown import matrix
 from sluice.pushdown.levels import Level
-from sluice.pushdown.matrix import COLUMNS, PROFILES, SHAPES, Cell, classify, referenced_columns
+from tools import matrix
+from tools.matrix import COLUMNS, PROFILES, SHAPES, Cell, classify, referenced_columns
 
 DOCUMENT = Path(__file__).parent.parent.parent / "docs" / "pushdown-matrix.md"
 PG_C, PG_ICU, SQLITE = "PostgreSQL (C collation)", "PostgreSQL (ICU/non-C collation)", "SQLite"

@@ -7,6 +7,7 @@ import pytest
 from sluice.lake.plot import bars, pyramid_figure
 from sluice.lake.pyramid import FileRead, Pyramid, Tier
 
+
 def _pyramid() -> Pyramid:
     """303 KiB of table, of which the scan reads 1.2 KiB: the last level prunes nothing of what reaches it."""
     tiers = (Tier("manifests", "manifests", 1, 1, 20_000, 310_272), Tier("partitions", "files", 168, 12, 1_400, 22_000),

@@ -17,7 +17,7 @@ from sluice.errors import ConfigError
 from sluice.masking import mask_url
 from sluice.scan import strip_password
 from sluice.sources import open_source
-from sluice.urls import UrlError, parse_url, url_secrets
+from sluice.urls import parse_url, url_secrets
 
 pytestmark = pytest.mark.unit
 

@@ -14,8 +14,8 @@ from sluice.planner import v2
 from sluice.planner.catalog import CatalogPlanner
 from sluice.pushdown import constants
 from sluice.pushdown.levels import Level
-from sluice.pushdown.translator import classify_conjuncts
 from sluice.pushdown.terms import Unsupported
+from sluice.pushdown.translator import classify_conjuncts
 from sluice.types import table_to_dict
 from tests.unit.tables import PG_TABLE
 

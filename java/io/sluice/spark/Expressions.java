@@ -17,6 +17,15 @@ import org.apache.spark.sql.connector.expressions.NullOrdering;
 import org.apache.spark.sql.connector.expressions.SortDirection;
 import org.apache.spark.sql.connector.expressions.SortOrder;
 import org.apache.spark.sql.connector.expressions.UserDefinedScalarFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.Avg;
+import org.apache.spark.sql.connector.expressions.aggregate.Count;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
+import org.apache.spark.sql.connector.expressions.aggregate.GeneralAggregateFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.Max;
+import org.apache.spark.sql.connector.expressions.aggregate.Min;
+import org.apache.spark.sql.connector.expressions.aggregate.Sum;
 import org.apache.spark.sql.types.Decimal;
 
 /**
@@ -80,6 +89,54 @@ final class Expressions {
       node.put("op", "UNKNOWN");
       node.put("text", String.valueOf(expression));
     }
+    return node;
+  }
+
+  /**
+   * An offered aggregation: {@code {"group_by": [expr], "aggregates": [{"fn": COUNT_STAR | COUNT |
+   * SUM | AVG | MIN | MAX | a general function's name, "distinct": bool, "args": [expr]}]}}.
+   */
+  static ObjectNode aggregation(Aggregation aggregation) {
+    ObjectNode node = Bridge.JSON.createObjectNode();
+    ArrayNode keys = node.putArray("group_by");
+    for (Expression key : aggregation.groupByExpressions()) {
+      keys.add(toJson(key));
+    }
+    ArrayNode functions = node.putArray("aggregates");
+    for (AggregateFunc function : aggregation.aggregateExpressions()) {
+      functions.add(aggregate(function));
+    }
+    return node;
+  }
+
+  private static ObjectNode aggregate(AggregateFunc function) {
+    ObjectNode node = Bridge.JSON.createObjectNode();
+    String name;
+    boolean distinct = false;
+    if (function instanceof CountStar) {
+      name = "COUNT_STAR";
+    } else if (function instanceof Count count) {
+      name = "COUNT";
+      distinct = count.isDistinct();
+    } else if (function instanceof Sum sum) {
+      name = "SUM";
+      distinct = sum.isDistinct();
+    } else if (function instanceof Avg avg) {
+      name = "AVG";
+      distinct = avg.isDistinct();
+    } else if (function instanceof Min) {
+      name = "MIN";
+    } else if (function instanceof Max) {
+      name = "MAX";
+    } else if (function instanceof GeneralAggregateFunc general) {
+      name = general.name();
+      distinct = general.isDistinct();
+    } else {
+      name = "UNKNOWN " + function;
+    }
+    node.put("fn", name);
+    node.put("distinct", distinct);
+    children(node, function.children(), 0);
     return node;
   }
 

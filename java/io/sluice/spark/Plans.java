@@ -2,7 +2,10 @@ package io.sluice.spark;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
 import scala.runtime.BoxedUnit;
@@ -10,6 +13,8 @@ import scala.runtime.BoxedUnit;
 /**
  * Reads back what Spark decided: the Sluice scans of an optimised plan (subqueries too), for
  * {@code Federation.plan}, {@code explain} and the metrics of {@code explain(analyze=True)}.
+ * A scan appears once: the subquery of a runtime filter (dynamic pruning) holds the very scan
+ * of the join side it reuses, which is not a second read.
  */
 public final class Plans {
   private Plans() {}
@@ -23,9 +28,10 @@ public final class Plans {
       plans.add(subqueries.next());
     }
     ArrayNode found = Bridge.JSON.createArrayNode();
+    Set<SluiceScan> seen = Collections.newSetFromMap(new IdentityHashMap<>());
     for (LogicalPlan plan : plans) {
       plan.foreach(node -> {
-        if (node instanceof DataSourceV2ScanRelation relation && relation.scan() instanceof SluiceScan scan) {
+        if (node instanceof DataSourceV2ScanRelation relation && relation.scan() instanceof SluiceScan scan && seen.add(scan)) {
           found.add(scan.plan());
         }
         return BoxedUnit.UNIT;

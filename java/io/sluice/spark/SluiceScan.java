@@ -1,6 +1,7 @@
 package io.sluice.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
@@ -10,12 +11,16 @@ import java.util.Map;
 import java.util.OptionalLong;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.FieldReference$;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
 import org.apache.spark.sql.execution.datasources.DataSource$;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceReadInfo;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
@@ -26,25 +31,54 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * A planned scan: what EXPLAIN shows (the remote query and every verdict), the statistics
  * Spark plans joins with, and the read, which is the Python data source's, fed the plan.
+ *
+ * <p>Runtime filtering: when Spark joins this scan with a selective, broadcast side, it hands
+ * the join keys it found ({@code key IN (...)}) to {@link #filter} before reading; the planner
+ * plans the scan again with them (bounded: a long list becomes a range) and the read follows
+ * the new plan. Spark still joins, so a key the source cannot filter by is simply read.
  */
-final class SluiceScan implements Scan, SupportsReportStatistics {
+final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntimeV2Filtering {
   /** Short name of the Python data source that reads planned scans (sluice/spark/datasource.py). */
   static final String READER = "sluice_reader";
 
   private final SluiceTable table;
   private final StructType schema;
-  private final JsonNode plan;
+  /** The request the plan answered: a runtime filter plans it again with the join's keys. */
+  private final ObjectNode request;
+  private volatile JsonNode plan;
   private Scan reader;
 
-  SluiceScan(SluiceTable table, StructType schema, JsonNode plan) {
+  SluiceScan(SluiceTable table, StructType schema, ObjectNode request, JsonNode plan) {
     this.table = table;
     this.schema = schema;
+    this.request = request;
     this.plan = plan;
   }
 
   /** The planner's answer this scan was built from (what Federation.plan reads back). */
   JsonNode plan() {
     return plan;
+  }
+
+  @Override
+  public NamedReference[] filterAttributes() {
+    JsonNode columns = plan.path("runtime_columns");
+    NamedReference[] references = new NamedReference[columns.size()];
+    for (int i = 0; i < references.length; i++) {
+      references[i] = FieldReference$.MODULE$.column(columns.get(i).asText());
+    }
+    return references;
+  }
+
+  @Override
+  public synchronized void filter(Predicate[] predicates) {
+    ObjectNode again = request.deepCopy();
+    ArrayNode offered = again.putArray("runtime");
+    for (Predicate predicate : predicates) {
+      offered.add(Expressions.toJson(predicate));
+    }
+    plan = Bridge.callUnchecked("plan", again);
+    reader = null;  // the read follows the new plan
   }
 
   @Override

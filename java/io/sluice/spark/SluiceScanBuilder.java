@@ -4,15 +4,20 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.connector.expressions.SortOrder;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
 import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -23,11 +28,12 @@ import org.apache.spark.sql.types.StructType;
  * UNSUPPORTED ones are returned only. Limits and top-N are recorded and accepted as
  * <em>partially</em> pushed, so Spark always applies its own LIMIT and sort on top: whether
  * the source applies them too is the planner's decision when the scan is built, and either
- * answer gives Spark's rows. Everything decided so far travels in the requests; nothing is
- * kept between calls on the Python side.
+ * answer gives Spark's rows. Aggregates are pushed completely or not at all (the planner's
+ * {@code aggregate} answer; see sluice/planner/aggregates.py). Everything decided so far travels
+ * in the requests; nothing is kept between calls on the Python side.
  */
 final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters, SupportsPushDownRequiredColumns,
-    SupportsPushDownLimit, SupportsPushDownTopN {
+    SupportsPushDownLimit, SupportsPushDownTopN, SupportsPushDownAggregates {
   private final SluiceTable table;
   private Predicate[] pushed = new Predicate[0];
   /** The planner's verdicts for the conjuncts Spark offered, as it answered them. */
@@ -35,6 +41,11 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
   private StructType required;
   private Integer limit;
   private ArrayNode order;
+  /** The planner's answers to the aggregations Spark offered, by their JSON (Spark asks up to four times). */
+  private final Map<String, JsonNode> aggregateAnswers = new HashMap<>();
+  /** The last aggregation offered (EXPLAIN says why it was not pushed) and the one pushed. */
+  private ObjectNode offeredAggregation;
+  private ObjectNode pushedAggregation;
 
   SluiceScanBuilder(SluiceTable table) {
     this.table = table;
@@ -112,6 +123,34 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
     return true;
   }
 
+  private JsonNode aggregateAnswer(Aggregation aggregation) {
+    ObjectNode offered = Expressions.aggregation(aggregation);
+    offeredAggregation = offered;
+    return aggregateAnswers.computeIfAbsent(offered.toString(), key -> {
+      ObjectNode request = request();
+      if (verdicts != null) {
+        request.set("verdicts", verdicts);
+      }
+      request.set("aggregation", offered);
+      return Bridge.callUnchecked("aggregate", request);
+    });
+  }
+
+  /** Complete or nothing: the source answers the final groups in one query (never partial sums). */
+  @Override
+  public boolean supportCompletePushDown(Aggregation aggregation) {
+    return table.source.pushdown && aggregateAnswer(aggregation).path("complete").asBoolean();
+  }
+
+  @Override
+  public boolean pushAggregation(Aggregation aggregation) {
+    if (!supportCompletePushDown(aggregation)) {
+      return false;
+    }
+    pushedAggregation = Expressions.aggregation(aggregation);
+    return true;
+  }
+
   /** Spark keeps its own LIMIT and sort: the planner may still decide not to push them. */
   @Override
   public boolean isPartiallyPushed() {
@@ -134,13 +173,16 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
     if (order != null) {
       request.set("order", order);
     }
+    if (pushedAggregation != null) {
+      request.set("aggregation", pushedAggregation);
+    } else if (offeredAggregation != null) {
+      request.set("aggregation_offered", offeredAggregation);
+    }
     request.put("pushdown", table.source.pushdown);
     JsonNode plan = Bridge.callUnchecked("plan", request);
-    // the columns the planner reads: those Spark asked for, or one when it asked for none (count(*))
-    StructType read = new StructType();
-    for (JsonNode column : plan.path("columns")) {
-      read = read.add(table.schema().apply(column.asText()));
-    }
-    return new SluiceScan(table, read, plan);
+    // what the planner reads: the columns Spark asked for (one when it asked for none: count(*)),
+    // or the grouping keys and aggregates when they were pushed
+    StructType read = (StructType) DataType.fromJson(plan.path("read_schema").toString());
+    return new SluiceScan(table, read, request, plan);
   }
 }

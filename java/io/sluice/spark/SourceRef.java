@@ -39,6 +39,7 @@ final class SourceRef {
     ObjectNode node = Bridge.request();
     node.put("catalog", catalog);
     node.put("session_zone", SQLConf.get().sessionLocalTimeZone());
+    node.put("ansi", SQLConf.get().ansiEnabled());
     String metrics = SQLConf.get().getConfString(METRICS_CONF, "");
     if (!metrics.isEmpty()) {
       node.put("metrics_dir", metrics);

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from sluice.demo.queries import DemoQuery
 from sluice.lake import telemetry
 from sluice.lake.catalog import LakeLocation
+from tools.demo.queries import DemoQuery
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -100,7 +100,7 @@ def build_space(path: Path) -> None:
     os.replace(temporary, path)
 
 
-def build_lake(spark: "SparkSession", directory: Path, readings: int, rebuild: bool, console: Console) -> str:
+def build_lake(spark: SparkSession, directory: Path, readings: int, rebuild: bool, console: Console) -> str:
     """The lake URL, after ingesting ``readings`` rows unless a lake with exactly those is there."""
     from sluice.lake.ingest import ingest
 
@@ -116,16 +116,17 @@ def build_lake(spark: "SparkSession", directory: Path, readings: int, rebuild: b
     return location.url
 
 
-def _weeks(spark: "SparkSession", readings: int) -> list[tuple[str, "DataFrame"]]:
+def _weeks(spark: SparkSession, readings: int) -> list[tuple[str, DataFrame]]:
     """The generated readings split at mid-window: two appends, so two manifests whose
     partition summaries (day ranges) let a one-day query skip a whole manifest."""
     from pyspark.sql import functions as F
 
-    from sluice.lake.generate import WINDOW_DAYS, WINDOW_START, telemetry as generated
+    from sluice.lake.generate import WINDOW_DAYS, WINDOW_START
+    from sluice.lake.generate import telemetry as generated
 
     frame = generated(spark, readings)
     middle = F.lit(WINDOW_START + dt.timedelta(days=WINDOW_DAYS // 2))
-    return list(zip(INGEST_JOBS, (frame.where(F.col("ts") < middle), frame.where(F.col("ts") >= middle))))
+    return list(zip(INGEST_JOBS, (frame.where(F.col("ts") < middle), frame.where(F.col("ts") >= middle)), strict=True))
 
 
 def _holds(location: LakeLocation, readings: int) -> bool:

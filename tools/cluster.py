@@ -6,9 +6,9 @@ runs executors in JVMs of their own (one per worker), with Python workers of the
 in working directories of their own: a real cluster in everything but the shared file
 system. It needs only Java and the ``pyspark`` package, no Spark download.
 
-    python -m sluice.spark.cluster start --workers 2    # prints spark://127.0.0.1:PORT
-    python -m sluice.spark.cluster status               # the master's view, as JSON
-    python -m sluice.spark.cluster stop
+    python -m tools.cluster start --workers 2    # prints spark://127.0.0.1:PORT
+    python -m tools.cluster status               # the master's view, as JSON
+    python -m tools.cluster stop
 
 Daemons run in process groups of their own (an executor and its Python workers belong to
 their worker's group), so :meth:`Cluster.stop` ends everything a worker started. The
@@ -29,9 +29,10 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from sluice.errors import SluiceError
 
@@ -238,7 +239,7 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
 
 # ---------------------------------------------------------------- command line
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sluice.spark.cluster", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.cluster", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("start", "stop", "status"))
     parser.add_argument("--dir", default=str(DEFAULT_DIR), help="state, logs and work directories (default %(default)s)")
     parser.add_argument("--workers", type=int, default=2)

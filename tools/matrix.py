@@ -21,7 +21,11 @@ where the table maps each column to (Spark type the reader produces, remote type
 through the source's own catalog mapping (as ``_sqlite`` and ``_mysql`` do) so the
 profile cannot drift from what the reader produces.
 
-``python -m sluice.pushdown.matrix [--write PATH | --check PATH]`` prints, writes or
+Aggregates get their own table: each :data:`AGGREGATE_SHAPES` row is a ``GROUP BY`` and
+aggregate functions as Spark offers them to a scan, answered by
+:func:`sluice.planner.aggregates.decide` for the profile's source (complete pushdown or none).
+
+``python -m tools.matrix [--write PATH | --check PATH]`` prints, writes or
 checks the document.
 """
 
@@ -30,9 +34,10 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, cast
 
 import sqlglot
 from sqlglot import exp
@@ -42,9 +47,15 @@ from sluice.dialects.duckdb import DuckdbDialect
 from sluice.dialects.mysql import MariadbDialect
 from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
+from sluice.planner import aggregates
 from sluice.pushdown.levels import Level
 from sluice.pushdown.translator import Translator
-from sluice.sources.mysql import catalog_column
+from sluice.scan import ScanSpec
+from sluice.sources.base import Source
+from sluice.sources.duckdb import DuckdbSource
+from sluice.sources.mysql import MysqlSource, catalog_column
+from sluice.sources.postgres import PostgresSource
+from sluice.sources.sqlite import SqliteSource
 from sluice.sources.sqlite_values import spark_type_for
 from sluice.types import Column, Kind, SparkType, TableSchema
 
@@ -203,6 +214,55 @@ SHAPES: tuple[Shape, ...] = (
 
 
 @dataclass(frozen=True)
+class AggregateShape:
+    """A row of the aggregates table: grouping keys and (function, column, DISTINCT) as Spark offers them."""
+
+    label: str
+    group_by: tuple[str, ...]
+    functions: tuple[tuple[str, str | None, bool], ...]
+
+    @property
+    def spark_sql(self) -> str:
+        shown = [f"{'count' if fn == 'COUNT_STAR' else fn.lower()}({'DISTINCT ' if distinct else ''}{column or '*'})"
+                 for fn, column, distinct in self.functions]
+        keys = f" GROUP BY {', '.join(self.group_by)}" if self.group_by else ""
+        return f"SELECT {', '.join([*self.group_by, *shown])} FROM t{keys}"
+
+
+def _aggregate(label: str, keys: tuple[str, ...], *functions: tuple[str, str | None, bool]) -> AggregateShape:
+    return AggregateShape(label, keys, functions)
+
+
+_STAR = ("COUNT_STAR", None, False)
+AGGREGATE_SHAPES: tuple[AggregateShape, ...] = (
+    _aggregate("COUNT(*)", (), _STAR),
+    _aggregate("GROUP BY int", ("i",), _STAR),
+    _aggregate("GROUP BY string", ("s",), _STAR),
+    _aggregate("GROUP BY double", ("f",), _STAR),
+    _aggregate("GROUP BY date, boolean", ("dt", "flag"), _STAR),
+    _aggregate("GROUP BY timestamp", ("ts",), _STAR),
+    _aggregate("COUNT(column)", (), ("COUNT", "s", False)),
+    _aggregate("COUNT(DISTINCT string)", (), ("COUNT", "s", True)),
+    _aggregate("SUM(int), SUM(bigint)", (), ("SUM", "i", False), ("SUM", "b", False)),
+    _aggregate("SUM(decimal)", (), ("SUM", "d", False)),
+    _aggregate("SUM(double)", (), ("SUM", "f", False)),
+    _aggregate("AVG(decimal), as Spark rewrites it", (), ("SUM", "d", False), ("COUNT", "d", False)),
+    _aggregate("MIN, MAX (int, date)", (), ("MIN", "i", False), ("MAX", "dt", False)),
+    _aggregate("MIN, MAX (string)", (), ("MIN", "s", False), ("MAX", "s", False)),
+    _aggregate("MAX(double)", (), ("MAX", "f", False)),
+    _aggregate("MAX(timestamp)", (), ("MAX", "ts", False)),
+    _aggregate("stddev_samp", (), ("STDDEV_SAMP", "i", False)),
+)
+#: a source of each profile's kind (never connected: the decision reads the table and the dialect)
+_SOURCES: dict[type[Dialect], Source] = {
+    PostgresDialect: PostgresSource("pg", "postgresql://matrix@localhost/db"),
+    SqliteDialect: SqliteSource("lite", "sqlite:///matrix.db"),
+    MariadbDialect: MysqlSource("my", "mysql://matrix@localhost/db"),
+    DuckdbDialect: DuckdbSource("duck", "duckdb:///matrix.duckdb"),
+}
+
+
+@dataclass(frozen=True)
 class Cell:
     """The translator's verdict for one shape on one profile."""
 
@@ -214,9 +274,25 @@ class Cell:
 def classify(profile: Profile, shape: Shape) -> Cell:
     """One cell, exactly as the planner's classifier would produce it for a single conjunct."""
     translator = Translator(profile.dialect, profile.table, SESSION_ZONE)
-    translation = translator.predicate(sqlglot.parse_one(shape.predicate, read="spark"))
+    predicate = cast(exp.Expression, sqlglot.parse_one(shape.predicate, read="spark"))  # typed with the nodes' Expr base
+    translation = translator.predicate(predicate)
     remote = profile.dialect.render(translation.sql) if translation.sql is not None else None
     return Cell(translation.level, translation.reason, remote)
+
+
+def classify_aggregate(profile: Profile, shape: AggregateShape) -> Cell:
+    """One aggregates cell: EXACT with the remote query when the source answers it completely."""
+    source = _SOURCES[type(profile.dialect)]
+    source.dialect = profile.dialect
+    offered = {"group_by": [{"ref": [key]} for key in shape.group_by],
+               "aggregates": [{"fn": fn, "distinct": distinct, "args": [{"ref": [column]}] if column else []}
+                              for fn, column, distinct in shape.functions]}
+    decision = aggregates.decide(source, profile.table, offered, [], ansi=True)
+    if decision.aggregation is not None:
+        spec = ScanSpec.for_source(source, profile.table, (profile.table.columns[0].name,), aggregate=decision.aggregation)
+        return Cell(Level.EXACT, "; ".join(dict.fromkeys(v.reason for v in decision.verdicts)), source.request_text(spec))
+    refused = [v.reason for v in decision.verdicts if v.level is not Level.EXACT]
+    return Cell(Level.UNSUPPORTED, refused[0] if refused else decision.note or "not pushed", None)
 
 
 def referenced_columns(shape: Shape) -> set[str]:
@@ -228,7 +304,7 @@ def referenced_columns(shape: Shape) -> set[str]:
 _INTRO = """\
 # Pushdown matrix
 
-<!-- Generated by `python -m sluice.pushdown.matrix`; do not edit. Regenerate with `make docs`. -->
+<!-- Generated by `python -m tools.matrix`; do not edit. Regenerate with `make docs`. -->
 
 What each source evaluates, per predicate shape, as the translator classifies it (the
 rules behind it: [pushdown.md](pushdown.md)). Every cell is computed from the dialect
@@ -313,11 +389,31 @@ def render_markdown(profiles: tuple[Profile, ...] = PROFILES, shapes: tuple[Shap
             lines.append(f"- **{_text(profile.name)}**: {cell.level.value} — {_text(cell.reason)}")
             if cell.remote_sql is not None:
                 lines.append(f"  - remote: {_code(cell.remote_sql)}")
+    lines += _aggregates_section(profiles)
     return "\n".join(lines) + "\n"
 
 
+def _aggregates_section(profiles: tuple[Profile, ...]) -> list[str]:
+    """The aggregates table and its details: complete pushdown or none (see pushdown.md, Aggregates)."""
+    lines = ["", "## Aggregates", "", "Each row is a `GROUP BY` and its aggregates as Spark offers them to a scan whose "
+             "filters are all EXACT; the source answers it completely (EXACT) or Spark aggregates the rows.", ""]
+    lines += [_row(["shape", "query", *(_text(p.name, True) for p in profiles)]), _row(["---"] * (len(profiles) + 2))]
+    cells = {(s.label, p.name): classify_aggregate(p, s) for s in AGGREGATE_SHAPES for p in profiles}
+    for shape in AGGREGATE_SHAPES:
+        levels = [cells[shape.label, p.name].level.value for p in profiles]
+        lines.append(_row([_text(shape.label, True), _code(shape.spark_sql, in_table=True), *levels]))
+    for shape in AGGREGATE_SHAPES:
+        lines += ["", f"#### {_text(shape.label)} — {_code(shape.spark_sql)}", ""]
+        for profile in profiles:
+            cell = cells[shape.label, profile.name]
+            lines.append(f"- **{_text(profile.name)}**: {cell.level.value} — {_text(cell.reason)}")
+            if cell.remote_sql is not None:
+                lines.append(f"  - remote: {_code(cell.remote_sql)}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sluice.pushdown.matrix", description="Print, write or check the pushdown matrix.")
+    parser = argparse.ArgumentParser(prog="python -m tools.matrix", description="Print, write or check the pushdown matrix.")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write", metavar="PATH", help="write the matrix to PATH")
     mode.add_argument("--check", metavar="PATH", help="exit 1 if PATH differs from the generated matrix")

@@ -16,9 +16,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sqlite3
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 from urllib.parse import quote
 
 import numpy as np
@@ -81,8 +82,8 @@ def build_world(data_dir: str | os.PathLike[str], orders: int = DEFAULT_ORDERS, 
                 continue
             task = progress.add_task(f"{table}: generating", total=rows)
             _write(path, ddl, table, generate(), indexes,
-                   on_chunk=lambda done, task=task: progress.advance(task, done),
-                   on_index=lambda task=task, table=table: progress.update(task, description=f"{table}: indexing"))
+                   on_chunk=partial(progress.advance, task),
+                   on_index=partial(progress.update, task, description=f"{table}: indexing"))
             progress.update(task, description=f"{table}: built")
     return world
 
@@ -129,7 +130,7 @@ def _chunks(total: int) -> Iterator[tuple[int, int]]:
 
 
 def _nulls(values: list[object], mask: np.ndarray) -> list[object]:
-    return [None if hidden else value for value, hidden in zip(values, mask.tolist())]
+    return [None if hidden else value for value, hidden in zip(values, mask.tolist(), strict=True)]
 
 
 def _customer_rows(total: int) -> Iterator[list[Row]]:
@@ -177,7 +178,7 @@ def _order_rows(total: int, customers: int) -> Iterator[list[Row]]:
         amount = _nulls(np.round(rng.lognormal(3.5, 1.0, size=size), 2).tolist(), rng.random(size) < 0.005)
         day = rng.integers(days, size=size).tolist()
         second = rng.integers(86_400, size=size).tolist()
-        placed = [f"{day_text[d]} {s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}" for d, s in zip(day, second)]
+        placed = [f"{day_text[d]} {s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}" for d, s in zip(day, second, strict=True)]
         note = _nulls([NOTES[n] for n in rng.integers(len(NOTES), size=size).tolist()], rng.random(size) < 0.9)
         ids = range(start + 1, start + size + 1)
-        yield list(zip(ids, customer, status, amount, placed, [day_text[d] for d in day], note))
+        yield list(zip(ids, customer, status, amount, placed, [day_text[d] for d in day], note, strict=True))

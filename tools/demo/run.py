@@ -16,9 +16,10 @@ import os
 import secrets
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
 from rich.markup import escape
@@ -27,12 +28,12 @@ from rich.syntax import Syntax
 from rich.table import Column, Table
 from rich.text import Text
 
-from sluice.demo.lake import DEFAULT_READINGS, FLIGHT_QUERY, LAKE_QUERIES, build_lake, build_space
-from sluice.demo.queries import QUERIES, WARM_UP, DemoQuery
-from sluice.demo.world import DEFAULT_ORDERS, build_world
 from sluice.errors import PushdownError
 from sluice.flight.server import serve_in_background
 from sluice.render import rows_table
+from tools.demo.lake import DEFAULT_READINGS, FLIGHT_QUERY, LAKE_QUERIES, build_lake, build_space
+from tools.demo.queries import QUERIES, WARM_UP, DemoQuery
+from tools.demo.world import DEFAULT_ORDERS, build_world
 
 if TYPE_CHECKING:
     from pyspark.sql import Row, SparkSession

@@ -1,0 +1,245 @@
+"""Aggregate pushdown: which of Spark's aggregates a source answers, with Spark's exact answer.
+
+Spark offers a scan its ``GROUP BY`` and aggregate functions (``SupportsPushDownAggregates``)
+only when every filter was pushed EXACT. Sluice answers with *complete* pushdown or none: the
+source runs ``SELECT keys, aggregates ... GROUP BY keys`` as one query and Spark uses its rows
+as the final answer. Partial pushdown (per partition, Spark merging) is never offered, because
+Spark casts each partial ``SUM`` back to the *input* type before merging (a partial sum of
+``int`` values past 2**31 would raise where Spark's own sum does not).
+
+Each grouping key and each aggregate gets a verdict and a reason, like a filter. The rules:
+
+* A grouping key (or ``COUNT(DISTINCT x)``, ``SUM(DISTINCT x)``) must compare equal in the
+  source exactly when Spark's values are equal: text under a collation that neither folds case
+  nor ignores trailing spaces (MySQL's are grouped under its binary NO PAD collation), no
+  floating point (Spark puts -0.0 with 0.0 and every NaN in one group and returns 0.0/NaN for it).
+* ``MIN``/``MAX`` must order like Spark: the same rule as a pushed ``ORDER BY``.
+* ``SUM`` of integers and decimals only, and only under ANSI mode: the source sums exactly
+  (PostgreSQL ``numeric``, MySQL ``DECIMAL``, DuckDB ``HUGEINT``), Sluice reads the sum as
+  ``decimal(38,s)`` and Spark casts it to its result type (``bigint``, ``decimal(p+10,s)``),
+  raising on overflow as its own ``SUM`` does. Floating-point sums depend on the order of
+  additions (and SQLite and DuckDB compensate rounding errors), so they stay with Spark.
+* ``AVG`` is never pushed as such: Spark then rewrites it into ``SUM``/``COUNT`` and asks
+  again, and computes the division itself, exactly as its own ``AVG`` does.
+* Every column read must be read by the source as Spark reads it (not as text, no stored value
+  the reader would refuse, SQLite only in STRICT tables).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from sluice.dialects.base import Dialect
+from sluice.pushdown.levels import Level, Verdict
+from sluice.types import Column, Kind, SparkType, TableSchema
+
+#: kinds whose MIN/MAX the source may compute (booleans have no MIN in PostgreSQL)
+_ORDERED = (Kind.INTEGRAL, Kind.DECIMAL, Kind.FLOAT, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.STRING)
+#: kinds whose equal values the source groups exactly as Spark does (floats: see the module doc)
+_GROUPABLE = (Kind.INTEGRAL, Kind.DECIMAL, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.STRING, Kind.BOOLEAN)
+_MAX_PRECISION = 38
+
+
+@dataclass(frozen=True)
+class Output:
+    """One column of the aggregated read: its name, the expression the source computes and the
+    Spark type it is read as (Spark casts it to the aggregate's own type where they differ)."""
+
+    name: str
+    sql: str
+    type: SparkType
+    #: the aggregate (COUNT_STAR, COUNT, SUM, MIN, MAX) and its column; None for a grouping key
+    function: str | None = None
+    column: str | None = None
+    distinct: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "sql": self.sql, "type": self.type.name, "function": self.function,
+                "column": self.column, "distinct": self.distinct}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Output:
+        return cls(data["name"], data["sql"], SparkType(data["type"]), data.get("function"), data.get("column"),
+                   bool(data.get("distinct")))
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """What a scan with pushed aggregates reads: ``outputs`` are the grouping keys (the first
+    ``len(group_by)``) then the aggregates, in Spark's order; ``group_by`` is remote SQL."""
+
+    group_by: tuple[str, ...]
+    outputs: tuple[Output, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"group_by": list(self.group_by), "outputs": [o.to_dict() for o in self.outputs]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Aggregation:
+        return cls(tuple(data["group_by"]), tuple(Output.from_dict(o) for o in data["outputs"]))
+
+    def spark_ddl(self) -> str:
+        return ", ".join(f"`{o.name}` {o.type}" for o in self.outputs)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The answer to one offered aggregation: pushed completely or not at all, and why."""
+
+    complete: bool
+    verdicts: tuple[Verdict, ...]
+    aggregation: Aggregation | None = None
+    note: str | None = None  # why nothing is pushed when no single item is to blame
+
+
+class _Refused(Exception):
+    """One item cannot be pushed; the message is the reason."""
+
+
+def decide(source: Any, table: TableSchema, offered: dict[str, Any], filters: list[Verdict], ansi: bool) -> Decision:
+    """Classify Spark's offered aggregation (``{"group_by": [expr], "aggregates": [fn]}``) for ``source``."""
+    builder = _Builder(source, table, ansi)
+    verdicts = [builder.group_key(expression) for expression in offered.get("group_by", [])]
+    verdicts += [builder.aggregate(function) for function in offered.get("aggregates", [])]
+    note = None
+    if not getattr(source, "aggregates", False):
+        note = f"{type(source).__name__} does not run aggregate queries"
+    elif any(v.level is not Level.EXACT for v in filters):
+        note = "a filter is not EXACT: Spark aggregates what it filters"
+    elif builder.averages:
+        note = "AVG: Spark rewrites it into SUM and COUNT and divides itself (as its own AVG does)"
+    complete = note is None and all(v.level is Level.EXACT for v in verdicts)
+    aggregation = Aggregation(tuple(builder.keys), tuple(builder.outputs)) if complete else None
+    return Decision(complete, tuple(verdicts), aggregation, note)
+
+
+class _Builder:
+    def __init__(self, source: Any, table: TableSchema, ansi: bool) -> None:
+        self.source = source
+        self.dialect: Dialect = source.dialect
+        self.table = table
+        self.ansi = ansi
+        self.keys: list[str] = []
+        self.outputs: list[Output] = []
+        self.averages = False
+
+    # ------------------------------------------------------------ items
+    def group_key(self, expression: dict[str, Any]) -> Verdict:
+        shown = _shown(expression)
+        try:
+            column = self._column(expression)
+            sql = self._grouped(column)
+        except _Refused as reason:
+            return Verdict(f"GROUP BY {shown}", Level.UNSUPPORTED, str(reason))
+        self.keys.append(sql)
+        self._output(self._select(sql, column.type), column.type)
+        return Verdict(f"GROUP BY {shown}", Level.EXACT, "grouped exactly as Spark groups these values", f"GROUP BY {sql}")
+
+    def aggregate(self, function: dict[str, Any]) -> Verdict:
+        name = str(function.get("fn", "?"))
+        distinct = bool(function.get("distinct"))
+        args = function.get("args") or []
+        label = "count" if name == "COUNT_STAR" else name.lower()
+        shown = f"{label}({'DISTINCT ' if distinct else ''}{', '.join(_shown(a) for a in args) if args else '*'})"
+        try:
+            sql, read_type, reason = self._function(name, distinct, args)
+        except _Refused as why:
+            return Verdict(shown, Level.UNSUPPORTED, str(why))
+        column = self.table.column(str(args[0]["ref"][0])).name if args else None
+        self.outputs.append(Output(f"sluice_{len(self.outputs)}", self._select(sql, read_type), read_type, name, column, distinct))
+        return Verdict(shown, Level.EXACT, reason, sql)
+
+    def _function(self, name: str, distinct: bool, args: list[Any]) -> tuple[str, SparkType, str]:
+        if name == "COUNT_STAR":
+            return "COUNT(*)", SparkType("bigint"), "rows counted by the source"
+        if name == "AVG":
+            self.averages = True
+            raise _Refused("AVG is pushed as SUM and COUNT (Spark rewrites it and divides itself)")
+        if name not in ("COUNT", "SUM", "MIN", "MAX"):
+            raise _Refused(f"{name} is not pushed: only COUNT, SUM, MIN, MAX (and AVG as SUM/COUNT) are")
+        if len(args) != 1:
+            raise _Refused(f"{name} over {len(args)} arguments")
+        column = self._column(args[0])
+        value = self._value(column, self._grouped(column) if distinct else None)
+        keyword = "DISTINCT " if distinct else ""
+        if name == "COUNT":
+            return f"COUNT({keyword}{value})", SparkType("bigint"), "non-NULL values counted by the source"
+        if name == "SUM":
+            return self._sum(column, value, keyword)
+        if column.type.kind not in _ORDERED:
+            raise _Refused(f"{name} of {column.type}: not pushed")
+        ordered = self._ordered(column, value)
+        return f"{name}({ordered})", column.type, f"{self.dialect.name} orders {column.name} like Spark"
+
+    def _sum(self, column: Column, value: str, keyword: str) -> tuple[str, SparkType, str]:
+        kind = column.type.kind
+        if kind not in (Kind.INTEGRAL, Kind.DECIMAL):
+            raise _Refused(f"SUM of {column.type}: floating-point sums depend on the order of additions "
+                           "(and some engines compensate rounding), so Spark sums them itself")
+        if not self.ansi:
+            raise _Refused("SUM with spark.sql.ansi.enabled=false: Spark wraps or nulls an overflowing sum; "
+                           "the source's exact sum would not")
+        scale = column.type.precision_scale[1] if kind is Kind.DECIMAL else 0
+        read_type = SparkType(f"decimal({_MAX_PRECISION},{scale})")
+        return (f"SUM({keyword}{value})", read_type,
+                "summed exactly by the source, read as decimal(38) and cast by Spark to its SUM type (raising on overflow)")
+
+    # ------------------------------------------------------------ columns
+    def _column(self, expression: dict[str, Any]) -> Column:
+        ref = expression.get("ref") if isinstance(expression, dict) else None
+        if not isinstance(ref, list) or len(ref) != 1:
+            raise _Refused("only columns are pushed as aggregate arguments and grouping keys, not expressions")
+        column = self.table.column(str(ref[0]))
+        why = (column.unpushable or (f"{column.describe()} is read as text" if column.read_as_text else None)
+               or self.dialect.incomparable(column) or self.dialect.aggregated(column))
+        suspect = self.dialect.suspect(column)
+        if why is None and suspect is not None:
+            why = suspect[1]
+        if why is not None:
+            raise _Refused(why)
+        return column
+
+    def _grouped(self, column: Column) -> str:
+        """The column as the source must group it (equal exactly when Spark's values are equal)."""
+        if column.type.kind not in _GROUPABLE:
+            raise _Refused(f"{column.describe()}: Spark groups -0.0 with 0.0 and every NaN together; not pushed")
+        value: exp.Expression = exp.column(column.name, quoted=True)
+        if column.type.kind is Kind.STRING:
+            rules = self.dialect.text_rules(column)
+            if rules.equality is not Level.EXACT:
+                raise _Refused(rules.why)
+            if rules.binary_equality:
+                value = self.dialect.binary_collation(value)
+        return self.dialect.render(value)
+
+    def _value(self, column: Column, grouped: str | None) -> str:
+        return grouped if grouped is not None else self.dialect.render(exp.column(column.name, quoted=True))
+
+    def _ordered(self, column: Column, value: str) -> str:
+        if column.type.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and not self.dialect.orders_timestamps:
+            raise _Refused(f"{self.dialect.name} orders {column.describe()} differently from Spark")
+        if column.type.kind is not Kind.STRING:
+            return value
+        rules = self.dialect.text_rules(column)
+        if rules.ordering is None:
+            raise _Refused(rules.why)
+        if rules.ordering == "collate_c":
+            return self.dialect.render(self.dialect.binary_collation(exp.column(column.name, quoted=True)))
+        return value
+
+    def _select(self, sql: str, read_type: SparkType) -> str:
+        return self.source.select_value(sql, read_type)
+
+    def _output(self, sql: str, read_type: SparkType) -> None:
+        self.outputs.append(Output(f"sluice_{len(self.outputs)}", sql, read_type))
+
+
+def _shown(expression: Any) -> str:
+    if isinstance(expression, dict) and isinstance(expression.get("ref"), list):
+        return ".".join(map(str, expression["ref"]))
+    if isinstance(expression, dict):
+        return str(expression.get("op") or expression.get("lit") or "?")
+    return repr(expression)[:100]

@@ -1,0 +1,130 @@
+"""Aggregate classification and the SQL it generates, per dialect (no server, no Spark)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sluice.planner import aggregates
+from sluice.pushdown.levels import Level, Verdict
+from sluice.scan import ScanSpec
+from sluice.sources.duckdb import DuckdbSource
+from sluice.sources.mysql import MysqlSource
+from sluice.sources.postgres import PostgresSource
+from sluice.sources.sqlite import SqliteSource
+from sluice.types import Column, SparkType, TableSchema
+
+
+def _column(name: str, spark: str, remote: str, **extra: object) -> Column:
+    return Column(name=name, type=SparkType(spark), remote_type=remote, **extra)  # type: ignore[arg-type]
+
+
+PG = PostgresSource("pg", "postgresql://u@localhost/db")
+MY = MysqlSource("my", "mysql://u@localhost/db")
+LITE = SqliteSource("lite", "sqlite:///tmp/unit-aggregates.db")
+DUCK = DuckdbSource("duck", "duckdb:///tmp/unit-aggregates.duckdb")
+
+PG_TABLE = TableSchema("pg", "public", "t", (
+    _column("id", "bigint", "bigint"), _column("i", "int", "integer"), _column("d", "decimal(10,2)", "numeric(10,2)"),
+    _column("f", "double", "double precision"), _column("t", "string", "text", collation="en-US-x-icu"),
+    _column("c", "string", "text", collation="C"), _column("p", "string", "character(5)", collation="C", padded=True),
+    _column("flag", "boolean", "boolean"),
+))
+MY_TABLE = TableSchema("my", "db", "t", (
+    _column("id", "bigint", "bigint"), _column("s", "string", "varchar(10)", collation="utf8mb4_general_ci"),
+    _column("flag", "boolean", "tinyint(1)"), _column("y", "int", "year(4)"),
+))
+LITE_LOOSE = TableSchema("lite", None, "t", (_column("id", "bigint", "INTEGER"), _column("i", "bigint", "INTEGER")))
+LITE_STRICT = TableSchema("lite", None, "t", (_column("id", "bigint", "INTEGER STRICT"), _column("i", "bigint", "INTEGER STRICT")))
+DUCK_TABLE = TableSchema("duck", None, "t", (_column("u", "decimal(20,0)", "UBIGINT"), _column("i", "int", "INTEGER")))
+
+
+def ref(name: str) -> dict[str, list[str]]:
+    return {"ref": [name]}
+
+
+def fn(name: str, *args: str, distinct: bool = False) -> dict[str, object]:
+    return {"fn": name, "distinct": distinct, "args": [ref(a) for a in args]}
+
+
+def decide(source, table, keys=(), functions=(), filters=(), ansi=True):  # type: ignore[no-untyped-def]
+    offered = {"group_by": [ref(k) for k in keys], "aggregates": list(functions)}
+    return aggregates.decide(source, table, offered, list(filters), ansi)
+
+
+def test_grouped_count_and_sum_are_one_exact_query() -> None:
+    decision = decide(PG, PG_TABLE, ["i"], [fn("COUNT_STAR"), fn("SUM", "d"), fn("MIN", "c"), fn("MAX", "t")])
+    assert decision.complete, decision.verdicts
+    assert [v.level for v in decision.verdicts] == [Level.EXACT] * 5
+    spec = ScanSpec.for_source(PG, PG_TABLE, ("id",), aggregate=decision.aggregation)
+    assert spec.query(PG) == (
+        'SELECT "i" AS "sluice_0", COUNT(*) AS "sluice_1", SUM("d")::text AS "sluice_2", MIN("c") AS "sluice_3", '
+        'MAX(("t" COLLATE "C")) AS "sluice_4" FROM "public"."t" GROUP BY "i"')
+    assert [o.type.name for o in decision.aggregation.outputs] == ["int", "bigint", "decimal(38,2)", "string", "string"]
+    assert ScanSpec.from_json(spec.to_json()) == spec
+
+
+@pytest.mark.parametrize("function, reason", [
+    (fn("SUM", "f"), "order of additions"),
+    (fn("COUNT", "f", distinct=True), "-0.0"),
+    (fn("MIN", "flag"), "not pushed"),
+    (fn("MAX", "p"), "blank-padded"),
+    (fn("VAR_POP", "i"), "only COUNT, SUM, MIN, MAX"),
+])
+def test_unfaithful_aggregates_are_refused_with_a_reason(function: dict[str, object], reason: str) -> None:
+    decision = decide(PG, PG_TABLE, [], [fn("COUNT_STAR"), function])
+    assert not decision.complete and decision.aggregation is None
+    assert decision.verdicts[1].level is Level.UNSUPPORTED and reason in decision.verdicts[1].reason
+
+
+def test_float_grouping_keys_are_refused() -> None:
+    decision = decide(PG, PG_TABLE, ["f"], [fn("COUNT_STAR")])
+    assert not decision.complete and "NaN" in decision.verdicts[0].reason
+
+
+def test_avg_is_left_for_spark_to_rewrite() -> None:
+    decision = decide(PG, PG_TABLE, [], [fn("AVG", "i")])
+    assert not decision.complete and "SUM and COUNT" in (decision.note or "")
+
+
+def test_sum_needs_ansi_mode() -> None:
+    assert decide(PG, PG_TABLE, [], [fn("SUM", "i")], ansi=True).complete
+    off = decide(PG, PG_TABLE, [], [fn("SUM", "i")], ansi=False)
+    assert not off.complete and "ansi" in off.verdicts[0].reason
+
+
+def test_an_inexact_filter_keeps_the_aggregate_with_spark() -> None:
+    inexact = Verdict("p = 'a'", Level.INEXACT, "padded", "\"p\" = 'a'")
+    decision = decide(PG, PG_TABLE, [], [fn("COUNT_STAR")], filters=[inexact])
+    assert not decision.complete and "not EXACT" in (decision.note or "")
+
+
+def test_mysql_groups_and_orders_text_under_its_binary_no_pad_collation() -> None:
+    decision = decide(MY, MY_TABLE, ["s"], [fn("COUNT", "s", distinct=True), fn("MIN", "s")])
+    assert decision.complete, decision.verdicts
+    spec = ScanSpec.for_source(MY, MY_TABLE, ("id",), aggregate=decision.aggregation)
+    assert spec.query(MY).count("utf8mb4_nopad_bin") == 4  # key, its GROUP BY, COUNT(DISTINCT), MIN
+
+
+def test_mysql_boolean_and_year_columns_are_refused() -> None:
+    assert not decide(MY, MY_TABLE, ["flag"], [fn("COUNT_STAR")]).complete
+    decision = decide(MY, MY_TABLE, [], [fn("MAX", "y")])
+    assert not decision.complete and "year" in decision.verdicts[0].reason
+
+
+def test_sqlite_aggregates_only_strict_tables_columns() -> None:
+    assert decide(LITE, LITE_LOOSE, [], [fn("COUNT_STAR")]).complete
+    loose = decide(LITE, LITE_LOOSE, ["i"], [fn("COUNT_STAR")])
+    assert not loose.complete and "STRICT" in loose.verdicts[0].reason
+    assert decide(LITE, LITE_STRICT, ["i"], [fn("COUNT_STAR"), fn("SUM", "id"), fn("MAX", "i")]).complete
+
+
+def test_duckdb_widened_types_are_refused() -> None:
+    decision = decide(DUCK, DUCK_TABLE, [], [fn("SUM", "u")])
+    assert not decision.complete and "UBIGINT" in decision.verdicts[0].reason
+    assert decide(DUCK, DUCK_TABLE, ["i"], [fn("SUM", "i")]).complete
+
+
+def test_expressions_are_not_pushed_yet() -> None:
+    offered = {"group_by": [{"op": "+", "args": [ref("i"), {"lit": "1", "type": "int"}]}], "aggregates": [fn("COUNT_STAR")]}
+    decision = aggregates.decide(PG, PG_TABLE, offered, [], True)
+    assert not decision.complete and "expressions" in decision.verdicts[0].reason

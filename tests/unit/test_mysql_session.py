@@ -1,0 +1,37 @@
+"""PyMySQL logins without a TLS context per connection (sluice/sources/mysql.py)."""
+
+from __future__ import annotations
+
+import ssl
+
+from sluice.sources import mysql
+
+
+def test_the_preferred_mode_context_is_made_at_the_first_handshake_and_then_shared(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    made = []
+    real = ssl.create_default_context
+    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: made.append(1) or real(*a, **k))
+    monkeypatch.setattr(mysql._PreferredTls, "context", None)
+    session = mysql._session_class()
+    stand_ins = [session._create_ssl_ctx(object.__new__(session), {}) for _ in range(3)]
+    assert made == [] and all(isinstance(s, mysql._PreferredTls) for s in stand_ins)  # a server without TLS: none made
+    wrapped = []
+
+    class Fake:
+        def wrap_socket(self, sock, server_hostname=None):  # type: ignore[no-untyped-def]
+            wrapped.append((sock, server_hostname))
+            return "tls"
+
+    monkeypatch.setattr(mysql._PreferredTls, "context", Fake())
+    assert [s.wrap_socket("sock", server_hostname="db") for s in stand_ins] == ["tls"] * 3
+    assert wrapped == [("sock", "db")] * 3 and made == []
+
+
+def test_the_real_context_is_pymysqls_own(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(mysql._PreferredTls, "context", None)
+    session = mysql._session_class()
+    stand_in = session._create_ssl_ctx(object.__new__(session), {})
+    context = stand_in._make()
+    assert isinstance(context, ssl.SSLContext) and context.verify_mode == ssl.CERT_NONE and not context.check_hostname
+    explicit = session._create_ssl_ctx(object.__new__(session), {"verify_mode": "required"})
+    assert isinstance(explicit, ssl.SSLContext) and explicit.verify_mode == ssl.CERT_REQUIRED
