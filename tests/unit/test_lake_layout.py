@@ -7,16 +7,8 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import DateType, DecimalType, DoubleType, LongType, NestedField, StringType, TimestamptzType
 
 from sluice.errors import ConfigError
-from sluice.lake import telemetry
-from sluice.lake.layout import (
-    PartitionTerm,
-    SortTerm,
-    iceberg_schema,
-    parse_partition_by,
-    parse_sort_by,
-    partition_spec,
-    sort_order,
-)
+from sluice.lake import layout, telemetry
+from sluice.lake.layout import PartitionTerm, SortTerm
 from sluice.lake.partitioning import partition_columns, partition_record
 
 pytestmark = pytest.mark.unit
@@ -38,7 +30,7 @@ SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2,
     ("  ", ()),
 ])
 def test_partition_by_parses(text: str, terms: tuple[PartitionTerm, ...]) -> None:
-    assert parse_partition_by(text) == terms
+    assert layout.parse_partition_by(text) == terms
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -55,39 +47,39 @@ def test_partition_by_parses(text: str, terms: tuple[PartitionTerm, ...]) -> Non
 ])
 def test_partition_by_errors_name_the_term(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        parse_partition_by(text)
+        layout.parse_partition_by(text)
 
 
 def test_sort_by_parses_directions_and_null_orders() -> None:
-    assert parse_sort_by("ts, id DESC, city asc nulls last,  temp  desc  nulls  first") == (
+    assert layout.parse_sort_by("ts, id DESC, city asc nulls last,  temp  desc  nulls  first") == (
         SortTerm("ts"), SortTerm("id", descending=True, nulls_first=False), SortTerm("city", nulls_first=False),
         SortTerm("temp", descending=True, nulls_first=True))
     with pytest.raises(ConfigError, match="sort key 'ts up'"):
-        parse_sort_by("ts up")
+        layout.parse_sort_by("ts up")
 
 
 def test_terms_bind_to_a_schema_as_iceberg_spark_names_them() -> None:
-    spec = partition_spec(parse_partition_by("day(ts), bucket(4, id), city, truncate(2, city)"), SCHEMA)
+    spec = layout.partition_spec(layout.parse_partition_by("day(ts), bucket(4, id), city, truncate(2, city)"), SCHEMA)
     assert [(field.name, field.source_id, str(field.transform), field.field_id) for field in spec.fields] == [
         ("ts_day", 2, "day", 1000), ("id_bucket", 1, "bucket[4]", 1001), ("city", 3, "identity", 1002),
         ("city_truncate", 3, "truncate[2]", 1003)]
-    order = sort_order(parse_sort_by("ts, id desc"), SCHEMA)
+    order = layout.sort_order(layout.parse_sort_by("ts, id desc"), SCHEMA)
     assert [(field.source_id, str(field.direction), str(field.null_order)) for field in order.fields] == [
         (2, "ASC", "NULLS FIRST"), (1, "DESC", "NULLS LAST")]
-    assert not sort_order((), SCHEMA).fields
+    assert not layout.sort_order((), SCHEMA).fields
     with pytest.raises(ConfigError, match=r"partition term day\(nope\): no column nope \(columns: id, ts, city"):
-        partition_spec(parse_partition_by("day(nope)"), SCHEMA)
+        layout.partition_spec(layout.parse_partition_by("day(nope)"), SCHEMA)
     with pytest.raises(ConfigError, match=r"day cannot be applied to column city of type string"):
-        partition_spec(parse_partition_by("day(city)"), SCHEMA)
+        layout.partition_spec(layout.parse_partition_by("day(city)"), SCHEMA)
 
 
 def test_the_telemetry_terms_are_the_telemetry_layout() -> None:
-    spec = partition_spec(telemetry.PARTITION_BY, telemetry.schema())
+    spec = layout.partition_spec(telemetry.PARTITION_BY, telemetry.schema())
     assert spec == telemetry.partition_spec()
 
 
 def test_partition_records_of_every_kind_read_back_from_folders() -> None:
-    spec = partition_spec(parse_partition_by("city, month(ts), day(day), truncate(10, id), bucket(3, city), "
+    spec = layout.partition_spec(layout.parse_partition_by("city, month(ts), day(day), truncate(10, id), bucket(3, city), "
                                              "price, truncate(2, city)"), SCHEMA)
     columns = partition_columns(spec, SCHEMA)
     assert [column.kind for column in columns] == ["identity", "transform", "transform", "transform", "transform",
@@ -100,7 +92,7 @@ def test_partition_records_of_every_kind_read_back_from_folders() -> None:
 
 
 def test_unwritable_partition_sources_are_refused() -> None:
-    spec = partition_spec(parse_partition_by("temp"), SCHEMA)
+    spec = layout.partition_spec(layout.parse_partition_by("temp"), SCHEMA)
     with pytest.raises(ConfigError, match=r"partition field temp = identity\(temp double\)"):
         partition_columns(spec, SCHEMA)
 
@@ -111,12 +103,12 @@ def test_spark_schemas_become_iceberg_schemas() -> None:
     def struct(*fields: tuple[str, sp.DataType]) -> sp.StructType:
         return sp.StructType([sp.StructField(name, kind) for name, kind in fields])
 
-    schema = iceberg_schema(struct(("a", sp.ByteType()), ("b", sp.LongType()), ("c", sp.TimestampType()),
+    schema = layout.iceberg_schema(struct(("a", sp.ByteType()), ("b", sp.LongType()), ("c", sp.TimestampType()),
                                    ("d", sp.TimestampNTZType()), ("e", sp.DecimalType(12, 3))))
     assert [(field.field_id, field.name, str(field.field_type), field.required) for field in schema.fields] == [
         (1, "a", "int", False), (2, "b", "long", False), (3, "c", "timestamptz", False), (4, "d", "timestamp", False),
         (5, "e", "decimal(12, 3)", False)]
     with pytest.raises(ConfigError, match="column m: lake tables hold primitive columns only, not map<string,int>"):
-        iceberg_schema(struct(("m", sp.MapType(sp.StringType(), sp.IntegerType()))))
+        layout.iceberg_schema(struct(("m", sp.MapType(sp.StringType(), sp.IntegerType()))))
     with pytest.raises(ConfigError, match=r"column\(s\) A, a appear more than once"):
-        iceberg_schema(struct(("A", sp.IntegerType()), ("a", sp.IntegerType())))
+        layout.iceberg_schema(struct(("A", sp.IntegerType()), ("a", sp.IntegerType())))
