@@ -174,21 +174,82 @@ def _explain(args: argparse.Namespace, spark: SparkSession | None) -> int:
 
 
 def _lake_ingest(args: argparse.Namespace, spark: SparkSession | None) -> int:
-    from sluice.lake.catalog import LakeLocation
     from sluice.lake.ingest import ingest
 
-    LakeLocation.from_url(args.lake)  # a malformed URL fails here, before Spark starts
+    _check_lake_args(args)
     if args.rows is not None and args.source_path is not None:
         raise ConfigError("--rows sizes generated data; it cannot be combined with --from")
-    if spark is None:
-        from sluice.cli_spark import quiet_session
-
-        with Console(stderr=True).status("starting Spark..."):
-            spark = quiet_session(app_name="sluice-lake-ingest")
-    summary = ingest(spark, args.lake, args.source_path, rows=args.rows, source_format=args.format,
-                     namespace=args.namespace, table=args.table)
+    summary = ingest(_lake_session(spark, "sluice-lake-ingest"), args.lake, args.source_path, rows=args.rows,
+                     source_format=args.format, namespace=args.namespace, table=args.table,
+                     mode="overwrite" if args.overwrite else "append", schema=args.schema,
+                     partition_by=args.partition_by, sort_by=args.sort_by, target_file_size=args.target_file_size)
     print(summary)
     return 0
+
+
+def _lake_create(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    from sluice.lake.ingest import create_table, describe_sort, describe_spec
+
+    _check_lake_args(args)
+    if args.schema is None and args.source_path is None:
+        raise ConfigError("give the new table's columns: --schema 'id bigint, ts timestamp, ...' or --from FILE")
+    if args.schema is not None and args.source_path is not None:
+        raise ConfigError("--schema and --from both give the columns: give one")
+    table = create_table(_lake_session(spark, "sluice-lake-create"), args.lake, args.namespace, args.table,
+                         args.source_path, source_format=args.format, schema=args.schema,
+                         partition_by=args.partition_by, sort_by=args.sort_by, target_file_size=args.target_file_size)
+    columns = ", ".join(f"{field.name} {field.field_type}" for field in table.schema().fields)
+    print(f"created {args.namespace}.{args.table} ({columns}); partitioned by {describe_spec(table)}; "
+          f"sorted by {describe_sort(table)}")
+    return 0
+
+
+def _lake_optimize(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    from sluice.lake.catalog import LakeLocation
+    from sluice.lake.maintenance import optimize
+
+    LakeLocation.from_url(args.lake)
+    summary = optimize(_lake_session(spark, "sluice-lake-optimize"), args.lake, args.namespace, args.table)
+    print(summary if summary is not None else f"{args.namespace}.{args.table}: every partition has one file; nothing to do")
+    return 0
+
+
+def _lake_expire(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    import datetime as dt
+
+    from sluice.lake.maintenance import expire_snapshots
+
+    older_than = None
+    if args.older_than is not None:
+        try:
+            older_than = dt.datetime.fromisoformat(args.older_than)
+        except ValueError:
+            raise ConfigError(f"--older-than takes an ISO timestamp such as 2025-03-01T00:00:00Z, not {args.older_than!r}") from None
+        if older_than.tzinfo is None:
+            older_than = older_than.astimezone()  # the machine's local time, as a reader typing it means
+    print(expire_snapshots(args.lake, args.namespace, args.table, older_than=older_than, retain_last=args.retain_last))
+    return 0
+
+
+def _check_lake_args(args: argparse.Namespace) -> None:
+    """What can be checked before Spark starts: the URL and the layout's syntax."""
+    from sluice.lake.catalog import LakeLocation
+    from sluice.lake.layout import parse_partition_by, parse_sort_by
+
+    LakeLocation.from_url(args.lake)  # a malformed URL fails here, before Spark starts
+    if args.partition_by is not None:
+        parse_partition_by(args.partition_by)
+    if args.sort_by is not None:
+        parse_sort_by(args.sort_by)
+
+
+def _lake_session(spark: SparkSession | None, app_name: str) -> SparkSession:
+    if spark is not None:
+        return spark
+    from sluice.cli_spark import quiet_session
+
+    with Console(stderr=True).status("starting Spark..."):
+        return quiet_session(app_name=app_name)
 
 
 def _serve(args: argparse.Namespace, spark: SparkSession | None) -> int:
@@ -331,19 +392,54 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
 
     lake = commands.add_parser("lake", help="manage Iceberg lake tables").add_subparsers(
         dest="lake_command", required=True, metavar="LAKE_COMMAND")
-    lake_ingest = lake.add_parser("ingest", help="append generated telemetry or files to a lake table with Spark",
-                                  description="Append rows to a lake table in one snapshot, with Spark. Without "
-                                  "--from, generates synthetic spacecraft telemetry.")
+    lake_ingest = lake.add_parser("ingest", help="append generated telemetry, files or a table's rows to a lake table",
+                                  description="Append rows to a lake table (or replace them, --overwrite) in one "
+                                  "snapshot, with Spark. Without --from, generates synthetic spacecraft telemetry. A "
+                                  "missing table is created from the input's columns (types inferred, or --schema) with "
+                                  "--partition-by and --sort-by; telemetry.readings gets the telemetry layout. New "
+                                  "columns are added and int/float/decimal columns widened; other changes are refused.")
     lake_ingest.set_defaults(command=_lake_ingest)
-    lake_ingest.add_argument("lake", metavar="LAKE_URL", nargs="?", default="iceberg+sqlite:///demo-data/lake/catalog.db",
-                             help="iceberg+sqlite:///catalog.db[?warehouse=DIR] (default: demo-data/lake/catalog.db)")
     lake_ingest.add_argument("--rows", metavar="N", type=positive_int,
                              help="rows to generate (default 10000000)")
-    lake_ingest.add_argument("--from", dest="source_path", metavar="PATH", help="a CSV, JSON or Parquet file or folder")
-    lake_ingest.add_argument("--format", choices=("csv", "json", "parquet"), help="the format of --from (default: its suffix)")
-    lake_ingest.add_argument("--namespace", default="telemetry", help="the table's namespace (default telemetry)")
-    lake_ingest.add_argument("--table", default="readings", help="the table, created with the telemetry layout "
-                             "if missing (default readings)")
+    lake_ingest.add_argument("--overwrite", action="store_true", help="replace the table's rows instead of appending")
+    lake_create = lake.add_parser("create", help="create an empty lake table from a schema or a file's columns",
+                                  description="Create an empty lake table: its columns from --schema or from a CSV, "
+                                  "JSON or Parquet file (types inferred), its layout from --partition-by and --sort-by.")
+    lake_create.set_defaults(command=_lake_create)
+    lake_optimize = lake.add_parser("optimize", help="rewrite each partition's small files into one, sorted",
+                                    description="Rewrite every partition of a lake table that holds several data "
+                                    "files into one file (sorted by the table's sort order; split past the target "
+                                    "file size), in one snapshot, with Spark.")
+    lake_optimize.set_defaults(command=_lake_optimize)
+    lake_expire = lake.add_parser("expire-snapshots", help="remove old snapshots of a lake table and the files only "
+                                  "they referenced", description="Expire the snapshots older than --older-than (default: "
+                                  "now) except the newest --retain-last, then delete the data and manifest files no "
+                                  "remaining snapshot references. No Spark.")
+    lake_expire.set_defaults(command=_lake_expire)
+    lake_expire.add_argument("--older-than", metavar="TIMESTAMP", help="expire snapshots made before this instant "
+                             "(ISO, e.g. 2025-03-01T00:00:00Z; default: now)")
+    lake_expire.add_argument("--retain-last", metavar="N", type=positive_int, default=1,
+                             help="keep the newest N snapshots whatever their age (default 1)")
+    for sub in (lake_optimize, lake_expire):
+        sub.add_argument("lake", metavar="LAKE_URL", nargs="?", default="iceberg+sqlite:///demo-data/lake/catalog.db",
+                         help="iceberg+sqlite:///catalog.db[?warehouse=DIR] (default: demo-data/lake/catalog.db)")
+        sub.add_argument("--namespace", default="telemetry", help="the table's namespace (default telemetry)")
+        sub.add_argument("--table", default="readings", help="the table (default readings)")
+    for sub in (lake_ingest, lake_create):
+        sub.add_argument("lake", metavar="LAKE_URL", nargs="?", default="iceberg+sqlite:///demo-data/lake/catalog.db",
+                         help="iceberg+sqlite:///catalog.db[?warehouse=DIR] (default: demo-data/lake/catalog.db)")
+        sub.add_argument("--from", dest="source_path", metavar="PATH", help="a CSV, JSON or Parquet file or folder")
+        sub.add_argument("--format", choices=("csv", "json", "parquet"), help="the format of --from (default: its suffix)")
+        sub.add_argument("--namespace", default="telemetry", help="the table's namespace (default telemetry)")
+        sub.add_argument("--table", default="readings", help="the table (default readings, the telemetry table)")
+        sub.add_argument("--schema", metavar="DDL", help="the columns, as in 'id bigint, ts timestamp, temp double' "
+                         "(CSV and JSON are parsed as these types; default: inferred)")
+        sub.add_argument("--partition-by", metavar="SPEC", help="a new table's partitioning, as in 'day(ts), "
+                         "bucket(16, id)': columns, year/month/day/hour(c), bucket(N, c), truncate(W, c)")
+        sub.add_argument("--sort-by", metavar="COLUMNS", help="a new table's sort order, as in 'ts, id desc'")
+        sub.add_argument("--target-file-size", metavar="BYTES", type=positive_int,
+                         help="a new table's data file size (table property write.target-file-size-bytes; "
+                         "default 134217728, 128 MiB)")
     return parser
 
 

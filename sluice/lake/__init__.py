@@ -1,9 +1,11 @@
 """Lake tables: Apache Iceberg through PyIceberg, written by a Spark pipeline, read with pruning.
 
 ``catalog`` opens the catalog a URL names; ``telemetry`` is the demo's table layout;
-``ingest`` is the Spark pipeline that appends to a table (its input from ``generate`` or
-files, checked by ``conform``; partitions computed by ``partitioning``; files committed
-by ``commit``); ``expressions``, ``stats`` and
+``layout`` parses a new table's partitioning and sort order; ``ingest`` is the Spark
+pipeline that creates, appends to or overwrites a table (its input from ``generate``,
+files or a DataFrame, checked and evolved by ``conform``, bad files explained by
+``bad_input``; partitions computed by ``partitioning``; files committed by ``commit``);
+``maintenance`` compacts small files and expires snapshots; ``expressions``, ``stats`` and
 ``pyramid`` plan a read: Spark predicates as Iceberg expressions, Parquet row-group
 statistics, and the pruning at every level with its counts.
 """

@@ -30,8 +30,11 @@ from sluice.lake.partitioning import PartitionColumn, partition_record
 if TYPE_CHECKING:
     from pyiceberg.io.fileformat import DataFileStatistics
     from pyiceberg.manifest import DataFile
+    from pyiceberg.schema import Schema
     from pyiceberg.table import Table
     from pyiceberg.table.snapshots import Snapshot
+
+    from sluice.lake.conform import Evolution
 
 #: snapshot summary property naming the job (and so its folder under the data location)
 JOB_PROPERTY = "sluice.ingest-job"
@@ -58,8 +61,11 @@ class WrittenFiles:
 
 
 def collect_data_files(table: Table, columns: list[PartitionColumn], staging_uri: str, final_uri: str,
-                       sort_order_id: int | None) -> WrittenFiles:
+                       sort_order_id: int | None, schema: Schema | None = None) -> WrittenFiles:
     """One DataFile per Parquet file under ``staging_uri``, its path as it will be under ``final_uri``.
+
+    ``schema`` is the schema the files are written in, when the job evolves the table's
+    (:func:`sluice.lake.conform.evolved_schema`): their statistics are keyed by its field ids.
 
     Spark also leaves a ``_SUCCESS`` marker and, on local and mounted file systems, ``.crc``
     checksum files beside each file; they are deleted so the folder holds data files only.
@@ -73,7 +79,7 @@ def collect_data_files(table: Table, columns: list[PartitionColumn], staging_uri
     from pyiceberg.types import DoubleType, FloatType
 
     metadata = table.metadata
-    schema = metadata.schema()
+    schema = schema or metadata.schema()
     statistics_plan = compute_statistics_plan(schema, metadata.properties)
     field_ids = parquet_path_to_id_mapping(schema)
     float_ids = {field.field_id for field in schema.fields if isinstance(field.field_type, (FloatType, DoubleType))}
@@ -127,8 +133,14 @@ def make_float_bounds_safe(statistics: DataFileStatistics, footer: pq.FileMetaDa
             bounds.current_max = 0.0
 
 
-def commit_data_files(table: Table, data_files: list[DataFile], job_id: str) -> None:
+def commit_data_files(table: Table, data_files: list[DataFile], job_id: str, *,
+                      evolution: Evolution | None = None, replaced: list[DataFile] | None = None) -> None:
     """Append ``data_files`` to ``table`` in one snapshot whose summary names ``job_id``.
+
+    ``evolution`` (columns added or widened) is applied in the same transaction, and the
+    ``replaced`` files (all of the table's for an overwrite, a partition's small files for
+    an optimize) are removed in the same snapshot: either way a reader sees the table
+    before or after the job, never between.
 
     A commit that loses the race with another writer is retried by PyIceberg (refresh, then
     append again on top of the winner; ``commit.retry.*`` table properties). A catalog
@@ -142,7 +154,7 @@ def commit_data_files(table: Table, data_files: list[DataFile], job_id: str) -> 
     name = ".".join(table.name())
     for attempt in range(1, CATALOG_ATTEMPTS + 1):
         try:
-            _append(table, data_files, job_id)
+            _append(table, data_files, job_id, evolution, replaced or [])
             return
         except CommitFailedException as error:  # after PyIceberg's own retries on concurrent commits
             raise SluiceError(f"lake table {name}: the commit of job {job_id} kept losing the race with concurrent commits "
@@ -163,17 +175,26 @@ def commit_data_files(table: Table, data_files: list[DataFile], job_id: str) -> 
             time.sleep(CATALOG_RETRY_WAIT_S * attempt)
 
 
-def _append(table: Table, data_files: list[DataFile], job_id: str) -> None:
-    """One transaction: the name mapping if missing, and one fast append of every file."""
+def _append(table: Table, data_files: list[DataFile], job_id: str, evolution: Evolution | None = None,
+            replaced: list[DataFile] | None = None) -> None:
+    """One transaction: the schema changes, the name mapping if missing (PyIceberg's schema
+    update extends an existing one), and one snapshot: a fast append of every file, or an
+    overwrite that also removes the ``replaced`` files."""
     from pyiceberg.table import TableProperties
 
+    replaced = replaced or []
     transaction = table.transaction()
+    if evolution:
+        evolution.apply(transaction)
     if transaction.table_metadata.name_mapping() is None:
         mapping = transaction.table_metadata.schema().name_mapping.model_dump_json()
         transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
-    with transaction.update_snapshot(snapshot_properties={JOB_PROPERTY: job_id}).fast_append() as append:
+    snapshot = transaction.update_snapshot(snapshot_properties={JOB_PROPERTY: job_id})
+    with (snapshot.overwrite() if replaced else snapshot.fast_append()) as update:
+        for data_file in replaced:
+            update.delete_data_file(data_file)
         for data_file in data_files:
-            append.append_data_file(data_file)
+            update.append_data_file(data_file)
     transaction.commit_transaction()
 
 

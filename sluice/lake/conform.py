@@ -6,16 +6,25 @@ present under its exact name, no other column may be, and each type must be the 
 or a safe widening Iceberg itself allows (``int`` to ``bigint``, ``float`` to ``double``,
 a wider decimal of the same scale). Every problem is reported at once, each naming the
 column, the type the table expects and the type found.
+
+An append may also evolve the table (:func:`evolution`): a column the table lacks is
+added (optional, at the end), and a column whose input type is wider than the table's is
+widened the ways Iceberg allows (``int`` to ``long``, ``float`` to ``double``, a decimal's
+precision at the same scale). Any other difference is refused with the column named.
+The changes are applied in the same transaction as the job's snapshot
+(:mod:`sluice.lake.commit`), so a failed job changes nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sluice.errors import ConfigError
 
 if TYPE_CHECKING:
     from pyiceberg.schema import Schema
+    from pyiceberg.table import Table, Transaction
     from pyiceberg.types import IcebergType
     from pyspark.sql import DataFrame
     from pyspark.sql.types import DataType
@@ -75,3 +84,88 @@ def conform(frame: DataFrame, schema: Schema, table_name: str) -> DataFrame:
         raise ConfigError(f"cannot append to lake table {table_name}: " + "; ".join(problems))
     return frame.select(*(F.col(field.name).cast(spark_type(field.field_type)).alias(field.name)
                           for field in schema.fields))
+
+
+@dataclass(frozen=True)
+class Evolution:
+    """The schema changes an append makes: columns to add and columns to widen (name, Iceberg type)."""
+
+    added: tuple[tuple[str, IcebergType], ...] = ()
+    widened: tuple[tuple[str, IcebergType], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.widened)
+
+    def __str__(self) -> str:
+        parts = [f"add {name} {kind}" for name, kind in self.added]
+        parts += [f"widen {name} to {kind}" for name, kind in self.widened]
+        return ", ".join(parts) or "no schema change"
+
+    def apply(self, transaction: Transaction) -> None:
+        """Stage the changes in ``transaction`` (nothing is committed here)."""
+        if not self:
+            return
+        with transaction.update_schema() as update:
+            for name, kind in self.added:
+                update.add_column(name, kind)
+            for name, kind in self.widened:
+                update.update_column(name, field_type=kind)
+
+
+def _widening(table_type: IcebergType, input_type: IcebergType) -> bool:
+    """True when Iceberg allows changing a column of ``table_type`` to ``input_type``."""
+    from pyiceberg import types as ice
+
+    if isinstance(table_type, ice.IntegerType):
+        return isinstance(input_type, ice.LongType)
+    if isinstance(table_type, ice.FloatType):
+        return isinstance(input_type, ice.DoubleType)
+    if isinstance(table_type, ice.DecimalType) and isinstance(input_type, ice.DecimalType):
+        return input_type.scale == table_type.scale and input_type.precision > table_type.precision
+    return False
+
+
+def evolution(frame: DataFrame, schema: Schema, table_name: str) -> Evolution:
+    """The changes appending ``frame`` makes to a table of ``schema``; a change Iceberg does not
+    allow is a ConfigError naming every column concerned."""
+    from sluice.lake.layout import iceberg_type
+
+    known = {field.name: field for field in schema.fields}
+    added, widened, refused = [], [], []
+    missing = [name for name in known if name not in frame.columns]
+    if missing:
+        refused.append(f"missing column(s) {', '.join(missing)}")
+    for column in frame.schema.fields:
+        field = known.get(column.name)
+        if field is None:
+            if column.name.lower() in {name.lower() for name in known}:
+                refused.append(f"column {column.name}: the table has it spelled differently; names must match exactly")
+                continue
+            added.append((column.name, iceberg_type(column.dataType, column.name)))
+            continue
+        found = column.dataType
+        expected = spark_type(field.field_type)
+        if found == expected or is_safe_widening(found, expected):
+            continue
+        try:
+            wider = iceberg_type(found, column.name)
+        except ConfigError:
+            wider = None
+        if wider is not None and _widening(field.field_type, wider):
+            widened.append((column.name, wider))
+        else:
+            refused.append(f"column {column.name}: the table has {expected.simpleString()} (Iceberg "
+                           f"{field.field_type}), the input has {found.simpleString()} (Iceberg widens only int to "
+                           "long, float to double and a decimal's precision at the same scale)")
+    if refused:
+        raise ConfigError(f"cannot append to lake table {table_name}: " + "; ".join(refused))
+    return Evolution(tuple(added), tuple(widened))
+
+
+def evolved_schema(table_schema: Schema, change: Evolution, table: Table) -> Schema:
+    """The table's schema after ``change``, as the commit will make it (same field ids)."""
+    if not change:
+        return table_schema
+    transaction = table.transaction()
+    change.apply(transaction)
+    return transaction.table_metadata.schema()

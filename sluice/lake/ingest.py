@@ -37,15 +37,28 @@ from pyiceberg.table import TableProperties
 
 from sluice.errors import ConfigError
 from sluice.lake import telemetry
+from sluice.lake.bad_input import bad_input_message
 from sluice.lake.catalog import LakeLocation, open_catalog
 from sluice.lake.commit import collect_data_files, commit_data_files, job_snapshot
-from sluice.lake.conform import conform, spark_type
+from sluice.lake.conform import Evolution, conform, evolution, evolved_schema, spark_type
+from sluice.lake.layout import (
+    PartitionTerm,
+    SortTerm,
+    iceberg_schema,
+    parse_partition_by,
+    parse_sort_by,
+    partition_spec,
+    sort_order,
+)
 from sluice.lake.partitioning import PartitionColumn, partition_columns
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
+    from pyiceberg.manifest import DataFile
+    from pyiceberg.schema import Schema
     from pyiceberg.table import Table
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
+    from pyspark.sql.types import DataType, StructType
 
 Source = Union["DataFrame", str, Path, None]
 Report = Callable[[str], None]
@@ -53,6 +66,8 @@ Report = Callable[[str], None]
 DEFAULT_ROWS = 10_000_000
 #: row-group size when the table sets no ``write.parquet.row-group-size-bytes`` (see docs/lake.md)
 DEFAULT_ROW_GROUP_BYTES = 1 << 20
+#: data file size when the table sets no ``write.target-file-size-bytes`` (and what a new table gets)
+DEFAULT_TARGET_FILE_BYTES = 128 << 20
 FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
 #: CSV ``nullValue`` that no field spells, so only an empty unquoted field is NULL
 CSV_NO_NULL_TEXT = "\u0000"
@@ -97,39 +112,87 @@ def print_progress(line: str) -> None:
 
 def ingest(spark: SparkSession, lake_url: str, source: Source = None, *, rows: int | None = None,
            source_format: str | None = None, namespace: str = telemetry.NAMESPACE, table: str = telemetry.TABLE,
+           mode: str = "append", schema: str | StructType | None = None, partition_by: str | None = None,
+           sort_by: str | None = None, target_file_size: int | None = None,
            report: Report = print_progress) -> IngestSummary:
-    """Append ``source`` to the lake table ``namespace.table`` in one snapshot; return what was added.
+    """Append ``source`` to the lake table ``namespace.table`` (or replace its rows) in one snapshot.
 
     ``source`` is None to generate ``rows`` synthetic telemetry rows (default
     :data:`DEFAULT_ROWS`), a DataFrame (a ``Federation.sql(...)`` result, say), or a CSV,
-    JSON or Parquet file or folder (``source_format`` when the name does not tell). The
-    table is created with the telemetry layout if it does not exist.
+    JSON or Parquet file or folder (``source_format`` when the name does not tell).
+
+    A missing table is created in the same job (and dropped again if the job fails): with
+    the input's columns (CSV and JSON types inferred, or ``schema``, a Spark DDL string
+    such as ``"id bigint, ts timestamp"``), partitioned by ``partition_by`` (``"day(ts),
+    bucket(16, id)"``, see :mod:`sluice.lake.layout`) and sorted by ``sort_by`` (``"ts"``),
+    with ``target_file_size`` bytes per file (default 128 MiB). The demo table
+    ``telemetry.readings`` and generated rows get the telemetry layout unless told otherwise.
+
+    ``mode="overwrite"`` replaces every row the table held. Either mode may add columns the
+    table lacks and widen int to long, float to double or a decimal's precision; any other
+    difference is refused before anything is written.
     """
     if rows is not None and source is not None:
         raise ConfigError("rows= is the number of rows to generate; it cannot be combined with a source")
-    catalog = open_catalog(LakeLocation.from_url(lake_url), create=True)
-    lake_table = _create_or_load(catalog, namespace, table)
+    if mode not in ("append", "overwrite"):
+        raise ConfigError(f"mode is append or overwrite, not {mode!r}")
+    partition_terms = None if partition_by is None else parse_partition_by(partition_by)
+    sort_terms = None if sort_by is None else parse_sort_by(sort_by)
+    if target_file_size is not None and target_file_size < 1:
+        raise ConfigError(f"the target file size must be at least 1 byte, not {target_file_size}")
+    spark_schema = _spark_schema(schema)
+    location = LakeLocation.from_url(lake_url)
     table_name = f"{namespace}.{table}"
-    schema = lake_table.metadata.schema()
-    columns = partition_columns(lake_table.spec(), schema)
-    frame, what = _source_frame(spark, source, rows, source_format, lake_table)
-    frame = conform(frame, schema, table_name)
+    with _Undo(spark, location, source, source_format, spark_schema) as undo:
+        catalog = open_catalog(location, create=True)
+        lake_table, input_frame, what = _table_and_input(
+            spark, catalog, undo, namespace, table, source, rows, source_format, spark_schema, partition_terms,
+            sort_terms, target_file_size)
+        undo.read_schema = input_frame.schema
+        schema_now = lake_table.metadata.schema()
+        change = evolution(input_frame, schema_now, table_name)
+        written_schema = evolved_schema(schema_now, change, lake_table)
+        frame = conform(input_frame, written_schema, table_name)
+        columns = partition_columns(lake_table.spec(), written_schema)
+        replaced = _current_files(lake_table) if mode == "overwrite" else None
+        verb = "replace the rows of" if mode == "overwrite" else "into"
+        return run_job(spark, lake_table, frame, columns, written_schema, change, f"ingest {what} {verb} {table_name}",
+                       report, replaced)
 
+
+def _current_files(lake_table: Table) -> list[DataFile]:
+    return [task.file for task in lake_table.scan().plan_files()] if lake_table.current_snapshot() else []
+
+
+def run_job(spark: SparkSession, lake_table: Table, frame: DataFrame, columns: list[PartitionColumn],
+            written_schema: Schema, change: Evolution, what: str, report: Report,
+            replaced: list[DataFile] | None = None) -> IngestSummary:
+    """Write ``frame`` under a staging folder, then commit it as one snapshot (or remove it).
+
+    The snapshot applies ``change`` to the schema and removes the ``replaced`` files
+    (None: an append). Any failure before the commit lands removes what the job wrote.
+    """
     job_id = f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
     data_uri = lake_table.properties.get(TableProperties.WRITE_DATA_PATH, f"{lake_table.location()}/data").rstrip("/")
     staging_uri, final_uri = f"{data_uri}/_staging-{job_id}", f"{data_uri}/{job_id}"
-    report(f"ingest {what} into {table_name}: job {job_id}, writing under {staging_uri}")
+    table_name = ".".join(lake_table.name())
+    report(what + (f" ({change})" if change else "") +
+           f": job {job_id}, writing under {staging_uri}")
     started = time.monotonic()
     try:
         with _watch_tasks(spark, report):
             _write(spark, frame, columns, _sort_columns(lake_table), staging_uri, lake_table.properties)
-        written = collect_data_files(lake_table, columns, staging_uri, final_uri, _sort_order_id(lake_table))
+        written = collect_data_files(lake_table, columns, staging_uri, final_uri, _sort_order_id(lake_table),
+                                     written_schema)
         write_seconds = time.monotonic() - started
         report(f"wrote {len(written.data_files)} files, {written.row_groups} row groups, {written.rows:,} rows, "
                f"{written.bytes / 1e6:,.1f} MB in {write_seconds:.1f} s")
-        if written.data_files:
-            _move(staging_uri, final_uri)
-            commit_data_files(lake_table, written.data_files, job_id)
+        if written.data_files or replaced:
+            if written.data_files:
+                _move(staging_uri, final_uri)
+            else:
+                _remove(staging_uri)
+            commit_data_files(lake_table, written.data_files, job_id, evolution=change, replaced=replaced)
         else:
             _remove(staging_uri)
     except BaseException:
@@ -145,23 +208,218 @@ def ingest(spark: SparkSession, lake_url: str, source: Source = None, *, rows: i
     return summary
 
 
-def _create_or_load(catalog: Catalog, namespace: str, table: str) -> Table:
-    """The table, created with the telemetry layout if missing.
+def create_table(spark: SparkSession, lake_url: str, namespace: str, table: str, source: Source = None, *,
+                 source_format: str | None = None, schema: str | StructType | None = None,
+                 partition_by: str | None = None, sort_by: str | None = None,
+                 target_file_size: int | None = None) -> Table:
+    """Create an empty lake table ``namespace.table`` and return it.
+
+    Its columns are ``schema`` (a Spark DDL string or StructType) or those of ``source`` (a
+    DataFrame, or a CSV/JSON/Parquet file or folder whose types are inferred); no rows are
+    written. ``partition_by``, ``sort_by`` and ``target_file_size`` as for :func:`ingest`.
+    An existing table of that name is an error.
+    """
+    spark_schema = _spark_schema(schema)
+    if spark_schema is None and source is None:
+        raise ConfigError("give the new table's columns: a schema, or a file or DataFrame to take them from")
+    location = LakeLocation.from_url(lake_url)
+    with _Undo(spark, location, source, source_format, spark_schema) as undo:
+        catalog = open_catalog(location, create=True)
+        if catalog.table_exists((namespace, table)):
+            raise ConfigError(f"lake table {namespace}.{table} already exists")
+        frame = _input(spark, source, None, source_format, None, spark_schema)[0] if source is not None else None
+        columns = frame.schema if frame is not None else spark_schema
+        assert columns is not None
+        return _create(catalog, undo, namespace, table, iceberg_schema(columns),
+                       parse_partition_by(partition_by or ""), parse_sort_by(sort_by or ""), target_file_size)
+
+
+def _table_and_input(spark: SparkSession, catalog: Catalog, undo: _Undo, namespace: str, table: str,
+                     source: Source, rows: int | None, source_format: str | None,
+                     spark_schema: StructType | None, partition_terms: tuple[PartitionTerm, ...] | None,
+                     sort_terms: tuple[SortTerm, ...] | None,
+                     target_file_size: int | None) -> tuple[Table, DataFrame, str]:
+    """The table (created when missing) and the input as a DataFrame, with a phrase for the report."""
+    if catalog.table_exists((namespace, table)):
+        lake_table = catalog.load_table((namespace, table))
+        _check_layout(lake_table, partition_terms, sort_terms)
+        frame, what = _input(spark, source, rows, source_format, lake_table, spark_schema)
+        return lake_table, frame, what
+    if source is None or (namespace, table) == (telemetry.NAMESPACE, telemetry.TABLE):
+        table_schema = telemetry.schema()
+        lake_table = _create(catalog, undo, namespace, table, table_schema,
+                             telemetry.PARTITION_BY if partition_terms is None else partition_terms,
+                             telemetry.SORT_BY if sort_terms is None else sort_terms, target_file_size)
+        frame, what = _input(spark, source, rows, source_format, lake_table, spark_schema)
+        missing = [field.name for field in table_schema.fields if field.name not in frame.columns]
+        if source is not None and 2 * len(missing) > len(table_schema.fields):  # someone else's data, not telemetry
+            raise ConfigError(f"{what} lacks column(s) {', '.join(missing)} of {namespace}.{table}, the demo's "
+                              "telemetry table: name a table of your own (--namespace and --table) to create it "
+                              "from the input's columns")
+        return lake_table, frame, what
+    frame, what = _input(spark, source, rows, source_format, None, spark_schema)
+    lake_table = _create(catalog, undo, namespace, table, iceberg_schema(frame.schema), partition_terms or (),
+                         sort_terms or (), target_file_size)
+    return lake_table, frame, what
+
+
+def _create(catalog: Catalog, undo: _Undo, namespace: str, table: str, table_schema: Schema,
+            partition_terms: tuple[PartitionTerm, ...], sort_terms: tuple[SortTerm, ...],
+            target_file_size: int | None) -> Table:
+    """Create the table (and its namespace), noting both in ``undo`` so a failed job drops them.
 
     Two jobs creating a new lake at once race between PyIceberg's "does the namespace
     exist" and its insert; the loser's insert fails on the catalog's unique key, and the
-    second try finds what the winner made.
+    second try finds what the winner made (then the table is not this job's to drop).
     """
+    from pyiceberg.exceptions import NamespaceAlreadyExistsError, TableAlreadyExistsError
     from sqlalchemy.exc import IntegrityError
 
+    spec = partition_spec(partition_terms, table_schema)
+    order = sort_order(sort_terms, table_schema)
+    partition_columns(spec, table_schema)  # a transform the pipeline cannot write fails before the table exists
+    properties = {TableProperties.WRITE_TARGET_FILE_SIZE_BYTES: str(target_file_size or DEFAULT_TARGET_FILE_BYTES)}
+    if not catalog.namespace_exists(namespace):
+        try:
+            catalog.create_namespace(namespace)
+            undo.namespace = (catalog, namespace)
+        except (NamespaceAlreadyExistsError, IntegrityError):
+            pass
     try:
-        return telemetry.create_readings(catalog, namespace, table)
-    except IntegrityError:
-        return telemetry.create_readings(catalog, namespace, table)
+        lake_table = catalog.create_table((namespace, table), schema=table_schema, partition_spec=spec,
+                                          sort_order=order, properties=properties)
+    except (TableAlreadyExistsError, IntegrityError):
+        return catalog.load_table((namespace, table))
+    undo.table = (catalog, (namespace, table), lake_table.location())
+    return lake_table
 
 
-def _source_frame(spark: SparkSession, source: Source, rows: int | None, source_format: str | None,
-                  lake_table: Table) -> tuple[DataFrame, str]:
+def _check_layout(lake_table: Table, partition_terms: tuple[PartitionTerm, ...] | None,
+                  sort_terms: tuple[SortTerm, ...] | None) -> None:
+    """A layout given for an existing table must be the one it has."""
+    name = ".".join(lake_table.name())
+    schema = lake_table.schema()
+    if partition_terms is not None:
+        wanted = [(field.source_id, str(field.transform)) for field in partition_spec(partition_terms, schema).fields]
+        if wanted != [(field.source_id, str(field.transform)) for field in lake_table.spec().fields]:
+            raise ConfigError(f"lake table {name} exists, partitioned by {describe_spec(lake_table)}: the partitioning "
+                              "of a new table cannot be given for it")
+    if sort_terms is not None:
+        wanted_order = [(field.source_id, field.direction, field.null_order)
+                        for field in sort_order(sort_terms, schema).fields]
+        if wanted_order != [(field.source_id, field.direction, field.null_order) for field in lake_table.sort_order().fields]:
+            raise ConfigError(f"lake table {name} exists, sorted by {describe_sort(lake_table)}: the sort order "
+                              "of a new table cannot be given for it")
+
+
+def describe_spec(lake_table: Table) -> str:
+    """The table's partitioning as ``--partition-by`` text (``none`` when unpartitioned)."""
+    terms = []
+    for field in lake_table.spec().fields:
+        name = lake_table.schema().find_column_name(field.source_id)
+        text = str(field.transform)
+        if "[" in text:
+            transform, number = text.rstrip("]").split("[")
+            terms.append(f"{transform}({number}, {name})")
+        else:
+            terms.append(f"{text}({name})")
+    return ", ".join(terms) or "none"
+
+
+def describe_sort(lake_table: Table) -> str:
+    """The table's sort order as ``--sort-by`` text (``none`` when unsorted)."""
+    from pyiceberg.table.sorting import NullOrder, SortDirection
+
+    return ", ".join(f"{lake_table.schema().find_column_name(field.source_id)} "
+                     f"{'asc' if field.direction == SortDirection.ASC else 'desc'} "
+                     f"nulls {'first' if field.null_order == NullOrder.NULLS_FIRST else 'last'}"
+                     for field in lake_table.sort_order().fields) or "none"
+
+
+class _Undo:
+    """A job's context: what it created (the lake itself, a namespace, a table), removed if it fails.
+
+    A failed job leaves the catalog and the warehouse as they were: the table it created is
+    dropped and its folder deleted, a namespace it created is dropped, and a catalog file
+    and warehouse folder it created are deleted. An error Spark raised while reading a
+    file source becomes one :class:`ConfigError` saying where the input is bad
+    (:func:`sluice.lake.bad_input.bad_input_message`, with ``read_schema``, the schema the
+    input was read with).
+    """
+
+    def __init__(self, spark: SparkSession, location: LakeLocation, source: Source, source_format: str | None,
+                 read_schema: StructType | None) -> None:
+        self.spark, self.location, self.source, self.source_format = spark, location, source, source_format
+        self.read_schema = read_schema
+        self.new_catalog = not os.path.exists(location.catalog_path)
+        self.new_warehouse = not os.path.exists(location.warehouse)
+        self.namespace: tuple[Catalog, str] | None = None
+        self.table: tuple[Catalog, tuple[str, str], str] | None = None
+
+    def __enter__(self) -> _Undo:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, _traceback: object) -> None:
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors.exceptions.captured import CapturedException
+
+        if error is None:
+            return
+        self.run()
+        if isinstance(error, (CapturedException, Py4JJavaError)) and isinstance(self.source, (str, Path)):
+            path = str(self.source)
+            raise ConfigError(bad_input_message(self.spark, path, _format_of(path, self.source_format),
+                                                self.read_schema, error)) from None
+
+    def run(self) -> None:
+        import shutil
+
+        namespace_folder = None
+        if self.table is not None:
+            catalog, identifier, table_location = self.table
+            catalog.drop_table(identifier)
+            _remove(table_location)
+            namespace_folder = table_location.rstrip("/").rsplit("/", 1)[0]
+        if self.namespace is not None:
+            catalog, namespace = self.namespace
+            if not catalog.list_tables(namespace):
+                catalog.drop_namespace(namespace)
+                if namespace_folder is not None:
+                    _remove(namespace_folder, only_if_empty=True)
+        if self.new_catalog and os.path.exists(self.location.catalog_path):
+            open_catalog(self.location).engine.dispose()
+            os.remove(self.location.catalog_path)
+        if self.new_warehouse:
+            shutil.rmtree(self.location.warehouse, ignore_errors=True)
+        self.table = self.namespace = None
+
+
+def _spark_schema(schema: str | StructType | None) -> StructType | None:
+    """A schema given as a Spark DDL string or a StructType."""
+    if schema is None or not isinstance(schema, str):
+        return schema
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    try:
+        parsed = _parse_datatype_string(schema)
+    except Exception as error:  # noqa: BLE001 - Spark's parser error, shortened
+        from sluice.cli import spark_reason
+
+        raise ConfigError(f"schema {schema!r}: {spark_reason(str(error))}") from None
+    if not isinstance(parsed, StructType):
+        raise ConfigError(f"schema {schema!r}: expected columns, as in 'id bigint, ts timestamp'")
+    return parsed
+
+
+def _format_of(path: str, source_format: str | None) -> str:
+    kind = source_format or FORMATS.get(os.path.splitext(path.rstrip("/"))[1].lower())
+    if kind not in set(FORMATS.values()):
+        raise ConfigError(f"cannot tell the format of {path!r}: give a format ({', '.join(sorted(set(FORMATS.values())))})")
+    return kind
+
+
+def _input(spark: SparkSession, source: Source, rows: int | None, source_format: str | None,
+           lake_table: Table | None, spark_schema: StructType | None) -> tuple[DataFrame, str]:
     """The input DataFrame and a phrase for the progress report."""
     from pyspark.sql import DataFrame
 
@@ -175,32 +433,54 @@ def _source_frame(spark: SparkSession, source: Source, rows: int | None, source_
     if isinstance(source, DataFrame):
         return source, "a DataFrame"
     path = str(source)
-    kind = source_format or FORMATS.get(os.path.splitext(path.rstrip("/"))[1].lower())
-    if kind not in set(FORMATS.values()):
-        raise ConfigError(f"cannot tell the format of {path!r}: give a format ({', '.join(sorted(set(FORMATS.values())))})")
+    kind = _format_of(path, source_format)
     if "://" not in path and not os.path.exists(path):
         raise ConfigError(f"source {path!r} does not exist")
-    return _read_files(spark, path, kind, lake_table), f"{kind} {path}"
+    return read_files(spark, path, kind, lake_table, spark_schema), f"{kind} {path}"
 
 
-def _read_files(spark: SparkSession, path: str, kind: str, lake_table: Table) -> DataFrame:
-    """Parquet keeps its own types (checked later); CSV and JSON are parsed as the table's types.
+def read_files(spark: SparkSession, path: str, kind: str, lake_table: Table | None = None,
+               schema: StructType | None = None) -> DataFrame:
+    """A CSV, JSON or Parquet file or folder as a DataFrame, every value parsed or the job fails.
 
-    A value that does not parse fails the job (FAILFAST) rather than becoming NULL, and a
-    CSV header must name the table's columns in the table's order. In CSV an empty
-    unquoted field is NULL and a quoted ``""`` the empty string, as Spark writes them:
-    Spark's default reads both as NULL (its ``nullValue`` is the empty string), so the
-    ``nullValue`` here is a character no text field holds.
+    Parquet keeps its own types (checked later). CSV and JSON columns the table has are
+    parsed as the table's types; the others as ``schema`` says or, without one, as Spark
+    infers them (a pass over the input). A value that does not parse fails the job
+    (FAILFAST) rather than becoming NULL; :func:`bad_input_message` then says where. A CSV
+    needs a header; its columns may come in any order. In CSV an empty unquoted field is
+    NULL and a quoted ``""`` the empty string, as Spark writes them: Spark's default reads
+    both as NULL (its ``nullValue`` is the empty string), so the ``nullValue`` here is a
+    character no text field holds.
     """
     if kind == "parquet":
         return spark.read.parquet(path)
+    known = {field.name: spark_type(field.field_type) for field in lake_table.schema().fields} if lake_table else {}
+    if schema is None and kind == "csv":
+        header = spark.read.options(header=True, inferSchema=False).csv(path).columns
+        if all(name in known for name in header):
+            schema = _struct([(name, known[name]) for name in header])
+    if schema is None:
+        inferred = _reader(spark, kind, None, "PERMISSIVE").load(path).schema
+        schema = _struct([(field.name, known.get(field.name, field.dataType)) for field in inferred.fields])
+    else:
+        schema = _struct([(field.name, known.get(field.name, field.dataType)) for field in schema.fields])
+    return _reader(spark, kind, schema, "FAILFAST").load(path)
+
+
+def _struct(fields: list[tuple[str, DataType]]) -> StructType:
     from pyspark.sql.types import StructField, StructType
 
-    schema = StructType([StructField(field.name, spark_type(field.field_type)) for field in lake_table.schema().fields])
-    reader = spark.read.schema(schema).option("mode", "FAILFAST")
+    return StructType([StructField(name, kind) for name, kind in fields])
+
+
+def _reader(spark: SparkSession, kind: str, schema: StructType | None, mode: str) -> DataFrameReader:
+    reader = spark.read.format(kind).option("mode", mode)
+    if schema is not None:
+        reader = reader.schema(schema)
     if kind == "csv":
-        return reader.options(header=True, enforceSchema=False, nullValue=CSV_NO_NULL_TEXT).csv(path)
-    return reader.json(path)
+        reader = reader.options(header=True, enforceSchema=False, nullValue=CSV_NO_NULL_TEXT,
+                                inferSchema=schema is None)
+    return reader
 
 
 def _sort_columns(lake_table: Table) -> list[Column]:
@@ -230,19 +510,42 @@ def _write(spark: SparkSession, frame: DataFrame, columns: list[PartitionColumn]
     """Write ``frame`` under ``staging_uri``: one folder per partition, one file per folder, sorted.
 
     Repartitioning by the partition columns sends all rows of a partition to one task, so
-    each folder gets one file (Spark's ``maxRecordsPerFile`` may split it, which is fine);
-    sorting by the partition columns first is what Spark's writer needs anyway, so the
-    sort by the table's order costs no second sort.
+    each folder gets one file, however few rows it has; sorting by the partition columns
+    first is what Spark's writer needs anyway, so the sort by the table's order costs no
+    second sort. A partition larger than the table's ``write.target-file-size-bytes`` is
+    split into files of about that size (Spark's ``maxRecordsPerFile``, from Spark's
+    estimate of a row's uncompressed size, so compressed files come out smaller). An
+    unpartitioned table gets one file per target size of input (Spark's size estimate).
     """
     keys = [column.folder_key for column in columns]
     partitioned = frame.select("*", *(column.spark_column().alias(column.folder_key) for column in columns))
     row_group_bytes = properties.get(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES, str(DEFAULT_ROW_GROUP_BYTES))
     codec = properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT)
+    target = int(properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, DEFAULT_TARGET_FILE_BYTES))
+    row_bytes = max(1, int(frame._jdf.schema().defaultSize()))
+    if keys:
+        distributed = partitioned.repartition(*keys)
+    else:
+        distributed = partitioned.repartition(_file_count(spark, frame, target))
+    if keys or sort_by:
+        distributed = distributed.sortWithinPartitions(*keys, *sort_by)
+    writer = distributed.write.partitionBy(*keys) if keys else distributed.write
     # Spark's default INT96 timestamps are not what Iceberg reads as timestamptz
     with _session_conf(spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}):
-        (partitioned.repartition(*keys).sortWithinPartitions(*keys, *sort_by)
-         .write.partitionBy(*keys).option("compression", codec).option("parquet.block.size", row_group_bytes)
+        (writer.option("compression", codec).option("parquet.block.size", row_group_bytes)
+         .option("maxRecordsPerFile", max(1, target // row_bytes))
          .parquet(staging_uri))
+
+
+def _file_count(spark: SparkSession, frame: DataFrame, target: int) -> int:
+    """Files for an unpartitioned write: Spark's estimate of the input's size over the target size,
+    at most the session's shuffle partitions (an input of unknown size gets that many)."""
+    most = max(1, int(spark.conf.get("spark.sql.shuffle.partitions", "200") or 200))
+    try:
+        estimate = int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+    except Exception:  # noqa: BLE001 - no estimate: the most files
+        return most
+    return max(1, min(most, -(-estimate // target)))
 
 
 def _move(source_uri: str, target_uri: str) -> None:
@@ -263,10 +566,13 @@ def _job_may_be_committed(lake_table: Table, job_id: str) -> bool:
         return True
 
 
-def _remove(uri: str) -> None:
+def _remove(uri: str, only_if_empty: bool = False) -> None:
     filesystem, path = pafs.FileSystem.from_uri(uri)
-    if filesystem.get_file_info(path).type != pafs.FileType.NotFound:
-        filesystem.delete_dir(path)
+    if filesystem.get_file_info(path).type == pafs.FileType.NotFound:
+        return
+    if only_if_empty and filesystem.get_file_info(pafs.FileSelector(path)):
+        return
+    filesystem.delete_dir(path)
 
 
 #: session settings held by running jobs: (session, key) -> (jobs holding it, value before the first)

@@ -9,20 +9,25 @@ place that knows both halves of that contract, so they cannot drift apart.
 Iceberg's transforms must be reproduced exactly, or a file lands in the wrong partition
 and partition pruning later skips rows it should return:
 
-- ``identity`` of an int or long is the value;
+- ``identity`` is the value (a string behind a ``_``: see :class:`PartitionColumn`);
 - ``day`` of a timestamptz is whole days since 1970-01-01 *in UTC*, whatever the Spark
   session's time zone (so it is computed from ``unix_micros``, never ``to_date``);
 - ``bucket[N]`` of an int or long is ``(murmur3_x86_32(v as 8 little-endian bytes, seed 0)
   & Integer.MAX_VALUE) % N``. Spark has no such function (its ``hash`` uses seed 42), so
   :func:`bucket_longs` computes it with numpy and :func:`bucket_column` runs that as an
-  Arrow UDF on the executors.
+  Arrow UDF on the executors;
+- every other transform (year, month, hour, day of a date, bucket of other types,
+  truncate) is PyIceberg's own Arrow implementation (``pyiceberg-core``, Iceberg's Rust
+  library) in an Arrow UDF, so it cannot differ from what Iceberg readers expect.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 import numpy as np
 import pyarrow as pa
@@ -112,53 +117,120 @@ def utc_day(column: Column) -> Column:
 
 @dataclass(frozen=True)
 class PartitionColumn:
-    """One partition field as Spark computes it: the folder key and the column's value."""
+    """One partition field as Spark computes it: the folder key and the column's value.
+
+    ``kind`` is ``identity``, ``day`` (of a timestamptz, folders named by the UTC date),
+    ``bucket`` (of an int or long, :func:`bucket_column`) or ``transform``: any other
+    Iceberg transform (year, month, hour, day of a date, bucket of other types, truncate),
+    computed by PyIceberg's own Arrow implementation (``pyiceberg-core``) in an Arrow UDF.
+    ``value_type`` is the Iceberg type of the partition value (how the folder value reads
+    back). A string value is written with a ``_`` in front: Spark writes an empty string's
+    folder as NULL's, and the prefix keeps the two apart.
+    """
 
     folder_key: str
     source_name: str
-    kind: str  # "identity", "day" or "bucket"
+    kind: str
     buckets: int = 0
+    transform: str = ""  # Iceberg's name of the transform, for kind "transform"
+    source_type: str = ""  # Iceberg's name of the source column's type, for kind "transform"
+    value_type: str = "int"
 
     def spark_column(self) -> Column:
         from pyspark.sql import functions as F
 
         source = F.col(self.source_name)
         if self.kind == "identity":
-            return source
-        if self.kind == "day":
-            return utc_day(source)  # a DATE, so folders read ts_day=2025-03-01
-        return bucket_column(source, self.buckets)
+            value = source
+        elif self.kind == "day":
+            value = utc_day(source)  # a DATE, so folders read ts_day=2025-03-01
+        elif self.kind == "bucket":
+            value = bucket_column(source, self.buckets)
+        else:
+            value = transform_column(source, self.transform, self.source_type, self.value_type)
+        return F.concat(F.lit(STRING_PREFIX), value) if self.value_type == "string" else value
 
-    def value_from_folder(self, text: str) -> int | None:
+    def value_from_folder(self, text: str) -> object:
         """The partition record's value for this field from its folder value (days for ``day``)."""
         if text == SPARK_NULL_PARTITION:
             return None
-        if self.kind == "day":
+        if self.kind == "day" or self.value_type == "date":
             return (dt.date.fromisoformat(text) - EPOCH).days
+        if self.value_type == "string":
+            return unquote(text)[len(STRING_PREFIX):]  # Spark escapes /, =, % ... as %XX
+        if self.value_type == "boolean":
+            return text == "true"
+        if self.value_type.startswith("decimal"):
+            return Decimal(text)
         return int(text)
 
 
-def partition_columns(spec: PartitionSpec, schema: Schema) -> list[PartitionColumn]:
-    """The spec's fields as Spark columns; a transform the pipeline cannot write is a ConfigError."""
-    from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform
-    from pyiceberg.types import IntegerType, LongType, TimestamptzType
+#: the folder value of a string partition starts with this (Spark writes '' as NULL)
+STRING_PREFIX = "_"
+#: source types each kind of partition field is written from
+_IDENTITY_TYPES = ("int", "long", "string", "date", "boolean", "decimal")
+_TIME_TYPES = ("date", "timestamptz", "timestamp")
+_BUCKET_TYPES = ("int", "long", "string", "date", "timestamptz", "timestamp", "decimal", "binary")
+_TRUNCATE_TYPES = ("int", "long", "string")
 
-    if not spec.fields:
-        raise ConfigError("the ingest pipeline writes partitioned tables only; this table has no partition spec")
+
+def transform_column(column: Column, transform: str, source_type: str, value_type: str) -> Column:
+    """An Iceberg transform of a Spark column as PyIceberg computes it (pyiceberg-core), on the executors."""
+    from pyspark.sql.functions import arrow_udf
+
+    kind = "string" if value_type == "string" else "bigint" if value_type == "long" else "int"
+
+    @arrow_udf(kind)  # type: ignore[call-overload]  # pyspark's stubs have no arrow_udf(returnType) overload
+    def iceberg_transform(values: pa.Array) -> pa.Array:
+        from pyiceberg.transforms import parse_transform
+        from pyiceberg.types import PrimitiveType
+
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        result = parse_transform(transform).pyarrow_transform(PrimitiveType.model_validate(source_type))(values)
+        if value_type == "string":
+            return result.cast(pa.string())
+        return result.cast(pa.int64() if value_type == "long" else pa.int32())
+
+    return iceberg_transform(column)
+
+
+def partition_columns(spec: PartitionSpec, schema: Schema) -> list[PartitionColumn]:
+    """The spec's fields as Spark columns (none for an unpartitioned table); a transform the
+    pipeline cannot write is a ConfigError naming the field."""
+    from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform, TruncateTransform
+    from pyiceberg.types import DecimalType, IntegerType, LongType, TimestamptzType
+
     column_names = {field.name.lower() for field in schema.fields}
     columns = []
     for field in spec.fields:
         source = schema.find_field(field.source_id)
-        kind = {IdentityTransform: "identity", DayTransform: "day", BucketTransform: "bucket"}.get(type(field.transform))
-        writable = isinstance(source.field_type, TimestamptzType) if kind == "day" else \
-            kind is not None and isinstance(source.field_type, (IntegerType, LongType))
-        if kind is None or not writable:
-            raise ConfigError(f"partition field {field.name} = {field.transform}({source.name} {source.field_type}): the "
-                              "ingest pipeline writes identity and bucket of int/long and day of timestamptz only")
+        source_type = str(source.field_type)
+        base_type = "decimal" if isinstance(source.field_type, DecimalType) else source_type
+        transform = field.transform
+        kind = {IdentityTransform: "identity", BucketTransform: "bucket", TruncateTransform: "truncate"}.get(
+            type(transform), "time" if type(transform).__name__ in ("YearTransform", "MonthTransform", "DayTransform",
+                                                                    "HourTransform") else None)
+        allowed = {"identity": _IDENTITY_TYPES, "bucket": _BUCKET_TYPES, "truncate": _TRUNCATE_TYPES,
+                   "time": _TIME_TYPES}.get(kind or "", ())
+        if base_type not in allowed:
+            raise ConfigError(f"partition field {field.name} = {transform}({source.name} {source.field_type}): the "
+                              "ingest pipeline writes identity of int/long/string/date/boolean/decimal, "
+                              "year/month/day/hour of date/timestamptz/timestamp, bucket of "
+                              "int/long/string/date/timestamp/decimal/binary and truncate of int/long/string only")
         # Spark drops partitionBy columns from the files, so the folder key must not be a table column
-        folder_key = f"{field.name}_{kind}" if field.name.lower() in column_names else field.name
-        buckets = field.transform.num_buckets if isinstance(field.transform, BucketTransform) else 0
-        columns.append(PartitionColumn(folder_key, source.name, kind, buckets))
+        suffix = "identity" if kind == "identity" else str(transform).split("[")[0]
+        folder_key = f"{field.name}_{suffix}" if field.name.lower() in column_names else field.name
+        if kind == "identity":
+            columns.append(PartitionColumn(folder_key, source.name, "identity", value_type=source_type))
+        elif isinstance(transform, DayTransform) and isinstance(source.field_type, TimestamptzType):
+            columns.append(PartitionColumn(folder_key, source.name, "day", value_type="date"))
+        elif isinstance(transform, BucketTransform) and isinstance(source.field_type, (IntegerType, LongType)):
+            columns.append(PartitionColumn(folder_key, source.name, "bucket", transform.num_buckets))
+        else:
+            value_type = source_type if kind == "truncate" else "int"
+            columns.append(PartitionColumn(folder_key, source.name, "transform", transform=str(transform),
+                                           source_type=source_type, value_type=value_type))
     return columns
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sluice.lake.layout import PartitionTerm, SortTerm
+
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyiceberg.partitioning import PartitionSpec
@@ -22,6 +24,10 @@ TABLE = "readings"
 BUCKETS = 4
 #: the clustering order within files (Spark sorts each file's rows by these)
 CLUSTER_BY = ("payload_id", "ts")
+#: the layout as the ingest pipeline takes it (``--partition-by``/``--sort-by`` for a new table)
+PARTITION_BY = (PartitionTerm("identity", "mission_id"), PartitionTerm("day", "ts"),
+                PartitionTerm("bucket", "payload_id", BUCKETS))
+SORT_BY = tuple(SortTerm(name) for name in CLUSTER_BY)
 
 
 def schema() -> Schema:

@@ -1,0 +1,126 @@
+"""Keeping a lake table lean: compact small files, expire old snapshots and delete the files only they held.
+
+:func:`optimize` rewrites every partition that holds more than one data file into one
+file per partition (or more, past the table's target file size), sorted by the table's
+sort order, with the ingest pipeline (:func:`sluice.lake.ingest.run_job`): one Spark job
+and one snapshot that removes the old files and adds the new ones, so a reader sees the
+rows before or after, the same rows either way. Files of an older partition spec are
+left as they are.
+
+Every ingest adds a snapshot, and an overwrite leaves the replaced files in the warehouse
+for the snapshots before it (so a reader that planned on an older snapshot still finds
+them). :func:`expire_snapshots` removes snapshots from the table's metadata (PyIceberg's
+``ExpireSnapshots``, one metadata commit) and then deletes the data files, manifests and
+manifest lists that no remaining snapshot references. A file any remaining snapshot
+references is never deleted; a running job's staging files are in no snapshot at all and
+are not touched.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sluice.errors import ConfigError
+from sluice.lake.catalog import LakeLocation, load_table, open_catalog
+
+if TYPE_CHECKING:
+    from pyiceberg.io import FileIO
+    from pyiceberg.manifest import DataFile
+    from pyiceberg.table.snapshots import Snapshot
+    from pyspark.sql import SparkSession
+
+    from sluice.lake.ingest import IngestSummary, Report
+
+
+@dataclass(frozen=True)
+class ExpireSummary:
+    """What :func:`expire_snapshots` removed."""
+
+    table: str
+    snapshots: int
+    data_files: int
+    metadata_files: int
+    kept: int
+
+    def __str__(self) -> str:
+        return (f"{self.table}: expired {self.snapshots} snapshot(s), deleted {self.data_files} data file(s) and "
+                f"{self.metadata_files} manifest file(s); {self.kept} snapshot(s) kept")
+
+
+def _references(snapshots: list[Snapshot], io: FileIO) -> tuple[set[str], set[str]]:
+    """(live data files, manifest and manifest-list files) of ``snapshots``."""
+    data_files: set[str] = set()
+    metadata: set[str] = set()
+    for snapshot in snapshots:
+        metadata.add(snapshot.manifest_list)
+        for manifest in snapshot.manifests(io):
+            metadata.add(manifest.manifest_path)
+            data_files.update(entry.data_file.file_path for entry in manifest.fetch_manifest_entry(io, discard_deleted=True))
+    return data_files, metadata
+
+
+def expire_snapshots(lake_url: str, namespace: str, table: str, *, older_than: dt.datetime | None = None,
+                     retain_last: int = 1) -> ExpireSummary:
+    """Expire the snapshots of ``namespace.table`` older than ``older_than`` (default: now), keeping
+    the newest ``retain_last`` (at least 1: the current snapshot is always kept), and delete the
+    files only they referenced."""
+    if retain_last < 1:
+        raise ConfigError(f"retain_last must be at least 1 (the current snapshot stays), not {retain_last}")
+    cutoff = older_than or dt.datetime.now(dt.timezone.utc)
+    if cutoff.tzinfo is None:
+        raise ConfigError(f"older_than needs a time zone (an instant), not {cutoff.isoformat()}")
+    lake_table = load_table(open_catalog(LakeLocation.from_url(lake_url)), namespace, table)
+    snapshots = sorted(lake_table.snapshots(), key=lambda snapshot: snapshot.timestamp_ms)
+    protected = {snapshot.snapshot_id for snapshot in snapshots[-retain_last:]}
+    protected |= {ref.snapshot_id for ref in lake_table.metadata.refs.values()}
+    cutoff_ms = int(cutoff.timestamp() * 1000)
+    expired = [snapshot for snapshot in snapshots
+               if snapshot.snapshot_id not in protected and snapshot.timestamp_ms < cutoff_ms]
+    name = f"{namespace}.{table}"
+    if not expired:
+        return ExpireSummary(name, 0, 0, 0, len(snapshots))
+    io = lake_table.io
+    old_data, old_metadata = _references(expired, io)
+    lake_table.maintenance.expire_snapshots().by_ids([snapshot.snapshot_id for snapshot in expired]).commit()
+    lake_table = lake_table.refresh()
+    live_data, live_metadata = _references(lake_table.snapshots(), io)  # read after the commit: what stays
+    doomed_data, doomed_metadata = sorted(old_data - live_data), sorted(old_metadata - live_metadata)
+    for path in doomed_data + doomed_metadata:
+        io.delete(path)
+    return ExpireSummary(name, len(expired), len(doomed_data), len(doomed_metadata), len(lake_table.snapshots()))
+
+
+def optimize(spark: SparkSession, lake_url: str, namespace: str, table: str,
+             report: Report | None = None) -> IngestSummary | None:
+    """Rewrite the partitions of ``namespace.table`` that hold several files into one file each
+    (sorted, at most the target size), in one snapshot; None when no partition needs it."""
+    from collections import defaultdict
+
+    from pyspark.sql import functions as F
+
+    from sluice.lake.conform import Evolution, spark_type
+    from sluice.lake.ingest import print_progress, run_job
+    from sluice.lake.partitioning import partition_columns
+
+    lake_table = load_table(open_catalog(LakeLocation.from_url(lake_url)), namespace, table)
+    spec_id = lake_table.metadata.default_spec_id
+    by_partition: dict[str, list[DataFile]] = defaultdict(list)
+    for task in lake_table.scan().plan_files():
+        if task.file.spec_id == spec_id and not task.delete_files:
+            by_partition[repr(task.file.partition)].append(task.file)
+    replaced = [data_file for files in by_partition.values() if len(files) > 1 for data_file in files]
+    if not replaced:
+        return None
+    schema = lake_table.schema()
+    from pyspark.sql.types import StructField, StructType
+
+    read_schema = StructType([StructField(field.name, spark_type(field.field_type)) for field in schema.fields])
+    # a file written before a column was added lacks it: Spark reads it as NULL, as Iceberg does
+    frame = spark.read.schema(read_schema).parquet(*(data_file.file_path for data_file in replaced))
+    frame = frame.select(*(F.col(field.name) for field in schema.fields))
+    partitions = len([files for files in by_partition.values() if len(files) > 1])
+    return run_job(spark, lake_table, frame, partition_columns(lake_table.spec(), schema), schema, Evolution(),
+                   f"optimize {namespace}.{table}: rewrite {len(replaced)} files of {partitions} partition(s)",
+                   report or print_progress, replaced)
