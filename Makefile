@@ -21,11 +21,12 @@ setup:
 services:
 	bash scripts/services.sh
 
-# Lint and types first: seconds, and any finding fails the build (configured in pyproject.toml).
+# Lint, types and formatting first: seconds, and any finding fails the build (configured in pyproject.toml).
 LINT_PATHS := sluice tools tests bench fuzz
 lint: setup
 	$(PY) -m ruff check $(LINT_PATHS)
 	$(PY) -m mypy
+	$(PY) -m ruff format --check $(LINT_PATHS)
 
 # pytest exits 5 when it collects no tests (e.g. a -k that matches nothing, or
 # an early tree); report that plainly instead of failing the build.

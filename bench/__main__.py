@@ -35,21 +35,34 @@ def rows_arg(text: str) -> int:
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="100k rows, 3 rounds: a smoke run of every path")
-    parser.add_argument("--only", type=lambda t: [x.strip() for x in t.split(",")],
-                        help=f"comma-separated scenarios (default all: {','.join(scenarios.ORDER)})")
-    parser.add_argument("--scales", type=lambda t: [rows_arg(x) for x in t.split(",")],
-                        help="comma-separated row counts, e.g. 1M,5M,20M (default: 1M,5M; --quick: 100k)")
-    parser.add_argument("--shapes", type=lambda t: [x.strip() for x in t.split(",")],
-                        help="comma-separated SQL shapes (default all: full,filter,indexed,unindexed,project,topn)")
+    parser.add_argument(
+        "--only",
+        type=lambda t: [x.strip() for x in t.split(",")],
+        help=f"comma-separated scenarios (default all: {','.join(scenarios.ORDER)})",
+    )
+    parser.add_argument(
+        "--scales",
+        type=lambda t: [rows_arg(x) for x in t.split(",")],
+        help="comma-separated row counts, e.g. 1M,5M,20M (default: 1M,5M; --quick: 100k)",
+    )
+    parser.add_argument(
+        "--shapes",
+        type=lambda t: [x.strip() for x in t.split(",")],
+        help="comma-separated SQL shapes (default all: full,filter,indexed,unindexed,project,topn)",
+    )
     parser.add_argument("--runs", type=int, help="timed rounds after the warm-up (default 5; --quick: 3)")
     parser.add_argument("--seed", type=int, default=7, help="seed of the per-round shuffle")
     parser.add_argument("--pg-url", default=os.environ.get("SLUICE_PG_URL", "postgresql://root@127.0.0.1:5432/test"))
     parser.add_argument("--mysql-url", default=os.environ.get("SLUICE_MYSQL_URL", "mysql://root@127.0.0.1:3306/test"))
-    parser.add_argument("--data-dir", default=os.path.join(tempfile.gettempdir(), "sluice-bench"),
-                        help="where generated files (SQLite, DuckDB, lakes) are kept between runs")
+    parser.add_argument(
+        "--data-dir",
+        default=os.path.join(tempfile.gettempdir(), "sluice-bench"),
+        help="where generated files (SQLite, DuckDB, lakes) are kept between runs",
+    )
     parser.add_argument("--out", help="JSON result path (default bench/results/<date>[-quick].json)")
     parser.add_argument("--docs", help="Markdown path (default docs/benchmarks.md; --quick: next to the JSON)")
     parser.add_argument("--cleanup", action="store_true", help="drop the benchmark schemas and files at the end")
@@ -79,20 +92,34 @@ def main(argv: list[str]) -> int:
     jars = spark_paths.available_jars()
     missing = sorted(set(spark_paths.JDBC_JARS) - set(jars))
     if missing:
-        log(f"Spark JDBC paths skipped for {', '.join(missing)}: no driver jar under /usr/share/java "
-            f"(install: `{spark_paths.JDBC_INSTALL}`)")
+        log(
+            f"Spark JDBC paths skipped for {', '.join(missing)}: no driver jar under /usr/share/java "
+            f"(install: `{spark_paths.JDBC_INSTALL}`)"
+        )
     from sluice import Federation
     from sluice.spark.session import build_session
 
     conf = {"spark.jars": ",".join(jars.values())} if jars else {}
     fed = Federation(spark=build_session(app_name="sluice-bench", conf=conf))
-    ctx = BenchContext(fed=fed, scales=args.scales or list(QUICK_SCALES if args.quick else FULL_SCALES),
-                       runs=args.runs or (3 if args.quick else 5), seed=args.seed, quick=args.quick,
-                       data_dir=os.path.abspath(args.data_dir), pg_url=args.pg_url, mysql_url=args.mysql_url, jars=jars,
-                       shapes=args.shapes, scales_chosen=bool(args.scales))
+    ctx = BenchContext(
+        fed=fed,
+        scales=args.scales or list(QUICK_SCALES if args.quick else FULL_SCALES),
+        runs=args.runs or (3 if args.quick else 5),
+        seed=args.seed,
+        quick=args.quick,
+        data_dir=os.path.abspath(args.data_dir),
+        pg_url=args.pg_url,
+        mysql_url=args.mysql_url,
+        jars=jars,
+        shapes=args.shapes,
+        scales_chosen=bool(args.scales),
+    )
     result: dict[str, Any] = {
         "command": "python -m bench" + "".join(f" {a}" for a in argv),
-        "quick": args.quick, "runs": ctx.runs, "seed": args.seed, "scales": ctx.scales,
+        "quick": args.quick,
+        "runs": ctx.runs,
+        "seed": args.seed,
+        "scales": ctx.scales,
         "machine": facts(args.pg_url, args.mysql_url, jars),
         "jdbc_missing": missing,
         "scenarios": [],

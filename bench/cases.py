@@ -103,23 +103,28 @@ class SluiceRead:
     def scenario(self) -> str:
         return f"{self.engine}-raw"
 
-    def case(self, path: str, run: Callable[[], pa.Table], note: str = "", baseline: bool = False,
-             streams: int = 1) -> Case:
+    def case(
+        self, path: str, run: Callable[[], pa.Table], note: str = "", baseline: bool = False, streams: int = 1
+    ) -> Case:
         return Case(self.scenario, self.shape.key, path, run, baseline=baseline, note=note, streams=streams)
 
     def baseline(self, reader: str) -> Case:
         """Sluice's reader, exactly as a Spark partition runs it (``Source.read``)."""
-        return self.case(f"sluice {type(self.source).__name__}.read ({reader})",
-                         lambda: pa.Table.from_batches(list(self.source.read(self.task)), schema=self.schema),
-                         baseline=True)
+        return self.case(
+            f"sluice {type(self.source).__name__}.read ({reader})",
+            lambda: pa.Table.from_batches(list(self.source.read(self.task)), schema=self.schema),
+            baseline=True,
+        )
 
     def id_range_queries(self, parts: int) -> list[str] | None:
         """The same query split into ``parts`` ranges of ``id`` (None for a top-N: its LIMIT
         applies to the whole result, not to each range)."""
         if self.spec.limit is not None:
             return None
-        return [self.spec.query(self.source, f"id > {self.rows * i // parts} AND id <= {self.rows * (i + 1) // parts}")
-                for i in range(parts)]
+        return [
+            self.spec.query(self.source, f"id > {self.rows * i // parts} AND id <= {self.rows * (i + 1) // parts}")
+            for i in range(parts)
+        ]
 
 
 def sluice_read(engine: str, url: str, source: SqlSource, spec: ScanSpec, shape: Shape, rows: int) -> SluiceRead:

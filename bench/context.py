@@ -42,8 +42,9 @@ class BenchContext:
     scales_chosen: bool = False
 
 
-def scenario_result(key: str, title: str, about: list[str], scales: list[dict[str, Any]],
-                    targets: list[dict[str, Any]]) -> dict[str, Any]:
+def scenario_result(
+    key: str, title: str, about: list[str], scales: list[dict[str, Any]], targets: list[dict[str, Any]]
+) -> dict[str, Any]:
     """The JSON record of one scenario, the shape ``bench.report`` renders.
 
     ``scales``: one entry per data size, ``{"rows": n, "rounds": [...], "results": [records of

@@ -122,8 +122,17 @@ SELECT count(*), sum(customer_id), count(status), count(*) FILTER (WHERE status 
        epoch_ms(min(placed_at)), epoch_ms(max(placed_at))
 FROM {TABLE}
 """
-FINGERPRINT_KEYS = ("rows", "sum_customer_id", "status_not_null", "refunded", "amount_cents", "score_not_null",
-                    "score_micro", "first_placed_ms", "last_placed_ms")
+FINGERPRINT_KEYS = (
+    "rows",
+    "sum_customer_id",
+    "status_not_null",
+    "refunded",
+    "amount_cents",
+    "score_not_null",
+    "score_micro",
+    "first_placed_ms",
+    "last_placed_ms",
+)
 
 
 def _stamp(rows: int) -> str:
@@ -151,7 +160,9 @@ def ensure_postgres(url: str, rows: int) -> Prepared:
     """``sluice_bench.bench_orders`` with ``rows`` rows, generated unless already there."""
     started = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as connection:
-        current = connection.execute("SELECT obj_description(to_regclass(%s), 'pg_class')", (f"{PG_SCHEMA}.{TABLE}",)).fetchone()
+        current = connection.execute(
+            "SELECT obj_description(to_regclass(%s), 'pg_class')", (f"{PG_SCHEMA}.{TABLE}",)
+        ).fetchone()
         generated = current is None or current[0] != _stamp(rows)
         if generated:
             with connection.transaction():
@@ -173,8 +184,14 @@ def mysql_connect(url: str):  # type: ignore[no-untyped-def]
     import pymysql
 
     parts = urlsplit(url)
-    return pymysql.connect(host=parts.hostname, port=parts.port or 3306, user=unquote(parts.username or "root"),
-                           password=unquote(parts.password or ""), autocommit=True, read_timeout=3600)
+    return pymysql.connect(
+        host=parts.hostname,
+        port=parts.port or 3306,
+        user=unquote(parts.username or "root"),
+        password=unquote(parts.password or ""),
+        autocommit=True,
+        read_timeout=3600,
+    )
 
 
 def ensure_mysql(url: str, rows: int) -> Prepared:
@@ -184,8 +201,10 @@ def ensure_mysql(url: str, rows: int) -> Prepared:
     try:
         with connection.cursor() as cursor:
             cursor.execute("SET time_zone = '+00:00'")
-            cursor.execute("SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
-                           (MYSQL_DATABASE, TABLE))
+            cursor.execute(
+                "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+                (MYSQL_DATABASE, TABLE),
+            )
             current = cursor.fetchone()
             generated = current is None or current[0] != _stamp(rows)
             if generated:

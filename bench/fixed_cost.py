@@ -53,9 +53,13 @@ def _child(runs: int, sqlite_url: str | None, pg_scan: bool) -> None:
     queries = {"pg_selective_collect": lambda: fed.sql(PG_QUERY).collect()}
     if sqlite_url:
         fed.attach("lite", sqlite_url)
-        queries["sqlite_full_scan_noop"] = lambda: fed.sql("SELECT * FROM lite.bench_orders").write.format("noop").mode("overwrite").save()
+        queries["sqlite_full_scan_noop"] = lambda: (
+            fed.sql("SELECT * FROM lite.bench_orders").write.format("noop").mode("overwrite").save()
+        )
     if pg_scan:
-        queries["pg_partitioned_full_scan_noop"] = lambda: fed.sql(f"SELECT * FROM pg.{SCHEMA}.scan").write.format("noop").mode("overwrite").save()
+        queries["pg_partitioned_full_scan_noop"] = lambda: (
+            fed.sql(f"SELECT * FROM pg.{SCHEMA}.scan").write.format("noop").mode("overwrite").save()
+        )
     times: dict[str, list[float]] = {name: [] for name in queries}
     for _ in range(3):
         for run in queries.values():
@@ -70,14 +74,17 @@ def _child(runs: int, sqlite_url: str | None, pg_scan: bool) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.fixed_cost", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.fixed_cost", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("old")
     parser.add_argument("new")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=9, help="timed runs per query in each process")
     parser.add_argument("--sqlite", help="a file made by bench.data.ensure_sqlite: adds its full scan")
-    parser.add_argument("--pg-scan-rows", type=int, help="adds a partitioned full scan of a PostgreSQL table of this many rows")
+    parser.add_argument(
+        "--pg-scan-rows", type=int, help="adds a partitioned full scan of a PostgreSQL table of this many rows"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sqlite_url = f"sqlite:///{os.path.abspath(args.sqlite)}" if args.sqlite else None
@@ -95,7 +102,15 @@ def main(argv: list[str]) -> int:
     for round_ in range(args.rounds):
         for label, checkout in (("old", args.old), ("new", args.new)):
             # this file by path: the OLD checkout need not have it; ``sluice`` comes from PYTHONPATH
-            command = [sys.executable, os.path.abspath(__file__), "--child", "--runs", str(args.runs), args.old, args.new]
+            command = [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--child",
+                "--runs",
+                str(args.runs),
+                args.old,
+                args.new,
+            ]
             command += ["--sqlite", args.sqlite] if args.sqlite else []
             command += ["--pg-scan-rows", str(args.pg_scan_rows)] if args.pg_scan_rows else []
             env = {**os.environ, "PYTHONPATH": os.path.abspath(checkout)}

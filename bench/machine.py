@@ -16,8 +16,21 @@ from importlib import metadata
 
 import psycopg
 
-PACKAGES = ("pyarrow", "pyspark", "adbc-driver-manager", "adbc-driver-postgresql", "adbc-driver-sqlite", "connectorx",
-            "psycopg", "psycopg-binary", "pymysql", "duckdb", "pyiceberg", "sqlglot", "numpy")
+PACKAGES = (
+    "pyarrow",
+    "pyspark",
+    "adbc-driver-manager",
+    "adbc-driver-postgresql",
+    "adbc-driver-sqlite",
+    "connectorx",
+    "psycopg",
+    "psycopg-binary",
+    "pymysql",
+    "duckdb",
+    "pyiceberg",
+    "sqlglot",
+    "numpy",
+)
 
 
 def _cpu_model() -> str:

@@ -24,10 +24,13 @@ def plot_scenario(scenario: dict[str, Any], path: str) -> str | None:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    rows_per_group = [[r for r in scale["results"] if r["scenario"] == g and r.get("ratio") is not None] for g in groups]
+    rows_per_group = [
+        [r for r in scale["results"] if r["scenario"] == g and r.get("ratio") is not None] for g in groups
+    ]
     heights = [max(1.2, 0.22 * len(records) + 0.6) for records in rows_per_group]
-    figure, axes = plt.subplots(len(groups), 1, figsize=(10, sum(heights)), squeeze=False,
-                                gridspec_kw={"height_ratios": heights})
+    figure, axes = plt.subplots(
+        len(groups), 1, figsize=(10, sum(heights)), squeeze=False, gridspec_kw={"height_ratios": heights}
+    )
     for axis, group, records in zip(axes[:, 0], groups, rows_per_group):
         labels = [f"{r['shape']}: {r['path']}" for r in records]
         ratios = [r["ratio"] for r in records]
@@ -40,8 +43,11 @@ def plot_scenario(scenario: dict[str, Any], path: str) -> str | None:
         axis.xaxis.set_minor_formatter(NullFormatter())  # labels on decades only: minor ones overlap
         axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}x"))
         axis.axvline(1.0, color="black", linewidth=0.8)
-        axis.set_title(f"{group}, {scale['rows'] or 0:,} rows: median time / baseline (green: faster than the baseline)",
-                       fontsize=9, loc="left")
+        axis.set_title(
+            f"{group}, {scale['rows'] or 0:,} rows: median time / baseline (green: faster than the baseline)",
+            fontsize=9,
+            loc="left",
+        )
         axis.tick_params(axis="x", labelsize=7)
     figure.tight_layout()
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

@@ -21,9 +21,16 @@ from bench.cases import Case, Shape
 from sluice import Federation
 
 #: Debian's packages libpostgresql-jdbc-java, libmariadb-java and libxerial-sqlite-jdbc-java
-JDBC_JARS = {"postgresql": "/usr/share/java/postgresql.jar", "mariadb": "/usr/share/java/mariadb-java-client.jar",
-             "sqlite": "/usr/share/java/sqlite-jdbc.jar"}
-JDBC_DRIVERS = {"postgresql": "org.postgresql.Driver", "mariadb": "org.mariadb.jdbc.Driver", "sqlite": "org.sqlite.JDBC"}
+JDBC_JARS = {
+    "postgresql": "/usr/share/java/postgresql.jar",
+    "mariadb": "/usr/share/java/mariadb-java-client.jar",
+    "sqlite": "/usr/share/java/sqlite-jdbc.jar",
+}
+JDBC_DRIVERS = {
+    "postgresql": "org.postgresql.Driver",
+    "mariadb": "org.mariadb.jdbc.Driver",
+    "sqlite": "org.sqlite.JDBC",
+}
 JDBC_INSTALL = "apt-get update && apt-get install -y libpostgresql-jdbc-java libmariadb-java libxerial-sqlite-jdbc-java"
 #: the name each engine's source is attached under
 SOURCE_NAMES = {"postgresql": "pg", "mariadb": "my", "sqlite": "lite", "duckdb": "duck"}
@@ -67,15 +74,17 @@ def jdbc_frame(spark: SparkSession, engine: str, url: str, rows: int, partitions
     else:
         # Spark picks its MySQL dialect (backquoted identifiers) by the jdbc:mysql: prefix,
         # which MariaDB's driver accepts with permitMysqlScheme
-        scheme, port, schema = (("postgresql", 5432, data.PG_SCHEMA) if engine == "postgresql"
-                                else ("mysql", 3306, data.MYSQL_DATABASE))
+        scheme, port, schema = (
+            ("postgresql", 5432, data.PG_SCHEMA) if engine == "postgresql" else ("mysql", 3306, data.MYSQL_DATABASE)
+        )
         database = parts.path if engine == "postgresql" else f"/{data.MYSQL_DATABASE}?permitMysqlScheme"
         jdbc_url, table = f"jdbc:{scheme}://{parts.hostname}:{parts.port or port}{database}", f"{schema}.{data.TABLE}"
         properties.update(user=unquote(parts.username or ""), password=unquote(parts.password or ""))
         if engine == "mariadb":
             properties["sessionVariables"] = "time_zone='+00:00'"
-    return spark.read.jdbc(jdbc_url, table, column="id", lowerBound=1, upperBound=rows, numPartitions=partitions,
-                           properties=properties)
+    return spark.read.jdbc(
+        jdbc_url, table, column="id", lowerBound=1, upperBound=rows, numPartitions=partitions, properties=properties
+    )
 
 
 def _shaped(frame: DataFrame, shape: Shape) -> DataFrame:
@@ -106,20 +115,29 @@ def cases(fed: Federation, engine: str, jdbc_url: str | None, shape: Shape, rows
 
     found = [
         case("sluice fed.sql, pushdown on", lambda: noop(fed.sql(query)), baseline=True, note=query),
-        case("sluice fed.sql, pushdown=False", lambda: noop(fed.sql(query, pushdown=False)),
-             note="reads the whole table; Spark filters and projects"),
+        case(
+            "sluice fed.sql, pushdown=False",
+            lambda: noop(fed.sql(query, pushdown=False)),
+            note="reads the whole table; Spark filters and projects",
+        ),
     ]
     if jdbc_url is not None:
-        found.append(case("Spark JDBC, partitionColumn=id",
-                          lambda: noop(_shaped(jdbc_frame(fed.spark, engine, jdbc_url, rows, partitions), shape)),
-                          note=f"{os.path.basename(JDBC_JARS[engine])}, default fetch size"))
+        found.append(
+            case(
+                "Spark JDBC, partitionColumn=id",
+                lambda: noop(_shaped(jdbc_frame(fed.spark, engine, jdbc_url, rows, partitions), shape)),
+                note=f"{os.path.basename(JDBC_JARS[engine])}, default fetch size",
+            )
+        )
     return found
 
 
 #: a cross-source join: PostgreSQL orders against the same orders in MariaDB, filtered on both sides
-JOIN_SQL = (f"SELECT p.status, count(*) AS orders, sum(p.amount) AS amount "
-            f"FROM {table_name('postgresql')} p JOIN {table_name('mariadb')} m ON p.id = m.id "
-            f"WHERE p.customer_id < 1000 AND m.score < 0.5 GROUP BY p.status")
+JOIN_SQL = (
+    f"SELECT p.status, count(*) AS orders, sum(p.amount) AS amount "
+    f"FROM {table_name('postgresql')} p JOIN {table_name('mariadb')} m ON p.id = m.id "
+    f"WHERE p.customer_id < 1000 AND m.score < 0.5 GROUP BY p.status"
+)
 JOIN_TITLE = "join PostgreSQL x MariaDB on id, 1% x 50% filters, GROUP BY"
 
 
@@ -135,6 +153,7 @@ def join_cases(fed: Federation, pg_url: str, mysql_url: str, rows: int, jdbc: di
         case("sluice fed.sql, pushdown=False", lambda: noop(fed.sql(JOIN_SQL, pushdown=False))),
     ]
     if {"postgresql", "mariadb"} <= set(jdbc):
+
         def run() -> None:
             spark = fed.spark
             left = jdbc_frame(spark, "postgresql", pg_url, rows, partitions).where("customer_id < 1000").alias("p")

@@ -53,8 +53,10 @@ def warm_up(cases: list[Case], log: Log) -> None:
                 case.check = "reference"
             elif key in references:
                 case.check = same_rows(result, references[key])  # type: ignore[arg-type]
-        log(f"  warm-up {case.scenario:16} {case.shape:8} {seconds:8.3f}s  {case.path}"
-            + (f"  [{case.check}]" if case.check and case.check != "reference" else ""))
+        log(
+            f"  warm-up {case.scenario:16} {case.shape:8} {seconds:8.3f}s  {case.path}"
+            + (f"  [{case.check}]" if case.check and case.check != "reference" else "")
+        )
         del result
     references.clear()
 
@@ -91,8 +93,15 @@ def measure(cases: list[Case], runs: int, seed: int, log: Log) -> list[dict[str,
 def summary(case: Case, baseline: Case | None) -> dict[str, object]:
     """One case as a JSON record: timings, median/min/max and the ratio to the baseline."""
     record: dict[str, object] = {
-        "scenario": case.scenario, "shape": case.shape, "path": case.path, "baseline": case.baseline,
-        "note": case.note, "streams": case.streams, "rows": case.rows, "check": case.check, "error": case.error,
+        "scenario": case.scenario,
+        "shape": case.shape,
+        "path": case.path,
+        "baseline": case.baseline,
+        "note": case.note,
+        "streams": case.streams,
+        "rows": case.rows,
+        "check": case.check,
+        "error": case.error,
         "runs_s": [round(s, 4) for s in case.seconds],
     }
     if case.extra:

@@ -30,21 +30,35 @@ ZONE = "America/New_York"  # DST makes timestamp pushdown earn its keep (as in t
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m fuzz", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m fuzz", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--cases", type=int, default=2000, help="cases to run, all sources together (default 2000)")
-    parser.add_argument("--seed", type=int, default=int(f"{dt.date.today():%Y%m%d}"), help="campaign seed (default: today, YYYYMMDD)")
-    parser.add_argument("--sources", help="comma-separated, of pg,lite,my,duck (default: every one Sluice has a source for)")
+    parser.add_argument(
+        "--seed", type=int, default=int(f"{dt.date.today():%Y%m%d}"), help="campaign seed (default: today, YYYYMMDD)"
+    )
+    parser.add_argument(
+        "--sources", help="comma-separated, of pg,lite,my,duck (default: every one Sluice has a source for)"
+    )
     parser.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop starting new rounds after this long")
-    parser.add_argument("--round", type=int, action="append", dest="rounds", metavar="R", help="run only round R (repeatable)")
+    parser.add_argument(
+        "--round", type=int, action="append", dest="rounds", metavar="R", help="run only round R (repeatable)"
+    )
     parser.add_argument("--per-round", type=int, default=120, help="predicates per table (default 120)")
     parser.add_argument("--batch", type=int, default=60, help="cases per Spark query (default 60)")
     parser.add_argument("--no-regressions", action="store_true", help="skip replaying fuzz/regressions.json first")
     parser.add_argument("--regressions-only", action="store_true", help="only replay fuzz/regressions.json")
-    parser.add_argument("--case", action="append", default=[], metavar="JSON", help="replay (and shrink) a found case (repeatable)")
+    parser.add_argument(
+        "--case", action="append", default=[], metavar="JSON", help="replay (and shrink) a found case (repeatable)"
+    )
     parser.add_argument("--no-shrink", action="store_true", help="report mismatches as found, unshrunk")
-    parser.add_argument("--max-shrinks", type=int, default=5, help="mismatches to shrink (default 5; more of one kind are rarely new)")
+    parser.add_argument(
+        "--max-shrinks", type=int, default=5, help="mismatches to shrink (default 5; more of one kind are rarely new)"
+    )
     parser.add_argument("--record", action="store_true", help="append every mismatch found to fuzz/regressions.json")
-    parser.add_argument("--out", default="fuzz-out", help="folder for found cases (JSON) and the Spark log (default fuzz-out)")
+    parser.add_argument(
+        "--out", default="fuzz-out", help="folder for found cases (JSON) and the Spark log (default fuzz-out)"
+    )
     return parser.parse_args(argv)
 
 
@@ -89,13 +103,27 @@ def _run(args: argparse.Namespace, folder: Path) -> int:
     from sluice import Federation
     from sluice.spark.session import build_session
 
-    spark = build_session(app_name="sluice-fuzz", conf={"spark.sql.session.timeZone": ZONE, "spark.sql.shuffle.partitions": "4"})
+    spark = build_session(
+        app_name="sluice-fuzz", conf={"spark.sql.session.timeZone": ZONE, "spark.sql.shuffle.partitions": "4"}
+    )
     fed = Federation(spark=spark)
-    campaign = Campaign(fed, loaders, args.seed, log=lambda line: print(line, flush=True), per_round=args.per_round,
-                        batch=args.batch, shrink=not args.no_shrink, max_shrinks=args.max_shrinks)
+    campaign = Campaign(
+        fed,
+        loaders,
+        args.seed,
+        log=lambda line: print(line, flush=True),
+        per_round=args.per_round,
+        batch=args.batch,
+        shrink=not args.no_shrink,
+        max_shrinks=args.max_shrinks,
+    )
     campaign.runner.attach()
-    print(f"fuzz: seed {args.seed}, sources {','.join(loaders)}, {args.cases} cases"
-          + (f", budget {args.time_budget:.0f}s" if args.time_budget else "") + f" (Spark log: {out / 'spark.log'})", flush=True)
+    print(
+        f"fuzz: seed {args.seed}, sources {','.join(loaders)}, {args.cases} cases"
+        + (f", budget {args.time_budget:.0f}s" if args.time_budget else "")
+        + f" (Spark log: {out / 'spark.log'})",
+        flush=True,
+    )
 
     summary = Summary()
     with quiet(spark):
@@ -115,7 +143,9 @@ def _run(args: argparse.Namespace, folder: Path) -> int:
         regressions.append([f.case for f in summary.found if not f.regression])
     print(summary.render())
     if summary.mismatches:
-        print(f"replay: python -m fuzz --seed {args.seed} --sources {','.join(loaders)} --round R (R from the origins above)")
+        print(
+            f"replay: python -m fuzz --seed {args.seed} --sources {','.join(loaders)} --round R (R from the origins above)"
+        )
     return 1 if summary.mismatches else 0
 
 

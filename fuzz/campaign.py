@@ -62,14 +62,18 @@ class Summary:
         return self.cases / running if running > 0 else 0.0
 
     def render(self) -> str:
-        lines = [f"{self.cases} cases in {self.seconds:.0f}s ({self.rate():.2f} cases/s, not counting "
-                 f"{self.shrink_seconds:.0f}s of shrinking), {self.mismatches} mismatch(es)",
-                 f"{'source':<7}{'cases':>7}{'mismatch':>9}{'both fail':>10}{'scans pushed':>14}{'EXACT':>8}{'INEXACT':>9}{'UNSUPP.':>9}"]
+        lines = [
+            f"{self.cases} cases in {self.seconds:.0f}s ({self.rate():.2f} cases/s, not counting "
+            f"{self.shrink_seconds:.0f}s of shrinking), {self.mismatches} mismatch(es)",
+            f"{'source':<7}{'cases':>7}{'mismatch':>9}{'both fail':>10}{'scans pushed':>14}{'EXACT':>8}{'INEXACT':>9}{'UNSUPP.':>9}",
+        ]
         for name, t in sorted(self.tallies.items()):
             total = sum(t.levels.values()) or 1
             pushed = f"{100 * t.scans_pushed / (t.scans or 1):.0f}%"
             shares = [f"{100 * t.levels[level] / total:.0f}%" for level in ("EXACT", "INEXACT", "UNSUPPORTED")]
-            lines.append(f"{name:<7}{t.cases:>7}{t.mismatches:>9}{t.both_failed:>10}{pushed:>14}{shares[0]:>8}{shares[1]:>9}{shares[2]:>9}")
+            lines.append(
+                f"{name:<7}{t.cases:>7}{t.mismatches:>9}{t.both_failed:>10}{pushed:>14}{shares[0]:>8}{shares[1]:>9}{shares[2]:>9}"
+            )
         lines.append("(scans pushed: cases with at least one conjunct pushed; levels: shares of all conjuncts)")
         return "\n".join(lines)
 
@@ -87,8 +91,17 @@ def _signature(mismatch: Mismatch) -> tuple[str, ...]:
 class Campaign:
     """Generates rounds, runs them on every loader's source, shrinks and reports what differs."""
 
-    def __init__(self, fed: Any, loaders: dict[str, Loader], seed: int, log: Callable[[str], None] = print,
-                 per_round: int = PER_ROUND, batch: int = BATCH, shrink: bool = True, max_shrinks: int = 5) -> None:
+    def __init__(
+        self,
+        fed: Any,
+        loaders: dict[str, Loader],
+        seed: int,
+        log: Callable[[str], None] = print,
+        per_round: int = PER_ROUND,
+        batch: int = BATCH,
+        shrink: bool = True,
+        max_shrinks: int = 5,
+    ) -> None:
         self.fed = fed
         self.loaders = loaders
         self.seed = seed
@@ -110,8 +123,9 @@ class Campaign:
         return table, predicates.generate(rng, table, self.zone, self.per_round)
 
     # ------------------------------------------------------------- running
-    def run(self, cases: int, budget: float | None = None, rounds: list[int] | None = None,
-            summary: Summary | None = None) -> Summary:
+    def run(
+        self, cases: int, budget: float | None = None, rounds: list[int] | None = None, summary: Summary | None = None
+    ) -> Summary:
         """Rounds until ``cases`` cases ran or ``budget`` seconds passed (``rounds``: only those)."""
         summary = summary or Summary()
         started = time.monotonic()
@@ -124,7 +138,9 @@ class Campaign:
                 if done >= cases or (budget is not None and time.monotonic() - started > budget):
                     break
                 preds_here = preds[: max(1, min(len(preds), cases - done))]
-                tally, mismatches = self._round_on(source, loader, table, preds_here, f"seed {self.seed} round {number}")
+                tally, mismatches = self._round_on(
+                    source, loader, table, preds_here, f"seed {self.seed} round {number}"
+                )
                 summary.tallies[source].add(tally)
                 done += tally.cases
                 for mismatch in mismatches:
@@ -132,13 +148,17 @@ class Campaign:
                     summary.found.append(self._found(mismatch))
                     shrinking += time.monotonic() - before
                 elapsed = time.monotonic() - started - shrinking
-                self.log(f"[{done:>6}/{cases}] round {number} {source:<4} {tally.cases:>4} cases  "
-                         f"{done / elapsed:5.2f} cases/s  mismatches so far: {summary.mismatches}")
+                self.log(
+                    f"[{done:>6}/{cases}] round {number} {source:<4} {tally.cases:>4} cases  "
+                    f"{done / elapsed:5.2f} cases/s  mismatches so far: {summary.mismatches}"
+                )
         summary.seconds += time.monotonic() - started
         summary.shrink_seconds += shrinking
         return summary
 
-    def _round_on(self, source: str, loader: Loader, table: tables.Table, preds: list[Pred], origin: str) -> tuple[Tally, list[Mismatch]]:
+    def _round_on(
+        self, source: str, loader: Loader, table: tables.Table, preds: list[Pred], origin: str
+    ) -> tuple[Tally, list[Mismatch]]:
         loader.load(table)
         try:
             return self.runner.compare(source, table, preds, origin)
@@ -169,7 +189,9 @@ class Campaign:
         loader = self.loaders[mismatch.source]
         loader.load(mismatch.table)
         try:
-            query = f"SELECT id FROM {loader.reference(mismatch.table.name)} WHERE {predicates.render(mismatch.predicate)}"
+            query = (
+                f"SELECT id FROM {loader.reference(mismatch.table.name)} WHERE {predicates.render(mismatch.predicate)}"
+            )
             return report.text(mismatch, self.loaders, self.fed, query)
         finally:
             loader.drop(mismatch.table.name)

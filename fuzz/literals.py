@@ -45,7 +45,9 @@ def floating(rng: random.Random, value: float, real: bool = False) -> str:
         return rng.choice(["double('NaN')", "CAST('NaN' AS DOUBLE)", "float('NaN')", "CAST('NaN' AS FLOAT)"])
     if math.isinf(value):
         sign = "-" if value < 0 else ""
-        return rng.choice([f"double('{sign}inf')", f"CAST('{sign}Infinity' AS DOUBLE)", f"CAST('{sign}Infinity' AS FLOAT)"])
+        return rng.choice(
+            [f"double('{sign}inf')", f"CAST('{sign}Infinity' AS DOUBLE)", f"CAST('{sign}Infinity' AS FLOAT)"]
+        )
     text = repr(value)
     forms = [text if "e" in text else f"{text}D", f"CAST({text} AS DOUBLE)"]
     if "e" not in text:
@@ -75,29 +77,65 @@ def decimal(rng: random.Random, value: Decimal, precision: int, scale: int) -> s
 
 def date(rng: random.Random, value: dt.date) -> str:
     text = value.isoformat()
-    return rng.choice([f"DATE {string(text)}", f"DATE {string(text)}", string(text), f"CAST({string(text)} AS DATE)",
-                       f"TIMESTAMP {string(text + ' 00:00:00')}", f"TIMESTAMP_NTZ {string(text + ' 00:00:00')}"])
+    return rng.choice(
+        [
+            f"DATE {string(text)}",
+            f"DATE {string(text)}",
+            string(text),
+            f"CAST({string(text)} AS DATE)",
+            f"TIMESTAMP {string(text + ' 00:00:00')}",
+            f"TIMESTAMP_NTZ {string(text + ' 00:00:00')}",
+        ]
+    )
 
 
 def instant(rng: random.Random, value: dt.datetime, zone: str) -> str:
     """An aware instant, spelled in one of the ways Spark accepts for a TIMESTAMP."""
     wall = _wall(value.astimezone(ZoneInfo(zone)))
     utc = _wall(value.astimezone(dt.timezone.utc))
-    return rng.choice([f"TIMESTAMP {string(wall)}", f"TIMESTAMP {string(wall)}", f"TIMESTAMP {string(utc + 'Z')}",
-                       f"TIMESTAMP {string(utc + '+00:00')}", f"TIMESTAMP_LTZ {string(wall)}", f"TIMESTAMP_NTZ {string(wall)}",
-                       string(wall), f"CAST({string(wall)} AS TIMESTAMP)", f"DATE {string(wall[:10])}"])
+    return rng.choice(
+        [
+            f"TIMESTAMP {string(wall)}",
+            f"TIMESTAMP {string(wall)}",
+            f"TIMESTAMP {string(utc + 'Z')}",
+            f"TIMESTAMP {string(utc + '+00:00')}",
+            f"TIMESTAMP_LTZ {string(wall)}",
+            f"TIMESTAMP_NTZ {string(wall)}",
+            string(wall),
+            f"CAST({string(wall)} AS TIMESTAMP)",
+            f"DATE {string(wall[:10])}",
+        ]
+    )
 
 
 def wall_clock(rng: random.Random, value: dt.datetime) -> str:
     """A zone-less reading, spelled as TIMESTAMP_NTZ or as something Spark coerces to it."""
     wall = _wall(value)
-    return rng.choice([f"TIMESTAMP_NTZ {string(wall)}", f"TIMESTAMP_NTZ {string(wall)}", f"TIMESTAMP {string(wall)}",
-                       string(wall), f"CAST({string(wall)} AS TIMESTAMP_NTZ)", f"DATE {string(wall[:10])}"])
+    return rng.choice(
+        [
+            f"TIMESTAMP_NTZ {string(wall)}",
+            f"TIMESTAMP_NTZ {string(wall)}",
+            f"TIMESTAMP {string(wall)}",
+            string(wall),
+            f"CAST({string(wall)} AS TIMESTAMP_NTZ)",
+            f"DATE {string(wall[:10])}",
+        ]
+    )
 
 
-_SQL_TYPES = {"smallint": "SMALLINT", "int": "INT", "bigint": "BIGINT", "double": "DOUBLE", "real": "FLOAT",
-              "decimal": "DECIMAL(10,2)", "string": "STRING", "date": "DATE", "timestamp": "TIMESTAMP",
-              "timestamp_ntz": "TIMESTAMP_NTZ", "boolean": "BOOLEAN"}
+_SQL_TYPES = {
+    "smallint": "SMALLINT",
+    "int": "INT",
+    "bigint": "BIGINT",
+    "double": "DOUBLE",
+    "real": "FLOAT",
+    "decimal": "DECIMAL(10,2)",
+    "string": "STRING",
+    "date": "DATE",
+    "timestamp": "TIMESTAMP",
+    "timestamp_ntz": "TIMESTAMP_NTZ",
+    "boolean": "BOOLEAN",
+}
 
 
 def spell(rng: random.Random, value: object, kind: str, zone: str, precision: int = 38, scale: int = 0) -> str:

@@ -94,8 +94,15 @@ class Generator:
         self.table = table
         self.zone = zone
         self.leaves: list[tuple[Callable[[], Leaf | None], int]] = [
-            (self.comparison, 30), (self.column_comparison, 8), (self.in_list, 8), (self.null_test, 4),
-            (self.between, 5), (self.like, 9), (self.string_match, 5), (self.ilike, 1), (self.boolean, 3),
+            (self.comparison, 30),
+            (self.column_comparison, 8),
+            (self.in_list, 8),
+            (self.null_test, 4),
+            (self.between, 5),
+            (self.like, 9),
+            (self.string_match, 5),
+            (self.ilike, 1),
+            (self.boolean, 3),
             (self.constant, 1),
         ]
 
@@ -127,7 +134,9 @@ class Generator:
             if present:
                 return self.rng.choice(present)
         column = operand.column
-        precision, scale = (column.precision, column.scale) if column is not None and column.kind == "decimal" else (10, 2)
+        precision, scale = (
+            (column.precision, column.scale) if column is not None and column.kind == "decimal" else (10, 2)
+        )
         if operand.kind == "decimal" and self.rng.random() < 0.2:  # a literal finer than the column's scale
             precision, scale = min(38, precision + 2), min(38, scale + 2)
         return self.rng.choice(values.pool(operand.kind, self.rng, precision, scale))
@@ -153,7 +162,9 @@ class Generator:
         if column.kind in NUMERIC:
             return self._arithmetic(bare)
         if self.rng.random() < 0.5:
-            return Operand(f"coalesce({column.name}, {self._literal(bare, allow_null=False)})", column.kind, bare.columns, column)
+            return Operand(
+                f"coalesce({column.name}, {self._literal(bare, allow_null=False)})", column.kind, bare.columns, column
+            )
         return bare
 
     def _string_function(self, bare: Operand) -> Operand:
@@ -163,14 +174,18 @@ class Generator:
         if roll < 0.5:
             start = self.rng.choice([-3, -1, 0, 1, 1, 2, 3])
             size = self.rng.choice([None, None, -1, 0, 1, 2, 3])
-            return Operand(f"substr({name}, {start}" + ("" if size is None else f", {size}") + ")", "string", bare.columns)
+            return Operand(
+                f"substr({name}, {start}" + ("" if size is None else f", {size}") + ")", "string", bare.columns
+            )
         if roll < 0.65:
             return Operand(f"{self.rng.choice(['upper', 'lower'])}({name})", "string", bare.columns)
         others = [c for c in self._columns(("string",)) if c.name != name]
         if others and self.rng.random() < 0.4:
             other = self.rng.choice(others)
             return Operand(f"coalesce({name}, {other.name})", "string", bare.columns | {other.name})
-        return Operand(f"coalesce({name}, {self._literal(bare, allow_null=False)})", "string", bare.columns, bare.column)
+        return Operand(
+            f"coalesce({name}, {self._literal(bare, allow_null=False)})", "string", bare.columns, bare.column
+        )
 
     def _arithmetic(self, bare: Operand) -> Operand:
         name, kind = bare.sql, bare.kind
@@ -230,7 +245,9 @@ class Generator:
         if operand is None:
             return None
         negated = "NOT " if self.rng.random() < 0.3 else ""
-        return Leaf(f"{operand.sql} {negated}BETWEEN {self._literal(operand)} AND {self._literal(operand)}", operand.columns)
+        return Leaf(
+            f"{operand.sql} {negated}BETWEEN {self._literal(operand)} AND {self._literal(operand)}", operand.columns
+        )
 
     def text_operand(self) -> Operand | None:
         """A string-valued operand (LIKE and friends take no ``length()``)."""
@@ -247,7 +264,7 @@ class Generator:
             if present:
                 text = self.rng.choice(present)
                 start = self.rng.randint(0, len(text) - 1)
-                return text[start:start + self.rng.randint(1, 3)]
+                return text[start : start + self.rng.randint(1, 3)]
         return self.rng.choice(values.STRING_ATOMS)
 
     def like(self) -> Leaf | None:
@@ -279,7 +296,9 @@ class Generator:
         if operand is None:
             return None
         pattern = self._text_piece(operand).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return Leaf(f"{operand.sql} ILIKE {literals.string(self.rng.choice(['', '%']) + pattern + '%')}", operand.columns)
+        return Leaf(
+            f"{operand.sql} ILIKE {literals.string(self.rng.choice(['', '%']) + pattern + '%')}", operand.columns
+        )
 
     def string_match(self) -> Leaf | None:
         operand = self.text_operand()
@@ -293,7 +312,9 @@ class Generator:
         if not flags:
             return None
         name = self.rng.choice(flags).name
-        form = self.rng.choice(["{}", "NOT {}", "{} = TRUE", "{} = FALSE", "{} <=> NULL", "{} <> TRUE", "{} IN (TRUE, NULL)"])
+        form = self.rng.choice(
+            ["{}", "NOT {}", "{} = TRUE", "{} = FALSE", "{} <=> NULL", "{} <> TRUE", "{} IN (TRUE, NULL)"]
+        )
         return Leaf(form.format(name), frozenset([name]))
 
     def constant(self) -> Leaf:

@@ -34,7 +34,10 @@ def _plan(fed: Any, query: str) -> str:
     lines = []
     for scan in plan.scans:
         lines.append(f"  scan {scan.scan_id} on {scan.source} ({scan.table}): {scan.remote_query}")
-        lines += [f"    {v.level.value:<11} {v.sql}\n{'':16}remote: {v.remote_sql}\n{'':16}reason: {v.reason}" for v in scan.verdicts]
+        lines += [
+            f"    {v.level.value:<11} {v.sql}\n{'':16}remote: {v.remote_sql}\n{'':16}reason: {v.reason}"
+            for v in scan.verdicts
+        ]
     lines.append(f"  Spark's plan:\n{plan.spark_plan}")
     return "\n".join(lines)
 

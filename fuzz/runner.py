@@ -159,7 +159,11 @@ class Runner:
                 return {cases[0][0]: Outcome(error=_message(error))}
             # A failing query costs more than a passing one (Spark restarts the Python
             # workers), so small batches run case by case rather than halving again.
-            parts = [cases[:len(cases) // 2], cases[len(cases) // 2:]] if len(cases) > SINGLES else [[case] for case in cases]
+            parts = (
+                [cases[: len(cases) // 2], cases[len(cases) // 2 :]]
+                if len(cases) > SINGLES
+                else [[case] for case in cases]
+            )
             return {index: outcome for part in parts for index, outcome in self._outcomes(query_of, part, run).items()}
         grouped: dict[int, collections.Counter] = {index: collections.Counter() for index, _ in cases}  # type: ignore[type-arg]
         if frame.columns[0] == "q":
@@ -178,7 +182,12 @@ class Runner:
         view = f"fuzz_plain_{source}_{table.name}"
         if view not in self._views:
             loader = self.loaders[source]
-            frame = self.fed.spark.read.format("sluice").option("url", loader.url).option("table", loader.qualified(table.name)).load()
+            frame = (
+                self.fed.spark.read.format("sluice")
+                .option("url", loader.url)
+                .option("table", loader.qualified(table.name))
+                .load()
+            )
             if cache:
                 frame = frame.cache()
                 frame.count()
@@ -204,11 +213,13 @@ class Runner:
         tally, mismatches = Tally(), []
         cases = [(index, render(p)) for index, p in enumerate(predicates)]
         for start in range(0, len(cases), self.batch):
-            batch = cases[start:start + self.batch]
+            batch = cases[start : start + self.batch]
             self._count_levels(reference, batch, tally)
             plain = self._outcomes(lambda b: columns_query(view, b), batch, self.fed.spark.sql)
             runnable = [case for case in batch if plain[case[0]].error is None]
-            off = self._outcomes(lambda b: columns_query(reference, b), runnable, lambda q: self.fed.sql(q, pushdown=False))
+            off = self._outcomes(
+                lambda b: columns_query(reference, b), runnable, lambda q: self.fed.sql(q, pushdown=False)
+            )
             on = self._outcomes(lambda b: union_query(reference, b), runnable, self.fed.sql)
             for case in batch:
                 index = case[0]
@@ -239,7 +250,9 @@ class Runner:
             views = {}
 
         def where(tables: dict[int, str]) -> Callable[[list[tuple[int, str]]], str]:
-            return lambda batch: " UNION ALL ".join(f"SELECT {i} AS q, id FROM {tables[i]} WHERE {sql}" for i, sql in batch)
+            return lambda batch: " UNION ALL ".join(
+                f"SELECT {i} AS q, id FROM {tables[i]} WHERE {sql}" for i, sql in batch
+            )
 
         on = self._outcomes(where(references), texts, self.fed.sql)
         off = self._outcomes(where(references), texts, lambda q: self.fed.sql(q, pushdown=False))
@@ -266,7 +279,9 @@ class Runner:
             self._views[self._view(source, table)].count()  # every column: Python sources do not prune
         except Exception as error:  # noqa: BLE001 - the reader's error is the finding
             failed = Outcome(error=_message(error))
-            return Mismatch(source, table, Leaf("TRUE", frozenset()), "the source cannot read the table", failed, failed, origin)
+            return Mismatch(
+                source, table, Leaf("TRUE", frozenset()), "the source cannot read the table", failed, failed, origin
+            )
         return None
 
     def _confirm(self, source: str, table: Table, predicate: Pred, origin: str) -> Mismatch | None:
@@ -274,7 +289,11 @@ class Runner:
         unreadable = self._unreadable(source, table, origin)
         if unreadable is not None:
             return unreadable
-        reference, view, case = self.loaders[source].reference(table.name), self._view(source, table), (0, render(predicate))
+        reference, view, case = (
+            self.loaders[source].reference(table.name),
+            self._view(source, table),
+            (0, render(predicate)),
+        )
         on = self._outcomes(lambda b: union_query(reference, b), [case], self.fed.sql)[0]
         off = self._outcomes(lambda b: union_query(reference, b), [case], lambda q: self.fed.sql(q, pushdown=False))[0]
         plain = self._outcomes(lambda b: union_query(view, b), [case], self.fed.spark.sql)[0]

@@ -29,13 +29,13 @@ def simpler(pred: Pred) -> Iterator[Pred]:
     yield from children  # a sub-predicate alone
     if isinstance(pred, Junction) and len(pred.children) > 2:
         for drop in range(len(pred.children)):  # the junction without one branch
-            yield Junction(pred.op, pred.children[:drop] + pred.children[drop + 1:])
+            yield Junction(pred.op, pred.children[:drop] + pred.children[drop + 1 :])
     for position, child in enumerate(children):  # the same node over a simpler child
         for smaller in simpler(child):
             if isinstance(pred, Not):
                 yield Not(smaller)
             else:
-                yield Junction(pred.op, pred.children[:position] + (smaller,) + pred.children[position + 1:])
+                yield Junction(pred.op, pred.children[:position] + (smaller,) + pred.children[position + 1 :])
 
 
 class Shrinker:
@@ -83,8 +83,10 @@ class Shrinker:
         while self.attempts > 0:
             start, removed = 0, False
             while start < len(rows) and self.attempts > 0:
-                trial = rows[:start] + rows[start + chunk:]
-                found = self._same(current, current.table.with_rows(trial), current.predicate) if trial != rows else None
+                trial = rows[:start] + rows[start + chunk :]
+                found = (
+                    self._same(current, current.table.with_rows(trial), current.predicate) if trial != rows else None
+                )
                 if found is not None:
                     current, rows, removed = found, trial, True
                 else:

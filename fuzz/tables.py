@@ -20,10 +20,32 @@ from typing import Any
 from fuzz import values
 
 #: relative weight of each kind when columns are drawn: text is where engines differ most
-_KIND_WEIGHTS = {"smallint": 1, "int": 3, "bigint": 2, "double": 3, "real": 1, "decimal": 2, "string": 6,
-                 "date": 2, "timestamp": 2, "timestamp_ntz": 2, "boolean": 1}
-_PREFIX = {"smallint": "h", "int": "i", "bigint": "b", "double": "f", "real": "r", "decimal": "d", "string": "s",
-           "date": "dt", "timestamp": "ts", "timestamp_ntz": "tn", "boolean": "fl"}
+_KIND_WEIGHTS = {
+    "smallint": 1,
+    "int": 3,
+    "bigint": 2,
+    "double": 3,
+    "real": 1,
+    "decimal": 2,
+    "string": 6,
+    "date": 2,
+    "timestamp": 2,
+    "timestamp_ntz": 2,
+    "boolean": 1,
+}
+_PREFIX = {
+    "smallint": "h",
+    "int": "i",
+    "bigint": "b",
+    "double": "f",
+    "real": "r",
+    "decimal": "d",
+    "string": "s",
+    "date": "dt",
+    "timestamp": "ts",
+    "timestamp_ntz": "tn",
+    "boolean": "fl",
+}
 
 
 @dataclass(frozen=True)
@@ -56,7 +78,9 @@ class Table:
     def project(self, names: set[str]) -> Table:
         """Only the columns in ``names`` (and ``id``): a smaller reproduction."""
         keep = [i for i, c in enumerate(self.columns) if c.name in names]
-        return Table(self.name, tuple(self.columns[i] for i in keep), tuple((r[0], *(r[1 + i] for i in keep)) for r in self.rows))
+        return Table(
+            self.name, tuple(self.columns[i] for i in keep), tuple((r[0], *(r[1 + i] for i in keep)) for r in self.rows)
+        )
 
     def with_rows(self, rows: list[tuple[Any, ...]]) -> Table:
         return replace(self, rows=tuple(rows))
@@ -86,14 +110,20 @@ def generate(rng: random.Random, name: str, text_variants: dict[str, tuple[str, 
             scale = min(precision, rng.choice([0, 0, 1, 2, 4, precision // 2, precision]))
         full = values.pool(kind, rng, precision, scale)
         chosen = rng.sample(full, rng.randint(min(3, len(full)), min(len(full), 14)))
-        text = {source: rng.choice(options) for source, options in sorted(text_variants.items())} if kind == "string" else {}
+        text = (
+            {source: rng.choice(options) for source, options in sorted(text_variants.items())}
+            if kind == "string"
+            else {}
+        )
         width = max(1, max(len(v) for v in chosen) + rng.randint(0, 3)) if kind == "string" else 0
         columns.append(ColumnSpec(f"{_PREFIX[kind]}{index}", kind, precision, scale, text, width))
         pools.append(chosen)
         null_rates.append(rng.choice([0.0, 0.1, 0.1, 0.3]))
     rows = []
     for row_id in range(rng.randint(15, 50)):
-        rows.append((row_id, *(None if rng.random() < rate else rng.choice(pool) for pool, rate in zip(pools, null_rates))))
+        rows.append(
+            (row_id, *(None if rng.random() < rate else rng.choice(pool) for pool, rate in zip(pools, null_rates)))
+        )
     return Table(name, tuple(columns), tuple(rows))
 
 
@@ -122,14 +152,23 @@ def to_json(table: Table) -> dict[str, Any]:
     """JSON-ready: NaN, ±inf and -0.0 as strings, decimals as text, times as ISO 8601."""
     return {
         "name": table.name,
-        "columns": [{"name": c.name, "kind": c.kind, **({"precision": c.precision, "scale": c.scale} if c.kind == "decimal" else {}),
-                     **({"text": c.text, "width": c.width} if c.kind == "string" else {})} for c in table.columns],
+        "columns": [
+            {
+                "name": c.name,
+                "kind": c.kind,
+                **({"precision": c.precision, "scale": c.scale} if c.kind == "decimal" else {}),
+                **({"text": c.text, "width": c.width} if c.kind == "string" else {}),
+            }
+            for c in table.columns
+        ],
         "rows": [[row[0], *(_encode(v, c.kind) for v, c in zip(row[1:], table.columns))] for row in table.rows],
     }
 
 
 def from_json(data: dict[str, Any]) -> Table:
-    columns = tuple(ColumnSpec(c["name"], c["kind"], c.get("precision", 0), c.get("scale", 0), c.get("text", {}),
-                               c.get("width", 0)) for c in data["columns"])
+    columns = tuple(
+        ColumnSpec(c["name"], c["kind"], c.get("precision", 0), c.get("scale", 0), c.get("text", {}), c.get("width", 0))
+        for c in data["columns"]
+    )
     rows = tuple((row[0], *(_decode(v, c.kind) for v, c in zip(row[1:], columns))) for row in data["rows"])
     return Table(data["name"], columns, rows)

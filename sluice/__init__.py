@@ -14,8 +14,17 @@ from sluice.pushdown.levels import Level
 if TYPE_CHECKING:
     from sluice.federation import Federation
 
-__all__ = ["Federation", "Level", "SluiceError", "BindError", "ConfigError", "PushdownError", "QueryError",
-           "QuerySyntaxError", "SourceError"]
+__all__ = [
+    "Federation",
+    "Level",
+    "SluiceError",
+    "BindError",
+    "ConfigError",
+    "PushdownError",
+    "QueryError",
+    "QuerySyntaxError",
+    "SourceError",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -69,14 +69,17 @@ class SourceConfig:
         if self.password_env is None:
             return None
         if self.password_env not in os.environ:
-            raise ConfigError(f"source {self.name!r}: environment variable {self.password_env} "
-                              "(named by password_env) is not set")
+            raise ConfigError(
+                f"source {self.name!r}: environment variable {self.password_env} (named by password_env) is not set"
+            )
         return os.environ[self.password_env]
 
     def __repr__(self) -> str:  # the URL may hold a literal password
-        return (f"SourceConfig(name={self.name!r}, url={mask_url(self.url)!r}, password_env={self.password_env!r}, "
-                f"partitions={self.partitions!r}, statement_timeout_s={self.statement_timeout_s!r}, "
-                f"connect_timeout_s={self.connect_timeout_s!r})")
+        return (
+            f"SourceConfig(name={self.name!r}, url={mask_url(self.url)!r}, password_env={self.password_env!r}, "
+            f"partitions={self.partitions!r}, statement_timeout_s={self.statement_timeout_s!r}, "
+            f"connect_timeout_s={self.connect_timeout_s!r})"
+        )
 
 
 @dataclass(frozen=True)
@@ -109,8 +112,10 @@ def read_catalog(path: str | os.PathLike[str]) -> Catalog:
         raise ConfigError(f"{where}: a number too long to read") from None
     unknown = sorted(set(data) - {"sources", "serve"})
     if unknown:
-        raise ConfigError(f"{where}: unknown top-level key(s) {', '.join(unknown)} (expected [sources.NAME] tables "
-                          "and an optional [serve] table)")
+        raise ConfigError(
+            f"{where}: unknown top-level key(s) {', '.join(unknown)} (expected [sources.NAME] tables "
+            "and an optional [serve] table)"
+        )
     sources = data.get("sources")
     if not isinstance(sources, dict) or not sources:
         raise ConfigError(f"{where}: no sources defined (expected [sources.NAME] tables)")
@@ -119,7 +124,9 @@ def read_catalog(path: str | os.PathLike[str]) -> Catalog:
         config = _source(where, name, table)
         clash = next((other for other in configs if other.lower() == name.lower()), None)
         if clash is not None:
-            raise ConfigError(f"{where}: sources {clash!r} and {name!r} differ only in case (names are case-insensitive)")
+            raise ConfigError(
+                f"{where}: sources {clash!r} and {name!r} differ only in case (names are case-insensitive)"
+            )
         configs[name] = config
     publish = _serve(where, data.get("serve", {}))
     unknown_sources = sorted(publish.sources() - {name.lower() for name in configs})
@@ -152,8 +159,11 @@ def _source(where: str, name: str, table: Any) -> SourceConfig:
         raise ConfigError(f"{where}: expected a table [sources.{name}], not a value")
     unknown = sorted(set(table) - set(_KEYS))
     if unknown:
-        hint = " (put passwords in an environment variable named by password_env)" \
-            if any("pass" in key.lower() for key in unknown) else ""
+        hint = (
+            " (put passwords in an environment variable named by password_env)"
+            if any("pass" in key.lower() for key in unknown)
+            else ""
+        )
         raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(_KEYS)}{hint}")
     url = table.get("url")
     if url is None:
@@ -177,15 +187,23 @@ def _source(where: str, name: str, table: Any) -> SourceConfig:
     connect = table.get("connect_timeout_s")
     if connect is not None and (type(connect) not in (int, float) or not 0 < connect < math.inf):
         raise ConfigError(f"{where}: connect_timeout_s must be a positive number of seconds")
-    return SourceConfig(name, url, password_env, partitions, float(timeout), None if connect is None else float(connect))
+    return SourceConfig(
+        name, url, password_env, partitions, float(timeout), None if connect is None else float(connect)
+    )
 
 
 def attach_sources(fed: Federation, configs: Iterable[SourceConfig]) -> None:
     """Attach ``configs`` to ``fed``; every password is resolved before the first attach."""
     resolved = [(config, config.password()) for config in configs]
     for config, password in resolved:
-        fed.attach(config.name, config.url, password=password, partitions=config.partitions,
-                   statement_timeout_s=config.statement_timeout_s, connect_timeout_s=config.connect_timeout_s)
+        fed.attach(
+            config.name,
+            config.url,
+            password=password,
+            partitions=config.partitions,
+            statement_timeout_s=config.statement_timeout_s,
+            connect_timeout_s=config.connect_timeout_s,
+        )
 
 
 def open_sources(configs: Iterable[SourceConfig]) -> dict[str, Source]:
@@ -197,8 +215,14 @@ def open_sources(configs: Iterable[SourceConfig]) -> dict[str, Source]:
     resolved = [(config, config.password()) for config in configs]
     sources = {}
     for config, password in resolved:
-        source = open_source(config.name.lower(), config.url, password=password, partitions=config.partitions,
-                             statement_timeout_s=config.statement_timeout_s, connect_timeout_s=config.connect_timeout_s)
+        source = open_source(
+            config.name.lower(),
+            config.url,
+            password=password,
+            partitions=config.partitions,
+            statement_timeout_s=config.statement_timeout_s,
+            connect_timeout_s=config.connect_timeout_s,
+        )
         source.check()
         sources[source.name] = source
     return sources

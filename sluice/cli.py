@@ -179,10 +179,20 @@ def _lake_ingest(args: argparse.Namespace, spark: SparkSession | None) -> int:
     _check_lake_args(args)
     if args.rows is not None and args.source_path is not None:
         raise ConfigError("--rows sizes generated data; it cannot be combined with --from")
-    summary = ingest(_lake_session(spark, "sluice-lake-ingest"), args.lake, args.source_path, rows=args.rows,
-                     source_format=args.format, namespace=args.namespace, table=args.table,
-                     mode="overwrite" if args.overwrite else "append", schema=args.schema,
-                     partition_by=args.partition_by, sort_by=args.sort_by, target_file_size=args.target_file_size)
+    summary = ingest(
+        _lake_session(spark, "sluice-lake-ingest"),
+        args.lake,
+        args.source_path,
+        rows=args.rows,
+        source_format=args.format,
+        namespace=args.namespace,
+        table=args.table,
+        mode="overwrite" if args.overwrite else "append",
+        schema=args.schema,
+        partition_by=args.partition_by,
+        sort_by=args.sort_by,
+        target_file_size=args.target_file_size,
+    )
     print(summary)
     return 0
 
@@ -195,12 +205,23 @@ def _lake_create(args: argparse.Namespace, spark: SparkSession | None) -> int:
         raise ConfigError("give the new table's columns: --schema 'id bigint, ts timestamp, ...' or --from FILE")
     if args.schema is not None and args.source_path is not None:
         raise ConfigError("--schema and --from both give the columns: give one")
-    table = create_table(_lake_session(spark, "sluice-lake-create"), args.lake, args.namespace, args.table,
-                         args.source_path, source_format=args.format, schema=args.schema,
-                         partition_by=args.partition_by, sort_by=args.sort_by, target_file_size=args.target_file_size)
+    table = create_table(
+        _lake_session(spark, "sluice-lake-create"),
+        args.lake,
+        args.namespace,
+        args.table,
+        args.source_path,
+        source_format=args.format,
+        schema=args.schema,
+        partition_by=args.partition_by,
+        sort_by=args.sort_by,
+        target_file_size=args.target_file_size,
+    )
     columns = ", ".join(f"{field.name} {field.field_type}" for field in table.schema().fields)
-    print(f"created {args.namespace}.{args.table} ({columns}); partitioned by {describe_spec(table)}; "
-          f"sorted by {describe_sort(table)}")
+    print(
+        f"created {args.namespace}.{args.table} ({columns}); partitioned by {describe_spec(table)}; "
+        f"sorted by {describe_sort(table)}"
+    )
     return 0
 
 
@@ -210,7 +231,11 @@ def _lake_optimize(args: argparse.Namespace, spark: SparkSession | None) -> int:
 
     LakeLocation.from_url(args.lake)
     summary = optimize(_lake_session(spark, "sluice-lake-optimize"), args.lake, args.namespace, args.table)
-    print(summary if summary is not None else f"{args.namespace}.{args.table}: every partition has one file; nothing to do")
+    print(
+        summary
+        if summary is not None
+        else f"{args.namespace}.{args.table}: every partition has one file; nothing to do"
+    )
     return 0
 
 
@@ -224,7 +249,9 @@ def _lake_expire(args: argparse.Namespace, spark: SparkSession | None) -> int:
         try:
             older_than = dt.datetime.fromisoformat(args.older_than)
         except ValueError:
-            raise ConfigError(f"--older-than takes an ISO timestamp such as 2025-03-01T00:00:00Z, not {args.older_than!r}") from None
+            raise ConfigError(
+                f"--older-than takes an ISO timestamp such as 2025-03-01T00:00:00Z, not {args.older_than!r}"
+            ) from None
         if older_than.tzinfo is None:
             older_than = older_than.astimezone()  # the machine's local time, as a reader typing it means
     print(expire_snapshots(args.lake, args.namespace, args.table, older_than=older_than, retain_last=args.retain_last))
@@ -260,8 +287,10 @@ def _serve(args: argparse.Namespace, spark: SparkSession | None) -> int:
         raise ConfigError("TLS needs both --tls-cert and --tls-key")
     credentials = Credentials.from_environment()
     if credentials is None and not args.no_auth:
-        raise ConfigError("set SLUICE_FLIGHT_TOKEN (or SLUICE_FLIGHT_USER and SLUICE_FLIGHT_PASSWORD) to require "
-                          "authentication, or pass --no-auth to serve without it (trusted networks only)")
+        raise ConfigError(
+            "set SLUICE_FLIGHT_TOKEN (or SLUICE_FLIGHT_USER and SLUICE_FLIGHT_PASSWORD) to require "
+            "authentication, or pass --no-auth to serve without it (trusted networks only)"
+        )
     catalog = _catalog(args)
     configs = _sources(args, catalog)
     if not configs:
@@ -272,8 +301,14 @@ def _serve(args: argparse.Namespace, spark: SparkSession | None) -> int:
     if unknown:
         raise ConfigError(f"--namespace/--table name unknown source(s) {', '.join(unknown)}")
     sources = open_sources(configs)
-    serve(sources, args.host, args.port, credentials, Tls(args.tls_cert, args.tls_key) if args.tls_cert else None,
-          publish=publish)
+    serve(
+        sources,
+        args.host,
+        args.port,
+        credentials,
+        Tls(args.tls_cert, args.tls_key) if args.tls_cert else None,
+        publish=publish,
+    )
     return 0
 
 
@@ -344,8 +379,11 @@ def positive_int(text: str) -> int:
 # ---------------------------------------------------------------- parser
 def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     _Parser.secrets = secrets
-    parser = _Parser(prog="sluice", description="Federated Spark SQL with faithful pushdown.",
-                     epilog="Spark's own output goes to a temporary log file; set SLUICE_SPARK_LOG=FILE to keep it.")
+    parser = _Parser(
+        prog="sluice",
+        description="Federated Spark SQL with faithful pushdown.",
+        epilog="Spark's own output goes to a temporary log file; set SLUICE_SPARK_LOG=FILE to keep it.",
+    )
     parser.add_argument("--version", action="version", version=f"sluice {version('sluice')}")
     commands = parser.add_subparsers(dest="name", required=True, metavar="COMMAND", parser_class=_Parser)
 
@@ -355,91 +393,166 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         sub.add_argument("query", metavar="QUERY", nargs="?", help="Spark SQL over source.[schema.]table names")
         sub.add_argument("-f", "--file", metavar="FILE", help="read the query from FILE (- reads stdin)")
         sub.add_argument("--catalog", metavar="FILE", help="TOML catalog of named sources")
-        sub.add_argument("--source", metavar="NAME=URL", action="append", default=[], type=_source_option,
-                         help="attach a source (repeatable; overrides a catalog source of the same name)")
+        sub.add_argument(
+            "--source",
+            metavar="NAME=URL",
+            action="append",
+            default=[],
+            type=_source_option,
+            help="attach a source (repeatable; overrides a catalog source of the same name)",
+        )
         return sub
 
     sql = query_command("sql", _sql, "run a query and print its rows")
     sql.add_argument("--no-pushdown", action="store_true", help="read every table whole (the reference path)")
     sql.add_argument("--format", choices=FORMATS, help="table (default on a terminal), csv (default otherwise) or json")
-    sql.add_argument("--max-rows", metavar="N", type=positive_int,
-                     help="rows to print (default 50 for a table, every row for csv and json)")
+    sql.add_argument(
+        "--max-rows",
+        metavar="N",
+        type=positive_int,
+        help="rows to print (default 50 for a table, every row for csv and json)",
+    )
 
     explain = query_command("explain", _explain, "show what each source evaluates, and why")
     explain.add_argument("--verbose", action="store_true", help="add the plan after every optimizer rule")
     explain.add_argument("--json", action="store_true", help="print the plan as JSON")
     explain.add_argument("--analyze", action="store_true", help="run the query and add rows/bytes transferred")
-    explain.add_argument("--plot", metavar="PNG", help="also draw the pruning pyramid of the query's lake scans to this file")
+    explain.add_argument(
+        "--plot", metavar="PNG", help="also draw the pruning pyramid of the query's lake scans to this file"
+    )
 
-    serve = commands.add_parser("serve", help="publish the sources' tables over Arrow Flight (docs/flight.md)",
-                                description="Publish the sources' tables over Arrow Flight, with pushdown: those the "
-                                            "--namespace/--table options or the catalog's [serve] table name, else each "
-                                            "source's default namespace; nothing else is listed or read. Secrets come from "
-                                            "SLUICE_FLIGHT_TOKEN or SLUICE_FLIGHT_USER/SLUICE_FLIGHT_PASSWORD.")
+    serve = commands.add_parser(
+        "serve",
+        help="publish the sources' tables over Arrow Flight (docs/flight.md)",
+        description="Publish the sources' tables over Arrow Flight, with pushdown: those the "
+        "--namespace/--table options or the catalog's [serve] table name, else each "
+        "source's default namespace; nothing else is listed or read. Secrets come from "
+        "SLUICE_FLIGHT_TOKEN or SLUICE_FLIGHT_USER/SLUICE_FLIGHT_PASSWORD.",
+    )
     serve.set_defaults(command=_serve)
     serve.add_argument("--catalog", metavar="FILE", help="TOML catalog of named sources")
-    serve.add_argument("--source", metavar="NAME=URL", action="append", default=[], type=_source_option,
-                       help="serve a source (repeatable; overrides a catalog source of the same name)")
+    serve.add_argument(
+        "--source",
+        metavar="NAME=URL",
+        action="append",
+        default=[],
+        type=_source_option,
+        help="serve a source (repeatable; overrides a catalog source of the same name)",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8815, help="port to listen on (default 8815; 0 picks a free one)")
     serve.add_argument("--tls-cert", metavar="PEM", help="certificate chain: serve grpc+tls (with --tls-key)")
     serve.add_argument("--tls-key", metavar="PEM", help="private key of --tls-cert")
     serve.add_argument("--no-auth", action="store_true", help="accept unauthenticated calls (trusted networks only)")
-    serve.add_argument("--namespace", metavar="SOURCE.SCHEMA", action="append", default=[],
-                       help="publish every table of this namespace (repeatable; replaces the catalog's [serve] list)")
-    serve.add_argument("--table", metavar="SOURCE.[SCHEMA.]TABLE", action="append", default=[],
-                       help="publish this table (repeatable; replaces the catalog's [serve] list)")
+    serve.add_argument(
+        "--namespace",
+        metavar="SOURCE.SCHEMA",
+        action="append",
+        default=[],
+        help="publish every table of this namespace (repeatable; replaces the catalog's [serve] list)",
+    )
+    serve.add_argument(
+        "--table",
+        metavar="SOURCE.[SCHEMA.]TABLE",
+        action="append",
+        default=[],
+        help="publish this table (repeatable; replaces the catalog's [serve] list)",
+    )
 
     lake = commands.add_parser("lake", help="manage Iceberg lake tables").add_subparsers(
-        dest="lake_command", required=True, metavar="LAKE_COMMAND")
-    lake_ingest = lake.add_parser("ingest", help="append generated telemetry, files or a table's rows to a lake table",
-                                  description="Append rows to a lake table (or replace them, --overwrite) in one "
-                                  "snapshot, with Spark. Without --from, generates synthetic spacecraft telemetry. A "
-                                  "missing table is created from the input's columns (types inferred, or --schema) with "
-                                  "--partition-by and --sort-by; telemetry.readings gets the telemetry layout. New "
-                                  "columns are added and int/float/decimal columns widened; other changes are refused.")
+        dest="lake_command", required=True, metavar="LAKE_COMMAND"
+    )
+    lake_ingest = lake.add_parser(
+        "ingest",
+        help="append generated telemetry, files or a table's rows to a lake table",
+        description="Append rows to a lake table (or replace them, --overwrite) in one "
+        "snapshot, with Spark. Without --from, generates synthetic spacecraft telemetry. A "
+        "missing table is created from the input's columns (types inferred, or --schema) with "
+        "--partition-by and --sort-by; telemetry.readings gets the telemetry layout. New "
+        "columns are added and int/float/decimal columns widened; other changes are refused.",
+    )
     lake_ingest.set_defaults(command=_lake_ingest)
-    lake_ingest.add_argument("--rows", metavar="N", type=positive_int,
-                             help="rows to generate (default 10000000)")
+    lake_ingest.add_argument("--rows", metavar="N", type=positive_int, help="rows to generate (default 10000000)")
     lake_ingest.add_argument("--overwrite", action="store_true", help="replace the table's rows instead of appending")
-    lake_create = lake.add_parser("create", help="create an empty lake table from a schema or a file's columns",
-                                  description="Create an empty lake table: its columns from --schema or from a CSV, "
-                                  "JSON or Parquet file (types inferred), its layout from --partition-by and --sort-by.")
+    lake_create = lake.add_parser(
+        "create",
+        help="create an empty lake table from a schema or a file's columns",
+        description="Create an empty lake table: its columns from --schema or from a CSV, "
+        "JSON or Parquet file (types inferred), its layout from --partition-by and --sort-by.",
+    )
     lake_create.set_defaults(command=_lake_create)
-    lake_optimize = lake.add_parser("optimize", help="rewrite each partition's small files into one, sorted",
-                                    description="Rewrite every partition of a lake table that holds several data "
-                                    "files into one file (sorted by the table's sort order; split past the target "
-                                    "file size), in one snapshot, with Spark.")
+    lake_optimize = lake.add_parser(
+        "optimize",
+        help="rewrite each partition's small files into one, sorted",
+        description="Rewrite every partition of a lake table that holds several data "
+        "files into one file (sorted by the table's sort order; split past the target "
+        "file size), in one snapshot, with Spark.",
+    )
     lake_optimize.set_defaults(command=_lake_optimize)
-    lake_expire = lake.add_parser("expire-snapshots", help="remove old snapshots of a lake table and the files only "
-                                  "they referenced", description="Expire the snapshots older than --older-than (default: "
-                                  "now) except the newest --retain-last, then delete the data and manifest files no "
-                                  "remaining snapshot references. No Spark.")
+    lake_expire = lake.add_parser(
+        "expire-snapshots",
+        help="remove old snapshots of a lake table and the files only they referenced",
+        description="Expire the snapshots older than --older-than (default: "
+        "now) except the newest --retain-last, then delete the data and manifest files no "
+        "remaining snapshot references. No Spark.",
+    )
     lake_expire.set_defaults(command=_lake_expire)
-    lake_expire.add_argument("--older-than", metavar="TIMESTAMP", help="expire snapshots made before this instant "
-                             "(ISO, e.g. 2025-03-01T00:00:00Z; default: now)")
-    lake_expire.add_argument("--retain-last", metavar="N", type=positive_int, default=1,
-                             help="keep the newest N snapshots whatever their age (default 1)")
+    lake_expire.add_argument(
+        "--older-than",
+        metavar="TIMESTAMP",
+        help="expire snapshots made before this instant (ISO, e.g. 2025-03-01T00:00:00Z; default: now)",
+    )
+    lake_expire.add_argument(
+        "--retain-last",
+        metavar="N",
+        type=positive_int,
+        default=1,
+        help="keep the newest N snapshots whatever their age (default 1)",
+    )
     for sub in (lake_optimize, lake_expire):
-        sub.add_argument("lake", metavar="LAKE_URL", nargs="?", default="iceberg+sqlite:///demo-data/lake/catalog.db",
-                         help="iceberg+sqlite:///catalog.db[?warehouse=DIR] (default: demo-data/lake/catalog.db)")
+        sub.add_argument(
+            "lake",
+            metavar="LAKE_URL",
+            nargs="?",
+            default="iceberg+sqlite:///demo-data/lake/catalog.db",
+            help="iceberg+sqlite:///catalog.db[?warehouse=DIR] (default: demo-data/lake/catalog.db)",
+        )
         sub.add_argument("--namespace", default="telemetry", help="the table's namespace (default telemetry)")
         sub.add_argument("--table", default="readings", help="the table (default readings)")
     for sub in (lake_ingest, lake_create):
-        sub.add_argument("lake", metavar="LAKE_URL", nargs="?", default="iceberg+sqlite:///demo-data/lake/catalog.db",
-                         help="iceberg+sqlite:///catalog.db[?warehouse=DIR] (default: demo-data/lake/catalog.db)")
+        sub.add_argument(
+            "lake",
+            metavar="LAKE_URL",
+            nargs="?",
+            default="iceberg+sqlite:///demo-data/lake/catalog.db",
+            help="iceberg+sqlite:///catalog.db[?warehouse=DIR] (default: demo-data/lake/catalog.db)",
+        )
         sub.add_argument("--from", dest="source_path", metavar="PATH", help="a CSV, JSON or Parquet file or folder")
-        sub.add_argument("--format", choices=("csv", "json", "parquet"), help="the format of --from (default: its suffix)")
+        sub.add_argument(
+            "--format", choices=("csv", "json", "parquet"), help="the format of --from (default: its suffix)"
+        )
         sub.add_argument("--namespace", default="telemetry", help="the table's namespace (default telemetry)")
         sub.add_argument("--table", default="readings", help="the table (default readings, the telemetry table)")
-        sub.add_argument("--schema", metavar="DDL", help="the columns, as in 'id bigint, ts timestamp, temp double' "
-                         "(CSV and JSON are parsed as these types; default: inferred)")
-        sub.add_argument("--partition-by", metavar="SPEC", help="a new table's partitioning, as in 'day(ts), "
-                         "bucket(16, id)': columns, year/month/day/hour(c), bucket(N, c), truncate(W, c)")
+        sub.add_argument(
+            "--schema",
+            metavar="DDL",
+            help="the columns, as in 'id bigint, ts timestamp, temp double' "
+            "(CSV and JSON are parsed as these types; default: inferred)",
+        )
+        sub.add_argument(
+            "--partition-by",
+            metavar="SPEC",
+            help="a new table's partitioning, as in 'day(ts), "
+            "bucket(16, id)': columns, year/month/day/hour(c), bucket(N, c), truncate(W, c)",
+        )
         sub.add_argument("--sort-by", metavar="COLUMNS", help="a new table's sort order, as in 'ts, id desc'")
-        sub.add_argument("--target-file-size", metavar="BYTES", type=positive_int,
-                         help="a new table's data file size (table property write.target-file-size-bytes; "
-                         "default 134217728, 128 MiB)")
+        sub.add_argument(
+            "--target-file-size",
+            metavar="BYTES",
+            type=positive_int,
+            help="a new table's data file size (table property write.target-file-size-bytes; "
+            "default 134217728, 128 MiB)",
+        )
     return parser
 
 

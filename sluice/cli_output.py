@@ -47,8 +47,13 @@ def write_rows(fmt: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], 
     count = 0
     out.write("[")
     for row in rows:
-        out.write(("," if count else "") + "\n" + json.dumps(dict(zip(columns, (_json_value(v) for v in row), strict=True)),
-                                                             ensure_ascii=False, allow_nan=False))
+        out.write(
+            ("," if count else "")
+            + "\n"
+            + json.dumps(
+                dict(zip(columns, (_json_value(v) for v in row), strict=True)), ensure_ascii=False, allow_nan=False
+            )
+        )
         count += 1
     out.write("\n]\n" if count else "]\n")
     return count

@@ -10,8 +10,12 @@ if TYPE_CHECKING:
     from sluice.lake.pyramid import Pyramid
 
 
-def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, dict[str, int]] | None = None,
-                   pruning: dict[str, Pyramid] | None = None) -> str:
+def render_explain(
+    plan: QueryPlan,
+    verbose: bool = False,
+    metrics: dict[str, dict[str, int]] | None = None,
+    pruning: dict[str, Pyramid] | None = None,
+) -> str:
     lines = ["== Sluice plan =="]
     for scan in plan.scans:
         lines.append(f"Scan {scan.alias} on {scan.source} ({scan.source_url})")
@@ -26,21 +30,31 @@ def render_explain(plan: QueryPlan, verbose: bool = False, metrics: dict[str, di
             lines.append(f"  [{verdict.level.value}] {verdict.sql}")
             lines.append(f"      reason: {verdict.reason}")
         if scan.aggregates:
-            lines.append("  aggregates: " + ("pushed (the source returns the final groups)" if scan.spec.aggregate is not None
-                                             else "computed by Spark"))
+            lines.append(
+                "  aggregates: "
+                + (
+                    "pushed (the source returns the final groups)"
+                    if scan.spec.aggregate is not None
+                    else "computed by Spark"
+                )
+            )
         for verdict in scan.aggregates:
             lines.append(f"  [{verdict.level.value}] {verdict.sql}")
             lines.append(f"      reason: {verdict.reason}")
         for verdict in scan.runtime:
-            shown = verdict.sql if len(verdict.sql) <= 200 else f"{verdict.sql[:200]}... ({len(verdict.sql):,} characters)"
+            shown = (
+                verdict.sql if len(verdict.sql) <= 200 else f"{verdict.sql[:200]}... ({len(verdict.sql):,} characters)"
+            )
             lines.append(f"  [RUNTIME {verdict.level.value}] {shown}")
             lines.append(f"      reason: {verdict.reason}")
         if pruning and scan.scan_id in pruning:
             lines += ["  " + line for line in pruning[scan.scan_id].render()]
         if metrics is not None:
             measured = metrics.get(scan.scan_id, {"rows": 0, "bytes": 0, "reads": 0})
-            lines.append(f"  transferred: {measured['rows']:,} rows, {measured['bytes']:,} bytes"
-                         f" ({measured['reads']} partition reads)")
+            lines.append(
+                f"  transferred: {measured['rows']:,} rows, {measured['bytes']:,} bytes"
+                f" ({measured['reads']} partition reads)"
+            )
         if verbose:
             for step in scan.trace:
                 lines.append(f"  -- after {step.rule}: {step.text if step.changed else 'same as above'}")

@@ -62,8 +62,15 @@ class Federation:
         self._tables: dict[tuple[str, str, str], TableSchema] = {}
 
     # ------------------------------------------------------------ sources
-    def attach(self, name: str, url: str, password: str | None = None, partitions: int | None = None,
-               statement_timeout_s: float = 600.0, connect_timeout_s: float | None = None) -> None:
+    def attach(
+        self,
+        name: str,
+        url: str,
+        password: str | None = None,
+        partitions: int | None = None,
+        statement_timeout_s: float = 600.0,
+        connect_timeout_s: float | None = None,
+    ) -> None:
         """Attach a source as catalog ``name``; connects once so a bad URL fails here, clearly.
 
         ``connect_timeout_s`` bounds connecting and logging in (default: the URL's
@@ -72,8 +79,14 @@ class Federation:
         key = name.lower()
         if not key.isidentifier():
             raise ConfigError(f"source name {name!r} must be a SQL identifier")
-        source = open_source(key, url, password=password, partitions=partitions or self.partitions,
-                             statement_timeout_s=statement_timeout_s, connect_timeout_s=connect_timeout_s)
+        source = open_source(
+            key,
+            url,
+            password=password,
+            partitions=partitions or self.partitions,
+            statement_timeout_s=statement_timeout_s,
+            connect_timeout_s=connect_timeout_s,
+        )
         source.check()
         bare_url, _ = strip_password(url)
         options = {"url": bare_url, "statement_timeout_s": repr(float(statement_timeout_s))}
@@ -257,7 +270,7 @@ def _first_part(error: Exception) -> str:
     """Spark's message up to its SQLSTATE (the search-path advice and the plan after it are noise here)."""
     text = str(error).split("\n== SQL", 1)[0]
     state = re.search(r"SQLSTATE: \w+", text)
-    return mask_text((text[:state.end()] if state else text).strip())
+    return mask_text((text[: state.end()] if state else text).strip())
 
 
 def _sluice_error(text: str) -> SluiceError | None:

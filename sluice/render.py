@@ -13,8 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 
-def rows_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], caption: str | None = None,
-               title: str | None = None) -> Table:
+def rows_table(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], caption: str | None = None, title: str | None = None
+) -> Table:
     """A table of ``rows`` under ``columns``; values are shown literally."""
     table = Table(*columns, title=title, caption=caption, caption_justify="left")
     for row in rows:

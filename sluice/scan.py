@@ -51,12 +51,24 @@ class ScanSpec:
     @classmethod
     def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: Any) -> ScanSpec:
         url, _ = strip_password(source.portable_url)
-        return cls(source.name, url, table, columns, statement_timeout_s=source.statement_timeout_s,
-                   connect_timeout_s=source.connect_timeout_s, **kwargs)
+        return cls(
+            source.name,
+            url,
+            table,
+            columns,
+            statement_timeout_s=source.statement_timeout_s,
+            connect_timeout_s=source.connect_timeout_s,
+            **kwargs,
+        )
 
     def open(self, password: str | None) -> Source:
-        return open_source(self.source_name, self.source_url, password=password, statement_timeout_s=self.statement_timeout_s,
-                           connect_timeout_s=self.connect_timeout_s)
+        return open_source(
+            self.source_name,
+            self.source_url,
+            password=password,
+            statement_timeout_s=self.statement_timeout_s,
+            connect_timeout_s=self.connect_timeout_s,
+        )
 
     def arrow_schema(self) -> pa.Schema:
         if self.aggregate is not None:
@@ -80,13 +92,25 @@ class ScanSpec:
         return source.tasks(self)
 
     def to_json(self) -> str:
-        data = {**self.__dict__, "table": table_to_dict(self.table), "columns": list(self.columns), "where": list(self.where),
-                "aggregate": self.aggregate.to_dict() if self.aggregate is not None else None}
+        data = {
+            **self.__dict__,
+            "table": table_to_dict(self.table),
+            "columns": list(self.columns),
+            "where": list(self.where),
+            "aggregate": self.aggregate.to_dict() if self.aggregate is not None else None,
+        }
         return json.dumps(data)
 
     @classmethod
     def from_json(cls, text: str) -> ScanSpec:
         data = json.loads(text)
         aggregate = Aggregation.from_dict(data["aggregate"]) if data.get("aggregate") is not None else None
-        return cls(**{**data, "table": table_from_dict(data["table"]), "columns": tuple(data["columns"]), "where": tuple(data["where"]),
-                      "aggregate": aggregate})
+        return cls(
+            **{
+                **data,
+                "table": table_from_dict(data["table"]),
+                "columns": tuple(data["columns"]),
+                "where": tuple(data["where"]),
+                "aggregate": aggregate,
+            }
+        )

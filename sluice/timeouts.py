@@ -32,8 +32,9 @@ def connect_timeout(name: str, url: SourceUrl, given: float | None) -> float:
         try:
             given = float(text)
         except ValueError:
-            raise ConfigError(f"source {name!r}: the URL option {URL_OPTION} must be a number of seconds, "
-                              f"not {text[:40]!r}") from None
+            raise ConfigError(
+                f"source {name!r}: the URL option {URL_OPTION} must be a number of seconds, not {text[:40]!r}"
+            ) from None
     if isinstance(given, bool) or not isinstance(given, (int, float)) or not 0 < given < math.inf:
         raise ConfigError(f"source {name!r}: {URL_OPTION} must be a positive number of seconds")
     return float(given)

@@ -195,10 +195,18 @@ class TableSchema:
 def table_to_dict(table: TableSchema) -> dict:
     """JSON-ready form (scan specs travel to Spark workers as JSON options)."""
     columns = [{**column.__dict__, "type": column.type.name} for column in table.columns]
-    return {"source": table.source, "schema": table.schema, "name": table.name, "columns": columns,
-            "row_estimate": table.row_estimate, "split_column": table.split_column}
+    return {
+        "source": table.source,
+        "schema": table.schema,
+        "name": table.name,
+        "columns": columns,
+        "row_estimate": table.row_estimate,
+        "split_column": table.split_column,
+    }
 
 
 def table_from_dict(data: dict) -> TableSchema:
     columns = tuple(Column(**{**c, "type": SparkType(c["type"])}) for c in data["columns"])
-    return TableSchema(data["source"], data["schema"], data["name"], columns, data["row_estimate"], data["split_column"])
+    return TableSchema(
+        data["source"], data["schema"], data["name"], columns, data["row_estimate"], data["split_column"]
+    )

@@ -31,8 +31,10 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}")
 #: host holds but a password does, so a host made of them is refused rather than looked up
 _REG_NAME = re.compile(r"[A-Za-z0-9\-._~%]*")
 _IPV6 = re.compile(r"[0-9A-Fa-f:.]+(%25[A-Za-z0-9\-._~%]+)?")
-_PERCENT_HINT = ("a password holding '/', '?' or '#' must be percent-encoded (%2F, %3F, %23), "
-                 "or given apart from the URL (attach's password argument, a catalog's password_env)")
+_PERCENT_HINT = (
+    "a password holding '/', '?' or '#' must be percent-encoded (%2F, %3F, %23), "
+    "or given apart from the URL (attach's password argument, a catalog's password_env)"
+)
 
 
 class UrlError(ConfigError):
@@ -112,7 +114,7 @@ def parse_url(text: str) -> SourceUrl:
     if "#" in tail:
         raise UrlError(f"cannot read the URL {mask_unparsed(text)}: it holds a '#'; {_PERCENT_HINT}")
     at = authority.rfind("@")
-    userinfo, hostport = (authority[:at], authority[at + 1:]) if at >= 0 else (None, authority)
+    userinfo, hostport = (authority[:at], authority[at + 1 :]) if at >= 0 else (None, authority)
     if authority and "@" in tail:
         raise UrlError(f"cannot read the URL {mask_unparsed(text)}: an '@' follows the host; {_PERCENT_HINT}")
     username = raw_password = None
@@ -120,8 +122,17 @@ def parse_url(text: str) -> SourceUrl:
         username, colon, raw = userinfo.partition(":")
         raw_password = raw if colon else None
     host, port = _host_port(hostport, text)
-    return SourceUrl(text, scheme.lower(), unquote(username) if username is not None else None,
-                     unquote(raw_password) if raw_password is not None else None, raw_password, host, port, path, query)
+    return SourceUrl(
+        text,
+        scheme.lower(),
+        unquote(username) if username is not None else None,
+        unquote(raw_password) if raw_password is not None else None,
+        raw_password,
+        host,
+        port,
+        path,
+        query,
+    )
 
 
 def parse_source_url(name: str, text: str) -> SourceUrl:
@@ -145,7 +156,7 @@ def _host_port(hostport: str, text: str) -> tuple[str | None, int | None]:
         close = hostport.find("]")
         if close < 0 or not _IPV6.fullmatch(hostport[1:close]):
             raise UrlError(f"cannot read the URL {mask_unparsed(text)}: a malformed IPv6 host in [...]")
-        host, after = hostport[1:close], hostport[close + 1:]
+        host, after = hostport[1:close], hostport[close + 1 :]
         if after and not after.startswith(":"):
             raise UrlError(f"cannot read the URL {mask_unparsed(text)}: text after the IPv6 host's ']'")
         port_text = after[1:] if after else None
@@ -157,15 +168,17 @@ def _host_port(hostport: str, text: str) -> tuple[str | None, int | None]:
     if port_text is None or port_text == "":
         return host or None, None
     if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
-        raise UrlError(f"cannot read the URL {mask_unparsed(text)}: the port is not a number from 1 to 65535 "
-                       f"(the value is not shown); {_PERCENT_HINT}")
+        raise UrlError(
+            f"cannot read the URL {mask_unparsed(text)}: the port is not a number from 1 to 65535 "
+            f"(the value is not shown); {_PERCENT_HINT}"
+        )
     return host or None, int(port_text)
 
 
 def _raw_userinfo(text: str) -> tuple[str | None, str | None]:
     """(user, password) as written in ``text``, by the same rules as :func:`parse_url`."""
     rest = text.partition("://")[2]
-    authority = rest[:_authority_end(rest)]
+    authority = rest[: _authority_end(rest)]
     at = authority.rfind("@")
     if at < 0:
         return None, None
@@ -185,7 +198,7 @@ def url_secrets(text: str) -> tuple[str, ...]:
     if at >= 0:
         password = rest[:at].partition(":")[2]
     else:
-        hostport = rest[:_authority_end(rest)]
+        hostport = rest[: _authority_end(rest)]
         password = hostport.rpartition(":")[2] if ":" in hostport and not hostport.endswith("]") else ""
     return tuple(dict.fromkeys(s for s in (password, unquote(password)) if s and not s.isdigit()))
 
@@ -200,7 +213,7 @@ def mask_unparsed(text: str) -> str:
     at = rest.rfind("@")
     if at >= 0:
         user = rest[:at].split(":", 1)[0].split("/", 1)[0]
-        return f"{scheme}://{user}:{MASK}@{_mask_port(rest[at + 1:])}"
+        return f"{scheme}://{user}:{MASK}@{_mask_port(rest[at + 1 :])}"
     return f"{scheme}://{_mask_port(rest)}"
 
 

@@ -18,8 +18,9 @@ SESSION_ZONE = "America/New_York"
 def spark():
     from sluice.spark.session import build_session
 
-    session = build_session(app_name="sluice-tests", conf={"spark.sql.session.timeZone": SESSION_ZONE,
-                                                           "spark.sql.shuffle.partitions": "4"})
+    session = build_session(
+        app_name="sluice-tests", conf={"spark.sql.session.timeZone": SESSION_ZONE, "spark.sql.shuffle.partitions": "4"}
+    )
     yield session
     session.stop()
 

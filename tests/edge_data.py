@@ -19,21 +19,104 @@ import psycopg
 from tests.sources import MYSQL_URL, PG_URL
 
 UTC = dt.timezone.utc
-TEXTS = ["", " ", "a", "a ", "A", "ab", "aB", "Ab", "abc", "b", "B", "zebra", "Zebra", "ß", "SS", "é", "e\u0301",
-         "%", "_", "\\", "'", "a%b", "a_b", "a\\b", "ab%", "日本", "😀", "Ærø", "Łukasz", "  lead", "trail  ", "NULL",
-         "o'brien", "x;DROP TABLE t;--", "MiXeD", "mixed", "1", "10", "9"]
+TEXTS = [
+    "",
+    " ",
+    "a",
+    "a ",
+    "A",
+    "ab",
+    "aB",
+    "Ab",
+    "abc",
+    "b",
+    "B",
+    "zebra",
+    "Zebra",
+    "ß",
+    "SS",
+    "é",
+    "e\u0301",
+    "%",
+    "_",
+    "\\",
+    "'",
+    "a%b",
+    "a_b",
+    "a\\b",
+    "ab%",
+    "日本",
+    "😀",
+    "Ærø",
+    "Łukasz",
+    "  lead",
+    "trail  ",
+    "NULL",
+    "o'brien",
+    "x;DROP TABLE t;--",
+    "MiXeD",
+    "mixed",
+    "1",
+    "10",
+    "9",
+]
 INTS = [0, 1, -1, 2, 7, 42, 100, -100, 2147483647, -2147483648, 2147483646]
 BIGS = [0, 1, -1, 9223372036854775807, -9223372036854775808, 9007199254740993, 3000000000, 42]
-FLOATS = [0.0, -0.0, 1.0, -1.0, 0.1, 1.5, 2.5, 100.0, 1e308, -1e308, 5e-324, math.inf, -math.inf, math.nan, 3.0, 0.30000000000000004]
+FLOATS = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.1,
+    1.5,
+    2.5,
+    100.0,
+    1e308,
+    -1e308,
+    5e-324,
+    math.inf,
+    -math.inf,
+    math.nan,
+    3.0,
+    0.30000000000000004,
+]
 REALS = [0.0, 1.5, 0.1, -2.25, 3.4e38, math.nan, 16777216.0]
-DECIMALS = [Decimal("0"), Decimal("-0.0001"), Decimal("1.5"), Decimal("1.50"), Decimal("100"), Decimal("12345678901234.5678"), Decimal("-99.99")]
-DATES = [dt.date(1, 1, 1), dt.date(9999, 12, 31), dt.date(1970, 1, 1), dt.date(2024, 2, 29), dt.date(2024, 3, 10), dt.date(1900, 1, 1), dt.date(2024, 11, 3)]
-INSTANTS = [dt.datetime(2024, 3, 10, 6, 59, 59, 999999, UTC), dt.datetime(2024, 3, 10, 7, 0, tzinfo=UTC),
-            dt.datetime(2024, 3, 10, 7, 30, tzinfo=UTC), dt.datetime(2024, 11, 3, 5, 30, tzinfo=UTC),
-            dt.datetime(2024, 11, 3, 6, 30, tzinfo=UTC), dt.datetime(1900, 1, 1, tzinfo=UTC),
-            dt.datetime(1970, 1, 1, tzinfo=UTC), dt.datetime(2038, 1, 19, 3, 14, 8, tzinfo=UTC)]
-WALLS = [dt.datetime(2024, 3, 10, 2, 30), dt.datetime(2024, 3, 10, 1, 59, 59), dt.datetime(2024, 11, 3, 1, 30),
-         dt.datetime(2024, 11, 3, 0, 59), dt.datetime(2000, 1, 1), dt.datetime(1969, 12, 31, 23, 59, 59, 500000)]
+DECIMALS = [
+    Decimal("0"),
+    Decimal("-0.0001"),
+    Decimal("1.5"),
+    Decimal("1.50"),
+    Decimal("100"),
+    Decimal("12345678901234.5678"),
+    Decimal("-99.99"),
+]
+DATES = [
+    dt.date(1, 1, 1),
+    dt.date(9999, 12, 31),
+    dt.date(1970, 1, 1),
+    dt.date(2024, 2, 29),
+    dt.date(2024, 3, 10),
+    dt.date(1900, 1, 1),
+    dt.date(2024, 11, 3),
+]
+INSTANTS = [
+    dt.datetime(2024, 3, 10, 6, 59, 59, 999999, UTC),
+    dt.datetime(2024, 3, 10, 7, 0, tzinfo=UTC),
+    dt.datetime(2024, 3, 10, 7, 30, tzinfo=UTC),
+    dt.datetime(2024, 11, 3, 5, 30, tzinfo=UTC),
+    dt.datetime(2024, 11, 3, 6, 30, tzinfo=UTC),
+    dt.datetime(1900, 1, 1, tzinfo=UTC),
+    dt.datetime(1970, 1, 1, tzinfo=UTC),
+    dt.datetime(2038, 1, 19, 3, 14, 8, tzinfo=UTC),
+]
+WALLS = [
+    dt.datetime(2024, 3, 10, 2, 30),
+    dt.datetime(2024, 3, 10, 1, 59, 59),
+    dt.datetime(2024, 11, 3, 1, 30),
+    dt.datetime(2024, 11, 3, 0, 59),
+    dt.datetime(2000, 1, 1),
+    dt.datetime(1969, 12, 31, 23, 59, 59, 500000),
+]
 
 ROWS = 80
 
@@ -48,12 +131,23 @@ def _pick(values: list, index: int, stride: int):  # type: ignore[no-untyped-def
 def rows() -> list[tuple]:  # type: ignore[type-arg]
     out = []
     for i in range(ROWS):
-        out.append((
-            i,
-            _pick(INTS, i, 1), _pick(BIGS, i, 3), _pick(FLOATS, i, 1), _pick(REALS, i, 5), _pick(DECIMALS, i, 2),
-            _pick(TEXTS, i, 1), _pick(TEXTS, i, 7), _pick(TEXTS, i, 3), _pick(DATES, i, 2), _pick(INSTANTS, i, 3),
-            _pick(WALLS, i, 5), _pick([True, False], i, 1),
-        ))
+        out.append(
+            (
+                i,
+                _pick(INTS, i, 1),
+                _pick(BIGS, i, 3),
+                _pick(FLOATS, i, 1),
+                _pick(REALS, i, 5),
+                _pick(DECIMALS, i, 2),
+                _pick(TEXTS, i, 1),
+                _pick(TEXTS, i, 7),
+                _pick(TEXTS, i, 3),
+                _pick(DATES, i, 2),
+                _pick(INSTANTS, i, 3),
+                _pick(WALLS, i, 5),
+                _pick([True, False], i, 1),
+            )
+        )
     return out
 
 
@@ -66,7 +160,7 @@ def create_postgres(url: str) -> None:
         connection.execute("DROP SCHEMA IF EXISTS sluice_test CASCADE")
         connection.execute("CREATE SCHEMA sluice_test")
         connection.execute(
-            'CREATE TABLE sluice_test.edge (id bigint PRIMARY KEY, i int, b bigint, f float8, r float4, d numeric(20,4), '
+            "CREATE TABLE sluice_test.edge (id bigint PRIMARY KEY, i int, b bigint, f float8, r float4, d numeric(20,4), "
             't text COLLATE "en-US-x-icu", tc text COLLATE "C", ch char(20), dt date, ts timestamptz, tn timestamp, flag boolean)'
         )
         with connection.cursor() as cursor:
@@ -90,7 +184,9 @@ def create_sqlite(path: str) -> None:
         values[11] = None if values[11] is None else values[11].strftime("%Y-%m-%d %H:%M:%S.%f")
         return tuple(values)
 
-    connection.executemany(f"INSERT INTO edge ({COLUMNS}) VALUES ({', '.join(['?'] * 13)})", [convert(r) for r in rows()])
+    connection.executemany(
+        f"INSERT INTO edge ({COLUMNS}) VALUES ({', '.join(['?'] * 13)})", [convert(r) for r in rows()]
+    )
     connection.commit()
     connection.close()
 
@@ -99,8 +195,14 @@ def create_mysql(url: str) -> None:
     """Database sluice_test: ``edge`` (t in the default *_general_ci, tc utf8mb4_bin, ch CHAR(20))."""
     import pymysql
 
-    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", charset="utf8mb4", autocommit=True,
-                                 init_command="SET time_zone = '+00:00'")
+    connection = pymysql.connect(
+        host="127.0.0.1",
+        port=3306,
+        user="root",
+        charset="utf8mb4",
+        autocommit=True,
+        init_command="SET time_zone = '+00:00'",
+    )
     try:
         cursor = connection.cursor()
         cursor.execute("DROP DATABASE IF EXISTS sluice_test")
@@ -121,8 +223,9 @@ def create_mysql(url: str) -> None:
             values[10] = None if ts is None or not lowest <= ts <= highest else ts.astimezone(UTC).replace(tzinfo=None)
             return tuple(values)
 
-        cursor.executemany(f"INSERT INTO sluice_test.edge ({COLUMNS}) VALUES ({', '.join(['%s'] * 13)})",
-                           [convert(r) for r in rows()])
+        cursor.executemany(
+            f"INSERT INTO sluice_test.edge ({COLUMNS}) VALUES ({', '.join(['%s'] * 13)})", [convert(r) for r in rows()]
+        )
         cursor.execute("ANALYZE TABLE sluice_test.edge")
     finally:
         connection.close()
@@ -167,21 +270,38 @@ def create_iceberg(folder: Path) -> str:
 
     from sluice.lake.catalog import LakeLocation, open_catalog
 
-    types = [("id", LongType()), ("i", IntegerType()), ("b", LongType()), ("f", DoubleType()), ("r", FloatType()),
-             ("d", DecimalType(20, 4)), ("t", StringType()), ("tc", StringType()), ("ch", StringType()), ("dt", DateType()),
-             ("ts", TimestamptzType()), ("tn", TimestampType()), ("flag", BooleanType())]
+    types = [
+        ("id", LongType()),
+        ("i", IntegerType()),
+        ("b", LongType()),
+        ("f", DoubleType()),
+        ("r", FloatType()),
+        ("d", DecimalType(20, 4)),
+        ("t", StringType()),
+        ("tc", StringType()),
+        ("ch", StringType()),
+        ("dt", DateType()),
+        ("ts", TimestamptzType()),
+        ("tn", TimestampType()),
+        ("flag", BooleanType()),
+    ]
     schema = Schema(*(NestedField(index + 1, name, kind, required=False) for index, (name, kind) in enumerate(types)))
-    spec = PartitionSpec(PartitionField(13, 1000, IdentityTransform(), "flag"), PartitionField(3, 1001, BucketTransform(2), "b_bucket"))
+    spec = PartitionSpec(
+        PartitionField(13, 1000, IdentityTransform(), "flag"), PartitionField(3, 1001, BucketTransform(2), "b_bucket")
+    )
     location = LakeLocation.from_url(f"iceberg+sqlite:///{folder}/lake/catalog.db")
     catalog = open_catalog(location, create=True)
     catalog.create_namespace_if_not_exists("sluice_test")
     if catalog.table_exists(("sluice_test", "edge")):
         catalog.drop_table(("sluice_test", "edge"))
-    table = catalog.create_table(("sluice_test", "edge"), schema=schema, partition_spec=spec,
-                                 properties={"write.parquet.row-group-limit": "3"})
+    table = catalog.create_table(
+        ("sluice_test", "edge"), schema=schema, partition_spec=spec, properties={"write.parquet.row-group-limit": "3"}
+    )
     columns = list(zip(*rows()))
-    arrow = pa.table({name: pa.array(values, schema.as_arrow().field(name).type) for (name, _), values in zip(types, columns)},
-                     schema=schema.as_arrow())
+    arrow = pa.table(
+        {name: pa.array(values, schema.as_arrow().field(name).type) for (name, _), values in zip(types, columns)},
+        schema=schema.as_arrow(),
+    )
     table.append(arrow.sort_by([("f", "ascending")]))
     return location.url
 
@@ -207,5 +327,10 @@ def _duckdb(folder: Path) -> str:
 
 
 #: loader per source kind (see tests/sources.py): creates the edge table, returns the URL
-LOADERS: dict[str, Callable[[Path], str]] = {"postgres": _postgres, "sqlite": _sqlite, "mysql": _mysql, "duckdb": _duckdb,
-                                             "iceberg": create_iceberg}
+LOADERS: dict[str, Callable[[Path], str]] = {
+    "postgres": _postgres,
+    "sqlite": _sqlite,
+    "mysql": _mysql,
+    "duckdb": _duckdb,
+    "iceberg": create_iceberg,
+}

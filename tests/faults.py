@@ -36,8 +36,11 @@ class TcpProxy:
 
     def __init__(self, host: str, port: int) -> None:
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "tests.faults", host, str(port)], cwd=Path(__file__).resolve().parents[1],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            [sys.executable, "-m", "tests.faults", host, str(port)],
+            cwd=Path(__file__).resolve().parents[1],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert self._process.stdout is not None
         self.port = int(self._process.stdout.readline())  # printed once it listens
@@ -157,8 +160,11 @@ def kill_mariadb(marker: str) -> list[int]:
     connection = mariadb_connection()
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() "
-                           "AND command IN ('Query', 'Execute') AND LOCATE(%s, info) > 0", (marker,))
+            cursor.execute(
+                "SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() "
+                "AND command IN ('Query', 'Execute') AND LOCATE(%s, info) > 0",
+                (marker,),
+            )
             ids = [row[0] for row in cursor.fetchall()]
             for session in ids:
                 try:

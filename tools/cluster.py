@@ -102,8 +102,9 @@ def driver_conf(cores: int, executor_memory: str = "1g") -> dict[str, str]:
     }
 
 
-def start(directory: str | Path = DEFAULT_DIR, workers: int = 2, cores: int = 1, memory: str = "1g",
-          timeout_s: float = 90.0) -> Cluster:
+def start(
+    directory: str | Path = DEFAULT_DIR, workers: int = 2, cores: int = 1, memory: str = "1g", timeout_s: float = 90.0
+) -> Cluster:
     """Start a master and ``workers`` workers on loopback; return once every worker is ALIVE.
 
     If anything fails to come up in ``timeout_s``, everything started is stopped and the
@@ -119,13 +120,31 @@ def start(directory: str | Path = DEFAULT_DIR, workers: int = 2, cores: int = 1,
     deadline = time.monotonic() + timeout_s
     daemons: list[tuple[int, Path]] = []  # (pid, log)
     try:
-        daemons.append(_launch(folder / "master.log", MASTER_CLASS, "--host", HOST, "--port", str(port),
-                               "--webui-port", str(webui)))
+        daemons.append(
+            _launch(
+                folder / "master.log", MASTER_CLASS, "--host", HOST, "--port", str(port), "--webui-port", str(webui)
+            )
+        )
         _wait(lambda: master.state(1.0)["status"] == "ALIVE", deadline, "the master", daemons)
         work_dirs = tuple(str(folder / f"worker-{index}") for index in range(workers))
         for index, work_dir in enumerate(work_dirs):
-            daemons.append(_launch(folder / f"worker-{index}.log", WORKER_CLASS, master.master_url, "--host", HOST,
-                                   "--cores", str(cores), "--memory", memory, "--work-dir", work_dir, "--webui-port", "0"))
+            daemons.append(
+                _launch(
+                    folder / f"worker-{index}.log",
+                    WORKER_CLASS,
+                    master.master_url,
+                    "--host",
+                    HOST,
+                    "--cores",
+                    str(cores),
+                    "--memory",
+                    memory,
+                    "--work-dir",
+                    work_dir,
+                    "--webui-port",
+                    "0",
+                )
+            )
         cluster = Cluster(str(folder), master.master_url, master.webui_url, tuple(pid for pid, _ in daemons), work_dirs)
         _wait(lambda: cluster.alive_workers() >= workers, deadline, f"{workers} workers", daemons)
     except BaseException:
@@ -149,7 +168,9 @@ def _load(folder: Path) -> Cluster | None:
     if not path.exists():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
-    return Cluster(data["directory"], data["master_url"], data["webui_url"], tuple(data["pids"]), tuple(data["work_dirs"]))
+    return Cluster(
+        data["directory"], data["master_url"], data["webui_url"], tuple(data["pids"]), tuple(data["work_dirs"])
+    )
 
 
 def _launch(log: Path, main_class: str, *args: str) -> tuple[int, Path]:
@@ -158,8 +179,14 @@ def _launch(log: Path, main_class: str, *args: str) -> tuple[int, Path]:
     env = {**os.environ, "SPARK_HOME": str(launcher.parent.parent), "SPARK_LOCAL_IP": HOST}
     env.setdefault("SPARK_DAEMON_MEMORY", "512m")
     with open(log, "wb") as handle:
-        process = subprocess.Popen([str(launcher), main_class, *args], stdout=handle, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        process = subprocess.Popen(
+            [str(launcher), main_class, *args],
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
     return process.pid, log
 
 
@@ -241,10 +268,14 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.cluster", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("start", "stop", "status"))
-    parser.add_argument("--dir", default=str(DEFAULT_DIR), help="state, logs and work directories (default %(default)s)")
+    parser.add_argument(
+        "--dir", default=str(DEFAULT_DIR), help="state, logs and work directories (default %(default)s)"
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cores", type=int, default=1, help="cores per worker")
-    parser.add_argument("--memory", default="1g", help="memory per worker (an executor needs spark.executor.memory, 1g)")
+    parser.add_argument(
+        "--memory", default="1g", help="memory per worker (an executor needs spark.executor.memory, 1g)"
+    )
     parser.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for the workers to register")
     args = parser.parse_args(argv)
     try:
@@ -257,9 +288,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             cluster = running(args.dir)
             state = cluster.state()
-            print(json.dumps({"master": cluster.master_url, "webui": cluster.webui_url,
-                              "workers": [{k: w[k] for k in ("id", "state", "cores", "coresused", "memory")} for w in state["workers"]],
-                              "activeapps": [app["name"] for app in state["activeapps"]]}, indent=2))
+            print(
+                json.dumps(
+                    {
+                        "master": cluster.master_url,
+                        "webui": cluster.webui_url,
+                        "workers": [
+                            {k: w[k] for k in ("id", "state", "cores", "coresused", "memory")} for w in state["workers"]
+                        ],
+                        "activeapps": [app["name"] for app in state["activeapps"]],
+                    },
+                    indent=2,
+                )
+            )
     except (ClusterError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -64,8 +64,15 @@ SESSION_ZONE = "America/New_York"
 
 #: The matrix table's columns: name -> the Spark type family it stands for.
 COLUMNS: dict[str, str] = {
-    "i": "int", "b": "bigint", "f": "double", "d": "decimal(10,2)", "s": "string",
-    "dt": "date", "ts": "timestamp", "tn": "timestamp_ntz", "flag": "boolean",
+    "i": "int",
+    "b": "bigint",
+    "f": "double",
+    "d": "decimal(10,2)",
+    "s": "string",
+    "dt": "date",
+    "ts": "timestamp",
+    "tn": "timestamp_ntz",
+    "flag": "boolean",
 }
 
 
@@ -79,29 +86,65 @@ def table(source: str, remote: Mapping[str, tuple[str, str]], **text: Any) -> Ta
 
 
 def _postgres(collation: str) -> TableSchema:
-    return table("pg", {
-        "i": ("int", "integer"), "b": ("bigint", "bigint"), "f": ("double", "double precision"),
-        "d": ("decimal(10,2)", "numeric(10,2)"), "s": ("string", "text"), "dt": ("date", "date"),
-        "ts": ("timestamp", "timestamp with time zone"), "tn": ("timestamp_ntz", "timestamp without time zone"),
-        "flag": ("boolean", "boolean"),
-    }, collation=collation)
+    return table(
+        "pg",
+        {
+            "i": ("int", "integer"),
+            "b": ("bigint", "bigint"),
+            "f": ("double", "double precision"),
+            "d": ("decimal(10,2)", "numeric(10,2)"),
+            "s": ("string", "text"),
+            "dt": ("date", "date"),
+            "ts": ("timestamp", "timestamp with time zone"),
+            "tn": ("timestamp_ntz", "timestamp without time zone"),
+            "flag": ("boolean", "boolean"),
+        },
+        collation=collation,
+    )
 
 
 def _sqlite() -> TableSchema:
     """Declared types read through the SQLite source's own mapping, so they cannot drift."""
-    declared = {"i": "INTEGER", "b": "INTEGER", "f": "REAL", "d": "DECIMAL(10,2)", "s": "TEXT",
-                "dt": "DATE", "ts": "DATETIME", "tn": "DATETIME", "flag": "BOOLEAN"}
+    declared = {
+        "i": "INTEGER",
+        "b": "INTEGER",
+        "f": "REAL",
+        "d": "DECIMAL(10,2)",
+        "s": "TEXT",
+        "dt": "DATE",
+        "ts": "DATETIME",
+        "tn": "DATETIME",
+        "flag": "BOOLEAN",
+    }
     return table("lite", {name: (spark_type_for(t).name, t) for name, t in declared.items()})
 
 
 def _mysql(collation: str) -> TableSchema:
     """information_schema rows read through the MySQL source's own mapping."""
-    declared = {"i": ("int", "int(11)"), "b": ("bigint", "bigint(20)"), "f": ("double", "double"),
-                "d": ("decimal", "decimal(10,2)"), "s": ("varchar", "varchar(40)"), "dt": ("date", "date"),
-                "ts": ("timestamp", "timestamp(6)"), "tn": ("datetime", "datetime(6)"), "flag": ("tinyint", "tinyint(1)")}
+    declared = {
+        "i": ("int", "int(11)"),
+        "b": ("bigint", "bigint(20)"),
+        "f": ("double", "double"),
+        "d": ("decimal", "decimal(10,2)"),
+        "s": ("varchar", "varchar(40)"),
+        "dt": ("date", "date"),
+        "ts": ("timestamp", "timestamp(6)"),
+        "tn": ("datetime", "datetime(6)"),
+        "flag": ("tinyint", "tinyint(1)"),
+    }
     columns = tuple(
-        catalog_column((name, data_type, column_type, "YES", "utf8mb4" if data_type == "varchar" else None,
-                        collation if data_type == "varchar" else None, 10, 2))
+        catalog_column(
+            (
+                name,
+                data_type,
+                column_type,
+                "YES",
+                "utf8mb4" if data_type == "varchar" else None,
+                collation if data_type == "varchar" else None,
+                10,
+                2,
+            )
+        )
         for name, (data_type, column_type) in declared.items()
     )
     return TableSchema("my", None, "t", columns)
@@ -109,11 +152,21 @@ def _mysql(collation: str) -> TableSchema:
 
 def _duckdb(collation: str | None) -> TableSchema:
     """DuckDB's own types; collations as the source reads them from the table's DDL."""
-    return table("duck", {
-        "i": ("int", "INTEGER"), "b": ("bigint", "BIGINT"), "f": ("double", "DOUBLE"),
-        "d": ("decimal(10,2)", "DECIMAL(10,2)"), "s": ("string", "VARCHAR"), "dt": ("date", "DATE"),
-        "ts": ("timestamp", "TIMESTAMPTZ"), "tn": ("timestamp_ntz", "TIMESTAMP"), "flag": ("boolean", "BOOLEAN"),
-    }, collation=collation)
+    return table(
+        "duck",
+        {
+            "i": ("int", "INTEGER"),
+            "b": ("bigint", "BIGINT"),
+            "f": ("double", "DOUBLE"),
+            "d": ("decimal(10,2)", "DECIMAL(10,2)"),
+            "s": ("string", "VARCHAR"),
+            "dt": ("date", "DATE"),
+            "ts": ("timestamp", "TIMESTAMPTZ"),
+            "tn": ("timestamp_ntz", "TIMESTAMP"),
+            "flag": ("boolean", "BOOLEAN"),
+        },
+        collation=collation,
+    )
 
 
 @dataclass(frozen=True)
@@ -153,61 +206,101 @@ _TS, _NTZ = "TIMESTAMP '2024-01-01 00:00:00'", "TIMESTAMP_NTZ '2024-01-01 00:00:
 SHAPES: tuple[Shape, ...] = (
     *_shapes(
         "Comparisons with a constant",
-        ("int =", "i = 1"), ("int <", "i < 1"),
-        ("bigint =", "b = 3000000000"), ("bigint <", "b < 1"),
-        ("double =", "f = 1.5"), ("double <", "f < 0.1"),
-        ("decimal =", "d = 1.25"), ("decimal < (finer scale)", "d < 1.005"),
-        ("string =", "s = 'a'"), ("string <", "s < 'b'"), ("string <>", "s <> 'a'"),
-        ("date =", "dt = DATE '2024-01-01'"), ("date <", "dt < DATE '2024-01-01'"),
-        ("timestamp =", f"ts = {_TS}"), ("timestamp <", f"ts < {_TS}"),
-        ("timestamp_ntz =", f"tn = {_NTZ}"), ("timestamp_ntz <", f"tn < {_NTZ}"),
+        ("int =", "i = 1"),
+        ("int <", "i < 1"),
+        ("bigint =", "b = 3000000000"),
+        ("bigint <", "b < 1"),
+        ("double =", "f = 1.5"),
+        ("double <", "f < 0.1"),
+        ("decimal =", "d = 1.25"),
+        ("decimal < (finer scale)", "d < 1.005"),
+        ("string =", "s = 'a'"),
+        ("string <", "s < 'b'"),
+        ("string <>", "s <> 'a'"),
+        ("date =", "dt = DATE '2024-01-01'"),
+        ("date <", "dt < DATE '2024-01-01'"),
+        ("timestamp =", f"ts = {_TS}"),
+        ("timestamp <", f"ts < {_TS}"),
+        ("timestamp_ntz =", f"tn = {_NTZ}"),
+        ("timestamp_ntz <", f"tn < {_NTZ}"),
         ("timestamp_ntz < timestamp constant", f"tn < {_TS}"),
-        ("boolean =", "flag = TRUE"), ("boolean <", "flag < TRUE"), ("boolean column", "flag"),
+        ("boolean =", "flag = TRUE"),
+        ("boolean <", "flag < TRUE"),
+        ("boolean column", "flag"),
         ("int = string constant", "i = '5'"),
     ),
     *_shapes(
         "NULL, IN and boolean logic",
-        ("IN list", "i IN (1, 2, 3)"), ("IN list of strings", "s IN ('a', 'b')"),
-        ("IN list with NULL", "i IN (1, NULL)"), ("NOT IN", "i NOT IN (1, 2)"),
-        ("IS NULL", "s IS NULL"), ("IS NOT NULL", "s IS NOT NULL"),
+        ("IN list", "i IN (1, 2, 3)"),
+        ("IN list of strings", "s IN ('a', 'b')"),
+        ("IN list with NULL", "i IN (1, NULL)"),
+        ("NOT IN", "i NOT IN (1, 2)"),
+        ("IS NULL", "s IS NULL"),
+        ("IS NOT NULL", "s IS NOT NULL"),
         ("NOT", "NOT (s < 'b')"),
-        ("OR", "i = 1 OR s = 'a'"), ("OR with an unpushable branch", "i = 1 OR upper(s) = 'A'"),
+        ("OR", "i = 1 OR s = 'a'"),
+        ("OR with an unpushable branch", "i = 1 OR upper(s) = 'A'"),
         ("AND with an unpushable side", "i = 1 AND upper(s) = 'A'"),
     ),
     *_shapes(
         "Pattern matching",
-        ("LIKE prefix", "s LIKE 'ab%'"), ("LIKE suffix", "s LIKE '%ab'"), ("LIKE contains", "s LIKE '%ab%'"),
-        ("LIKE with _", "s LIKE 'a_c'"), ("LIKE with ESCAPE", "s LIKE 'a!%b%' ESCAPE '!'"),
+        ("LIKE prefix", "s LIKE 'ab%'"),
+        ("LIKE suffix", "s LIKE '%ab'"),
+        ("LIKE contains", "s LIKE '%ab%'"),
+        ("LIKE with _", "s LIKE 'a_c'"),
+        ("LIKE with ESCAPE", "s LIKE 'a!%b%' ESCAPE '!'"),
         ("NOT LIKE", "s NOT LIKE 'ab%'"),
-        ("startswith", "startswith(s, 'ab')"), ("endswith", "endswith(s, 'ab')"), ("contains", "contains(s, 'ab')"),
+        ("startswith", "startswith(s, 'ab')"),
+        ("endswith", "endswith(s, 'ab')"),
+        ("contains", "contains(s, 'ab')"),
         ("ILIKE", "s ILIKE 'ab%'"),
     ),
     *_shapes(
         "NULL-safe equality",
-        ("<=> constant", "i <=> 1"), ("<=> NULL", "i <=> NULL"), ("string <=>", "s <=> 'a'"),
+        ("<=> constant", "i <=> 1"),
+        ("<=> NULL", "i <=> NULL"),
+        ("string <=>", "s <=> 'a'"),
     ),
     *_shapes(
         "Functions",
-        ("length", "length(s) > 3"), ("abs (int)", "abs(i) < 5"), ("abs (double)", "abs(f) < 1.5"),
-        ("substr", "substr(s, 1, 2) = 'ab'"), ("substr, range", "substr(s, 2) < 'b'"),
+        ("length", "length(s) > 3"),
+        ("abs (int)", "abs(i) < 5"),
+        ("abs (double)", "abs(f) < 1.5"),
+        ("substr", "substr(s, 1, 2) = 'ab'"),
+        ("substr, range", "substr(s, 2) < 'b'"),
         ("substr from position 0", "substr(s, 0, 2) = 'ab'"),
-        ("coalesce (int)", "coalesce(i, 0) = 5"), ("coalesce (string)", "coalesce(s, '') = 'a'"),
-        ("upper", "upper(s) = 'A'"), ("lower", "lower(s) = 'a'"),
+        ("coalesce (int)", "coalesce(i, 0) = 5"),
+        ("coalesce (string)", "coalesce(s, '') = 'a'"),
+        ("upper", "upper(s) = 'A'"),
+        ("lower", "lower(s) = 'a'"),
     ),
     *_shapes(
         "Arithmetic",
-        ("int +", "i + 1 > 5"), ("int -", "i - 1 > 5"), ("int *", "i * 2 > 5"), ("int /", "i / 2 > 1"),
-        ("int %", "i % 2 = 1"), ("int &", "i & 1 = 1"), ("int |", "i | 1 = 1"), ("int ^", "i ^ 1 = 0"),
-        ("int + bigint", "i + b > 5"), ("double +", "f + 1 > 2"), ("decimal +", "d + 1 > 2"),
+        ("int +", "i + 1 > 5"),
+        ("int -", "i - 1 > 5"),
+        ("int *", "i * 2 > 5"),
+        ("int /", "i / 2 > 1"),
+        ("int %", "i % 2 = 1"),
+        ("int &", "i & 1 = 1"),
+        ("int |", "i | 1 = 1"),
+        ("int ^", "i ^ 1 = 0"),
+        ("int + bigint", "i + b > 5"),
+        ("double +", "f + 1 > 2"),
+        ("decimal +", "d + 1 > 2"),
     ),
     *_shapes(
         "NaN and infinity",
-        ("= NaN", "f = double('NaN')"), ("< NaN", "f < double('NaN')"), ("> Infinity", "f > double('inf')"),
+        ("= NaN", "f = double('NaN')"),
+        ("< NaN", "f < double('NaN')"),
+        ("> Infinity", "f > double('inf')"),
     ),
     *_shapes(
         "Two columns",
-        ("int = bigint", "i = b"), ("int < bigint", "i < b"), ("double < decimal", "f < d"),
-        ("string < string expression", "s < substr(s, 2)"), ("date < timestamp", "dt < ts"),
+        ("int = bigint", "i = b"),
+        ("int < bigint", "i < b"),
+        ("double < decimal", "f < d"),
+        ("string < string expression", "s < substr(s, 2)"),
+        ("date < timestamp", "dt < ts"),
         ("timestamp = timestamp_ntz", "ts = tn"),
     ),
 )
@@ -223,8 +316,10 @@ class AggregateShape:
 
     @property
     def spark_sql(self) -> str:
-        shown = [f"{'count' if fn == 'COUNT_STAR' else fn.lower()}({'DISTINCT ' if distinct else ''}{column or '*'})"
-                 for fn, column, distinct in self.functions]
+        shown = [
+            f"{'count' if fn == 'COUNT_STAR' else fn.lower()}({'DISTINCT ' if distinct else ''}{column or '*'})"
+            for fn, column, distinct in self.functions
+        ]
         keys = f" GROUP BY {', '.join(self.group_by)}" if self.group_by else ""
         return f"SELECT {', '.join([*self.group_by, *shown])} FROM t{keys}"
 
@@ -274,7 +369,9 @@ class Cell:
 def classify(profile: Profile, shape: Shape) -> Cell:
     """One cell, exactly as the planner's classifier would produce it for a single conjunct."""
     translator = Translator(profile.dialect, profile.table, SESSION_ZONE)
-    predicate = cast(exp.Expression, sqlglot.parse_one(shape.predicate, read="spark"))  # typed with the nodes' Expr base
+    predicate = cast(
+        exp.Expression, sqlglot.parse_one(shape.predicate, read="spark")
+    )  # typed with the nodes' Expr base
     translation = translator.predicate(predicate)
     remote = profile.dialect.render(translation.sql) if translation.sql is not None else None
     return Cell(translation.level, translation.reason, remote)
@@ -284,13 +381,21 @@ def classify_aggregate(profile: Profile, shape: AggregateShape) -> Cell:
     """One aggregates cell: EXACT with the remote query when the source answers it completely."""
     source = _SOURCES[type(profile.dialect)]
     source.dialect = profile.dialect
-    offered = {"group_by": [{"ref": [key]} for key in shape.group_by],
-               "aggregates": [{"fn": fn, "distinct": distinct, "args": [{"ref": [column]}] if column else []}
-                              for fn, column, distinct in shape.functions]}
+    offered = {
+        "group_by": [{"ref": [key]} for key in shape.group_by],
+        "aggregates": [
+            {"fn": fn, "distinct": distinct, "args": [{"ref": [column]}] if column else []}
+            for fn, column, distinct in shape.functions
+        ],
+    }
     decision = aggregates.decide(source, profile.table, offered, [], ansi=True)
     if decision.aggregation is not None:
-        spec = ScanSpec.for_source(source, profile.table, (profile.table.columns[0].name,), aggregate=decision.aggregation)
-        return Cell(Level.EXACT, "; ".join(dict.fromkeys(v.reason for v in decision.verdicts)), source.request_text(spec))
+        spec = ScanSpec.for_source(
+            source, profile.table, (profile.table.columns[0].name,), aggregate=decision.aggregation
+        )
+        return Cell(
+            Level.EXACT, "; ".join(dict.fromkeys(v.reason for v in decision.verdicts)), source.request_text(spec)
+        )
     refused = [v.reason for v in decision.verdicts if v.level is not Level.EXACT]
     return Cell(Level.UNSUPPORTED, refused[0] if refused else decision.note or "not pushed", None)
 
@@ -346,7 +451,12 @@ def _row(cells: list[str]) -> str:
 
 
 def _columns_section(profiles: tuple[Profile, ...]) -> list[str]:
-    lines = ["## Profiles", "", "The table every predicate runs against, per profile: remote type → Spark type as read.", ""]
+    lines = [
+        "## Profiles",
+        "",
+        "The table every predicate runs against, per profile: remote type → Spark type as read.",
+        "",
+    ]
     lines += [_row(["column", *(_text(p.name, True) for p in profiles)]), _row(["---"] * (len(profiles) + 1))]
     marked = False
     for name, family in COLUMNS.items():
@@ -359,7 +469,10 @@ def _columns_section(profiles: tuple[Profile, ...]) -> list[str]:
             cells.append(_text(f"{column.remote_type}{collation} → {column.type}", True) + (" \\*" if differs else ""))
         lines.append(_row([_code(name, in_table=True), *cells]))
     if marked:
-        lines += ["", "\\* the source has no native type for this family; the column is typed as its reader produces it."]
+        lines += [
+            "",
+            "\\* the source has no native type for this family; the column is typed as its reader produces it.",
+        ]
     return lines
 
 
@@ -395,8 +508,14 @@ def render_markdown(profiles: tuple[Profile, ...] = PROFILES, shapes: tuple[Shap
 
 def _aggregates_section(profiles: tuple[Profile, ...]) -> list[str]:
     """The aggregates table and its details: complete pushdown or none (see pushdown.md, Aggregates)."""
-    lines = ["", "## Aggregates", "", "Each row is a `GROUP BY` and its aggregates as Spark offers them to a scan whose "
-             "filters are all EXACT; the source answers it completely (EXACT) or Spark aggregates the rows.", ""]
+    lines = [
+        "",
+        "## Aggregates",
+        "",
+        "Each row is a `GROUP BY` and its aggregates as Spark offers them to a scan whose "
+        "filters are all EXACT; the source answers it completely (EXACT) or Spark aggregates the rows.",
+        "",
+    ]
     lines += [_row(["shape", "query", *(_text(p.name, True) for p in profiles)]), _row(["---"] * (len(profiles) + 2))]
     cells = {(s.label, p.name): classify_aggregate(p, s) for s in AGGREGATE_SHAPES for p in profiles}
     for shape in AGGREGATE_SHAPES:
@@ -413,7 +532,9 @@ def _aggregates_section(profiles: tuple[Profile, ...]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.matrix", description="Print, write or check the pushdown matrix.")
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.matrix", description="Print, write or check the pushdown matrix."
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write", metavar="PATH", help="write the matrix to PATH")
     mode.add_argument("--check", metavar="PATH", help="exit 1 if PATH differs from the generated matrix")

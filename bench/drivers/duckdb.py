@@ -45,6 +45,7 @@ def cases(read: SluiceRead) -> list[Case]:
     ]
     queries = read.id_range_queries(PARTITIONS)
     if queries:
-        found.append(read.case("duckdb, 2 cursors on id ranges", lambda: read_arrow(path, queries, schema),
-                               streams=PARTITIONS))
+        found.append(
+            read.case("duckdb, 2 cursors on id ranges", lambda: read_arrow(path, queries, schema), streams=PARTITIONS)
+        )
     return found

@@ -38,8 +38,13 @@ def read_pymysql(url: str, sql: str, schema: pa.Schema) -> pa.Table:
     import pymysql.cursors
 
     parts = urlsplit(url)
-    connection = pymysql.connect(host=parts.hostname, port=parts.port or 3306, user=unquote(parts.username or "root"),
-                                 password=unquote(parts.password or ""), cursorclass=pymysql.cursors.SSCursor)
+    connection = pymysql.connect(
+        host=parts.hostname,
+        port=parts.port or 3306,
+        user=unquote(parts.username or "root"),
+        password=unquote(parts.password or ""),
+        cursorclass=pymysql.cursors.SSCursor,
+    )
     batches = []
     try:
         with connection.cursor() as cursor:
@@ -61,8 +66,11 @@ def cases(read: SluiceRead) -> list[Case]:
     ]
     queries = read.id_range_queries(CX_PARTITIONS)
     if queries:
-        found.append(read.case("connectorx, queries on id ranges", lambda: read_connectorx(url, queries, schema),
-                               streams=CX_PARTITIONS))
+        found.append(
+            read.case(
+                "connectorx, queries on id ranges", lambda: read_connectorx(url, queries, schema), streams=CX_PARTITIONS
+            )
+        )
     if read.rows <= NAIVE_MAX_ROWS or read.shape.where or read.shape.limit:
         found.append(read.case("PyMySQL SSCursor + pa.array (naive)", lambda: read_pymysql(url, sql, schema)))
     return found

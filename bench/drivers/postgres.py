@@ -58,7 +58,9 @@ def read_copy_csv(url: str, sql: str, schema: pa.Schema) -> pa.Table:
         io.BytesIO(data),
         read_options=pacsv.ReadOptions(column_names=schema.names),
         # PostgreSQL's CSV writes NULL unquoted and the empty string as "": keep them apart
-        convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=True, quoted_strings_can_be_null=False),
+        convert_options=pacsv.ConvertOptions(
+            column_types=schema, strings_can_be_null=True, quoted_strings_can_be_null=False
+        ),
     )
 
 
@@ -67,8 +69,10 @@ def read_copy_binary(url: str, sql: str, schema: pa.Schema) -> pa.Table:
     import psycopg
 
     # Sluice's SQL selects numeric columns as text (see the module docstring)
-    types = ["text" if pa.types.is_decimal(f.type) else next(c.pg_typname for c in COLUMNS if c.name == f.name)
-             for f in schema]
+    types = [
+        "text" if pa.types.is_decimal(f.type) else next(c.pg_typname for c in COLUMNS if c.name == f.name)
+        for f in schema
+    ]
     batches = []
     with psycopg.connect(url) as connection:
         with connection.cursor().copy(f"COPY ({sql}) TO STDOUT (FORMAT binary)") as copy:
@@ -106,8 +110,13 @@ def cases(read: SluiceRead) -> list[Case]:
     ]
     queries = read.id_range_queries(CX_PARTITIONS)
     if queries:
-        found.append(read.case("connectorx, queries on id ranges", lambda: read_connectorx_queries(url, queries, schema),
-                               streams=CX_PARTITIONS))
+        found.append(
+            read.case(
+                "connectorx, queries on id ranges",
+                lambda: read_connectorx_queries(url, queries, schema),
+                streams=CX_PARTITIONS,
+            )
+        )
     found.append(read.case("psycopg COPY csv + pyarrow.csv", lambda: read_copy_csv(url, sql, schema)))
     if read.rows <= NAIVE_MAX_ROWS or read.shape.where or read.shape.limit:
         found += [

@@ -47,6 +47,11 @@ def cases(read: SluiceRead) -> list[Case]:
     ]
     queries = read.id_range_queries(CX_PARTITIONS)
     if queries:
-        found.append(read.case("connectorx, queries on id ranges", lambda: read_connectorx_queries(path, queries, schema),
-                               streams=CX_PARTITIONS))
+        found.append(
+            read.case(
+                "connectorx, queries on id ranges",
+                lambda: read_connectorx_queries(path, queries, schema),
+                streams=CX_PARTITIONS,
+            )
+        )
     return found

@@ -80,7 +80,9 @@ def _stamp(rows: int) -> str:
 def ensure_postgres(url: str, rows: int) -> bool:
     """``sluice_bench.catalog_orders`` with ``rows`` rows (bench_orders' columns, primary key ``id``); True if generated."""
     with psycopg.connect(url, autocommit=True) as connection:
-        current = connection.execute("SELECT obj_description(to_regclass(%s), 'pg_class')", (f"{SCHEMA}.{TABLE}",)).fetchone()
+        current = connection.execute(
+            "SELECT obj_description(to_regclass(%s), 'pg_class')", (f"{SCHEMA}.{TABLE}",)
+        ).fetchone()
         if current is not None and current[0] == _stamp(rows):
             return False
         with connection.transaction():
@@ -98,8 +100,10 @@ def ensure_mysql(url: str, rows: int) -> bool:
     connection = data.mysql_connect(url)
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
-                           (SCHEMA, TABLE))
+            cursor.execute(
+                "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+                (SCHEMA, TABLE),
+            )
             current = cursor.fetchone()
             if current is not None and current[0] == _stamp(rows):
                 return False
@@ -126,8 +130,10 @@ def jdbc_options(engine: str, url: str) -> dict[str, str]:
     else:
         # Spark picks its MySQL dialect by the jdbc:mysql: prefix, which MariaDB's driver accepts with
         # permitMysqlScheme (as in bench/spark_paths.py); the namespace names the database
-        options = {"url": f"jdbc:mysql://{parts.hostname}:{parts.port or 3306}/{SCHEMA}?permitMysqlScheme",
-                   "sessionVariables": "time_zone='+00:00'"}
+        options = {
+            "url": f"jdbc:mysql://{parts.hostname}:{parts.port or 3306}/{SCHEMA}?permitMysqlScheme",
+            "sessionVariables": "time_zone='+00:00'",
+        }
     options.update(driver=spark_paths.JDBC_DRIVERS[engine], user=user)
     if password:
         options["password"] = password
@@ -163,6 +169,7 @@ class PathStats:
 
     def run(self, ctx: BenchContext, text: str, through_fed: bool = False, sluice: bool = True) -> Callable[[], None]:
         """The query collected to the driver; None, as bench.timing expects of a path that returns no Arrow table."""
+
         def measured() -> None:
             seconds, calls = dict(CALLBACK.seconds), dict(CALLBACK.calls)
             started = time.perf_counter()
@@ -183,11 +190,14 @@ class PathStats:
             found["spark_sql_median_ms"] = round(statistics.median(self.analysis) * 1000, 2)
         runs = len(self.seconds)
         if runs:
-            found.update(planning_median_ms=round(statistics.median(self.seconds) * 1000, 2),
-                         planning_max_ms=round(max(self.seconds) * 1000, 2),
-                         planning_ms_per_query_by_method={m: round(s / runs * 1000, 2)
-                                                          for m, s in sorted(self.by_method.items()) if s},
-                         calls_per_query={m: round(c / runs, 2) for m, c in sorted(self.calls.items()) if c})
+            found.update(
+                planning_median_ms=round(statistics.median(self.seconds) * 1000, 2),
+                planning_max_ms=round(max(self.seconds) * 1000, 2),
+                planning_ms_per_query_by_method={
+                    m: round(s / runs * 1000, 2) for m, s in sorted(self.by_method.items()) if s
+                },
+                calls_per_query={m: round(c / runs, 2) for m, c in sorted(self.calls.items()) if c},
+            )
         return found
 
 
@@ -214,9 +224,10 @@ def _cases(ctx: BenchContext, urls: dict[str, str]) -> tuple[list[Case], dict[in
         sluice_q = query(SLUICE_NAMES[engine])
         one_q = query(ONE_PARTITION_NAMES[engine])
         for path, text, fed_sql, note in (
-                (SLUICE_SQL, sluice_q, False, sluice_q),
-                (SLUICE_FED, sluice_q, True, "fed.sql sets spark.sluice.pushdown around spark.sql"),
-                (SLUICE_ONE, one_q, False, f"{one_q}; the same source attached with partitions=1")):
+            (SLUICE_SQL, sluice_q, False, sluice_q),
+            (SLUICE_FED, sluice_q, True, "fed.sql sets spark.sluice.pushdown around spark.sql"),
+            (SLUICE_ONE, one_q, False, f"{one_q}; the same source attached with partitions=1"),
+        ):
             stats = PathStats()
             case = Case(group, engine, path, stats.run(ctx, text, fed_sql), streams=_partitions(ctx, text), note=note)
             stats_by_case[id(case)] = stats
@@ -224,18 +235,35 @@ def _cases(ctx: BenchContext, urls: dict[str, str]) -> tuple[list[Case], dict[in
         if engine not in ctx.jars:
             # no JDBC path to compare with: Sluice's spark.sql path is the group's baseline
             next(c for c in cases if c.shape == engine and c.path == SLUICE_SQL).baseline = True
-            skipped[engine] = (f"no JDBC driver jar {spark_paths.JDBC_JARS[engine]} on the session's class path "
-                               f"(`make jdbc-drivers`, then rerun)")
+            skipped[engine] = (
+                f"no JDBC driver jar {spark_paths.JDBC_JARS[engine]} on the session's class path "
+                f"(`make jdbc-drivers`, then rerun)"
+            )
             log(f"  {engine}: JDBCTableCatalog path skipped: {skipped[engine]}")
             continue
         jdbc_q = query(JDBC_NAMES[engine])
         stats = PathStats()
-        cases.append(Case(group, engine, JDBC, stats.run(ctx, jdbc_q, sluice=False), baseline=True,
-                          note=f"{jdbc_q}; {os.path.basename(spark_paths.JDBC_JARS[engine])}, "
-                               f"{jdbc_options(engine, urls[engine])['url']}"))
+        cases.append(
+            Case(
+                group,
+                engine,
+                JDBC,
+                stats.run(ctx, jdbc_q, sluice=False),
+                baseline=True,
+                note=f"{jdbc_q}; {os.path.basename(spark_paths.JDBC_JARS[engine])}, "
+                f"{jdbc_options(engine, urls[engine])['url']}",
+            )
+        )
         stats_by_case[id(cases[-1])] = stats
-    cases.append(Case(FLOOR_GROUP, "floor", FLOOR, lambda: _floor(ctx),
-                      note="the least any collected Spark query costs in this session"))
+    cases.append(
+        Case(
+            FLOOR_GROUP,
+            "floor",
+            FLOOR,
+            lambda: _floor(ctx),
+            note="the least any collected Spark query costs in this session",
+        )
+    )
     return cases, stats_by_case, skipped
 
 
@@ -260,9 +288,13 @@ def _check(ctx: BenchContext, cases: list[Case]) -> None:
                 case.check = "reference"
             elif reference is not None:
                 found = results[case.path]
-                case.check = ("same" if found == reference else
-                              "same ids, values differ" if [r[0] for r in found] == [r[0] for r in reference] else
-                              "DIFFERENT rows")
+                case.check = (
+                    "same"
+                    if found == reference
+                    else "same ids, values differ"
+                    if [r[0] for r in found] == [r[0] for r in reference]
+                    else "DIFFERENT rows"
+                )
     for case in cases:
         if case.path == FLOOR and case.error is None:
             case.rows = 10
@@ -314,8 +346,15 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     return _record(cases, stats_by_case, skipped, rows, timed_rounds, prepared, urls)
 
 
-def _record(cases: list[Case], stats_by_case: dict[int, PathStats], skipped: dict[str, str], rows: int,
-            rounds: list[dict[str, float]], prepared: dict[str, Any], urls: dict[str, str]) -> dict[str, Any]:
+def _record(
+    cases: list[Case],
+    stats_by_case: dict[int, PathStats],
+    skipped: dict[str, str],
+    rows: int,
+    rounds: list[dict[str, float]],
+    prepared: dict[str, Any],
+    urls: dict[str, str],
+) -> dict[str, Any]:
     floor_case = next(c for c in cases if c.path == FLOOR)
     floor = _median(floor_case)
     records, targets, per_path = [], [], {}
@@ -337,34 +376,66 @@ def _record(cases: list[Case], stats_by_case: dict[int, PathStats], skipped: dic
                 case.extra["spark.sql() (median)"] = f"{facts['spark_sql_median_ms']:.1f} ms"
             if "planning_median_ms" in facts:
                 case.extra["Sluice's planning (median)"] = f"{facts['planning_median_ms']:.1f} ms"
-                case.extra["ms/query by method"] = ", ".join(f"{m} {v}" for m, v in
-                                                             facts["planning_ms_per_query_by_method"].items())
+                case.extra["ms/query by method"] = ", ".join(
+                    f"{m} {v}" for m, v in facts["planning_ms_per_query_by_method"].items()
+                )
             records.append(summary(case, baseline))
         sluice_case = next(c for c in mine if c.path == SLUICE_SQL)
         one_case = next(c for c in mine if c.path == SLUICE_ONE)
-        targets.append(_target(engine, rows, sluice_case, one_case, jdbc_case, stats_by_case, floor, skipped.get(engine)))
-        log(f"  {engine}: " + "; ".join(f"{c.path} {_ms(m)}" for c in mine if (m := _median(c)) is not None)
-            + (f"; floor {_ms(floor)}" if floor is not None else ""))
+        targets.append(
+            _target(engine, rows, sluice_case, one_case, jdbc_case, stats_by_case, floor, skipped.get(engine))
+        )
+        log(
+            f"  {engine}: "
+            + "; ".join(f"{c.path} {_ms(m)}" for c in mine if (m := _median(c)) is not None)
+            + (f"; floor {_ms(floor)}" if floor is not None else "")
+        )
     records.append(summary(floor_case, None))
     sluice_pg = _median(next(c for c in cases if c.shape == "postgresql" and c.path == SLUICE_SQL))
-    targets.append({
-        "target": f"PostgreSQL: the old `fed.sql` path took {ISSUE_OLD_PATH_S * 1000:.0f} ms for this query on a 2M-row "
-                  "table (issue 13's figure; that path no longer exists and is not re-measured)",
-        "measured": (f"{_ms(sluice_pg)} through the catalog now on {rows:,} rows, {sluice_pg / ISSUE_OLD_PATH_S:.2f}x "
-                     "the issue's figure (not the same run)") if sluice_pg else "not measured",
-        "met": None, "command": COMMAND})
-    scale = {"rows": rows, "rounds": rounds, "results": records,
-             "facts": {"queries": {e: {"sluice": query(SLUICE_NAMES[e]), "jdbc": query(JDBC_NAMES[e])} for e in ENGINES},
-                       "jdbc_urls": {e: jdbc_options(e, urls[e])["url"] for e in ENGINES},
-                       "jdbc_skipped": skipped, "data": prepared, "per_path": per_path,
-                       "floor_ms": round(floor * 1000, 2) if floor is not None else None}}
+    targets.append(
+        {
+            "target": f"PostgreSQL: the old `fed.sql` path took {ISSUE_OLD_PATH_S * 1000:.0f} ms for this query on a 2M-row "
+            "table (issue 13's figure; that path no longer exists and is not re-measured)",
+            "measured": (
+                f"{_ms(sluice_pg)} through the catalog now on {rows:,} rows, {sluice_pg / ISSUE_OLD_PATH_S:.2f}x "
+                "the issue's figure (not the same run)"
+            )
+            if sluice_pg
+            else "not measured",
+            "met": None,
+            "command": COMMAND,
+        }
+    )
+    scale = {
+        "rows": rows,
+        "rounds": rounds,
+        "results": records,
+        "facts": {
+            "queries": {e: {"sluice": query(SLUICE_NAMES[e]), "jdbc": query(JDBC_NAMES[e])} for e in ENGINES},
+            "jdbc_urls": {e: jdbc_options(e, urls[e])["url"] for e in ENGINES},
+            "jdbc_skipped": skipped,
+            "data": prepared,
+            "per_path": per_path,
+            "floor_ms": round(floor * 1000, 2) if floor is not None else None,
+        },
+    }
     return scenario_result(KEY, TITLE, _about(rows, len(rounds), skipped), [scale], targets)
 
 
-def _target(engine: str, rows: int, sluice: Case, one: Case, jdbc: Case | None, stats_by_case: dict[int, PathStats],
-            floor: float | None, skipped: str | None) -> dict[str, Any]:
-    title = (f"{ENGINE_TITLES[engine]}: 10-row query through the catalog within {LIMIT_S * 1000:.0f} ms of "
-             f"JDBCTableCatalog (median, same run; {rows:,}-row table)")
+def _target(
+    engine: str,
+    rows: int,
+    sluice: Case,
+    one: Case,
+    jdbc: Case | None,
+    stats_by_case: dict[int, PathStats],
+    floor: float | None,
+    skipped: str | None,
+) -> dict[str, Any]:
+    title = (
+        f"{ENGINE_TITLES[engine]}: 10-row query through the catalog within {LIMIT_S * 1000:.0f} ms of "
+        f"JDBCTableCatalog (median, same run; {rows:,}-row table)"
+    )
     s, j = _median(sluice), _median(jdbc)
     if skipped:
         return {"target": title, "measured": f"JDBC path skipped: {skipped}", "met": None, "command": COMMAND}

@@ -67,10 +67,16 @@ class Received:
 def equality_filter(sql: str) -> tuple[str, str]:
     """``column = 'text'`` (the 1% filter shape of bench/cases.py) as (column, value)."""
     tree = sqlglot.parse_one(sql)
-    if not (isinstance(tree, exp.EQ) and isinstance(tree.left, exp.Column) and isinstance(tree.right, exp.Literal)
-            and tree.right.is_string):
-        raise ValueError(f"the Flight scenario sends bench.cases' filter shape as a Sluice JSON conjunct and needs "
-                         f"`column = 'text'`, not {sql!r}")
+    if not (
+        isinstance(tree, exp.EQ)
+        and isinstance(tree.left, exp.Column)
+        and isinstance(tree.right, exp.Literal)
+        and tree.right.is_string
+    ):
+        raise ValueError(
+            f"the Flight scenario sends bench.cases' filter shape as a Sluice JSON conjunct and needs "
+            f"`column = 'text'`, not {sql!r}"
+        )
     return tree.left.name, tree.right.this
 
 
@@ -99,7 +105,9 @@ def start_server(argv: list[str], env: dict[str, str], banner: str) -> tuple[sub
             line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             stop_server(process)
-            raise RuntimeError(f"{' '.join(argv[1:4])} did not print its banner within {START_TIMEOUT_S:.0f} s") from None
+            raise RuntimeError(
+                f"{' '.join(argv[1:4])} did not print its banner within {START_TIMEOUT_S:.0f} s"
+            ) from None
         if line is None:
             stop_server(process)
             raise RuntimeError(f"{' '.join(argv[1:4])} exited with code {process.returncode} before listening")
@@ -143,10 +151,17 @@ def in_process_read(url: str, where: str | None) -> Received:
 
     source = open_source(SERVED, url)
     table = source.describe(data.PG_SCHEMA, data.TABLE)
-    spec = ScanSpec.for_source(source, table, tuple(c.name for c in table.columns), where=(where,) if where else (),
-                               partitions=os.cpu_count() or 1)
+    spec = ScanSpec.for_source(
+        source,
+        table,
+        tuple(c.name for c in table.columns),
+        where=(where,) if where else (),
+        partitions=os.cpu_count() or 1,
+    )
     schema = spec.arrow_schema()
-    return _in_threads([lambda t=t: pa.Table.from_batches(list(source.read(t)), schema=schema) for t in source.tasks(spec)])
+    return _in_threads(
+        [lambda t=t: pa.Table.from_batches(list(source.read(t)), schema=schema) for t in source.tasks(spec)]
+    )
 
 
 def _in_threads(reads: list[Callable[[], pa.Table]]) -> Received:
@@ -172,18 +187,22 @@ def _in_threads(reads: list[Callable[[], pa.Table]]) -> Received:
 
 
 # ---------------------------------------------------------------- one scale
-def _cases(locations: dict[str, str], url: str, partitions: int,
-           received: dict[tuple[str, str], tuple[int, int]]) -> list[Case]:
+def _cases(
+    locations: dict[str, str], url: str, partitions: int, received: dict[tuple[str, str], tuple[int, int]]
+) -> list[Case]:
     """Both shapes over the three paths; each run notes the rows and bytes that arrived in ``received``."""
     column, value = equality_filter(FILTER_SQL)
     table_path = [SERVED, data.PG_SCHEMA, data.TABLE]
     token = [(b"authorization", f"Bearer {TOKEN}".encode())]
 
-    def kept(shape: str, path: str, read: Callable[[], Received], after: Callable[[pa.Table], pa.Table] | None = None) -> Case:
+    def kept(
+        shape: str, path: str, read: Callable[[], Received], after: Callable[[pa.Table], pa.Table] | None = None
+    ) -> Case:
         def run() -> pa.Table:
             got = read()
             received[(shape, path)] = (got.rows, got.nbytes)
             return after(got.table) if after else got.table
+
         return Case(KEY, shape, path, run, baseline=path == PLAIN, streams=partitions)
 
     def client_filter(table: pa.Table) -> pa.Table:
@@ -207,14 +226,37 @@ def _servers(url: str) -> tuple[dict[str, str], list[subprocess.Popen]]:  # type
     locations = {}
     try:
         process, locations[SLUICE] = start_server(
-            [sys.executable, "-m", "sluice.cli", "serve", "--port", "0", "--source", f"{SERVED}={url}",
-             "--namespace", f"{SERVED}.{data.PG_SCHEMA}"],
-            {**os.environ, "SLUICE_FLIGHT_TOKEN": TOKEN}, "sluice flight: serving")
+            [
+                sys.executable,
+                "-m",
+                "sluice.cli",
+                "serve",
+                "--port",
+                "0",
+                "--source",
+                f"{SERVED}={url}",
+                "--namespace",
+                f"{SERVED}.{data.PG_SCHEMA}",
+            ],
+            {**os.environ, "SLUICE_FLIGHT_TOKEN": TOKEN},
+            "sluice flight: serving",
+        )
         processes.append(process)
         process, locations[PLAIN] = start_server(
-            [sys.executable, "-m", "bench.scenarios.plain_flight", "--url", url, "--schema", data.PG_SCHEMA,
-             "--table", data.TABLE], {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (ROOT, os.environ.get("PYTHONPATH"))))},
-            PLAIN_BANNER)
+            [
+                sys.executable,
+                "-m",
+                "bench.scenarios.plain_flight",
+                "--url",
+                url,
+                "--schema",
+                data.PG_SCHEMA,
+                "--table",
+                data.TABLE,
+            ],
+            {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (ROOT, os.environ.get("PYTHONPATH"))))},
+            PLAIN_BANNER,
+        )
         processes.append(process)
     except BaseException:
         for process in processes:
@@ -252,20 +294,32 @@ def _scale(ctx: BenchContext, rows: int) -> dict[str, Any]:
                 ratio = summary(case, in_process[case.shape]).get("ratio")
                 record["extra"]["× in-process reader"] = f"{ratio:.2f}x" if ratio is not None else "—"  # type: ignore[index]
         results.append(record)
-    return {"rows": rows, "rounds": rounds, "results": results,
-            "facts": {"postgresql": {"generated": prepared.generated, "seconds": round(prepared.seconds, 2),
-                                     "fingerprint": prepared.fingerprint},
-                      "endpoints": partitions, "filter": FILTER_SQL,
-                      "received": {f"{shape} / {path}": {"rows": r, "bytes": b}
-                                   for (shape, path), (r, b) in received.items()}}}
+    return {
+        "rows": rows,
+        "rounds": rounds,
+        "results": results,
+        "facts": {
+            "postgresql": {
+                "generated": prepared.generated,
+                "seconds": round(prepared.seconds, 2),
+                "fingerprint": prepared.fingerprint,
+            },
+            "endpoints": partitions,
+            "filter": FILTER_SQL,
+            "received": {f"{shape} / {path}": {"rows": r, "bytes": b} for (shape, path), (r, b) in received.items()},
+        },
+    }
 
 
 def _rates(got: tuple[int, int], table_rows: int, seconds: float) -> dict[str, str]:
     """Display columns: what arrived, how fast, and the table's rows per second (what was scanned)."""
     rows, nbytes = got
-    return {"received": f"{rows:,} rows, {_number(nbytes)}B", "rows/s received": _number(rows / seconds),
-            "MB/s received": f"{nbytes / seconds / 1e6:,.{1 if nbytes / seconds >= 1e7 else 3}f}",
-            "table rows/s": _number(table_rows / seconds)}
+    return {
+        "received": f"{rows:,} rows, {_number(nbytes)}B",
+        "rows/s received": _number(rows / seconds),
+        "MB/s received": f"{nbytes / seconds / 1e6:,.{1 if nbytes / seconds >= 1e7 else 3}f}",
+        "table rows/s": _number(table_rows / seconds),
+    }
 
 
 def _number(value: float) -> str:

@@ -45,8 +45,10 @@ if TYPE_CHECKING:
 KEY = "lake"
 TITLE = "Lake: Sluice over Iceberg vs spark.read.parquet, PyIceberg and DuckDB on the same files"
 COMMAND = "python -m bench --only lake"
-TARGET = ("lake selective query: bytes read ≤ 1.1x the bytes of row groups that contain matches, "
-          "time ≤ spark.read.parquet on the same files")
+TARGET = (
+    "lake selective query: bytes read ≤ 1.1x the bytes of row groups that contain matches, "
+    "time ≤ spark.read.parquet on the same files"
+)
 #: bump when the ingested data changes (generator, layout, writer settings): kept lakes are rebuilt
 LAKE_VERSION = 1
 SOURCE = "bench_lake"  # the attach name: unlikely to clash with other scenarios' sources
@@ -90,7 +92,9 @@ class LakeShape:
         """Projected columns plus those the filter refers to: what a reader must read."""
         names = list(self.columns)
         if self.where:
-            for column in sqlglot.parse_one(f"SELECT 1 WHERE {self.duckdb_where('UTC')}", read="duckdb").find_all(exp.Column):
+            for column in sqlglot.parse_one(f"SELECT 1 WHERE {self.duckdb_where('UTC')}", read="duckdb").find_all(
+                exp.Column
+            ):
                 if column.name not in names:
                     names.append(column.name)
         return tuple(names)
@@ -103,7 +107,7 @@ def _timestamps(text: str | None, spell: Callable[[str], str]) -> str | None:
     while "{ts:" in text:
         start = text.index("{ts:")
         end = text.index("}", start)
-        text = text[:start] + spell(text[start + 4:end]) + text[end + 1:]
+        text = text[:start] + spell(text[start + 4 : end]) + text[end + 1 :]
     return text
 
 
@@ -116,14 +120,19 @@ def _utc(wall_clock: str, zone: str) -> str:
 def _partitions_filter(utc: Callable[[str], str]) -> BooleanExpression:
     from pyiceberg.expressions import And, EqualTo, GreaterThanOrEqual, LessThan
 
-    return And(EqualTo("mission_id", 102), GreaterThanOrEqual("ts", utc("2025-03-09 00:00:00")),
-               LessThan("ts", utc("2025-03-10 00:00:00")))
+    return And(
+        EqualTo("mission_id", 102),
+        GreaterThanOrEqual("ts", utc("2025-03-09 00:00:00")),
+        LessThan("ts", utc("2025-03-10 00:00:00")),
+    )
 
 
 def _row_groups_filter(utc: Callable[[str], str]) -> BooleanExpression:
     from pyiceberg.expressions import And, GreaterThanOrEqual, LessThanOrEqual, NotEqualTo
 
-    return And(GreaterThanOrEqual("payload_id", 311002), LessThanOrEqual("payload_id", 311003), NotEqualTo("status", "OK"))
+    return And(
+        GreaterThanOrEqual("payload_id", 311002), LessThanOrEqual("payload_id", 311003), NotEqualTo("status", "OK")
+    )
 
 
 def _nan_filter(utc: Callable[[str], str]) -> BooleanExpression:
@@ -138,13 +147,27 @@ ALL_COLUMNS = ("mission_id", "payload_id", "sensor", "ts", "day", "voltage", "te
 #: the full read and the three demo queries' scans (the window is 2025-03-01 + 14 days, UTC)
 SHAPES: tuple[LakeShape, ...] = (
     LakeShape("full", "full scan, all 9 columns", ALL_COLUMNS),
-    LakeShape("partitions", "mission 102 on one day (partition pruning, ~2.5%)", ("mission_id", "sensor", "voltage"),
-              "mission_id = 102 AND ts >= {ts:2025-03-09 00:00:00} AND ts < {ts:2025-03-10 00:00:00}",
-              _partitions_filter),
-    LakeShape("row groups", "two payloads, status not OK (row-group pruning, ~0.3%)", ("mission_id", "payload_id", "status"),
-              "payload_id BETWEEN 311002 AND 311003 AND status <> 'OK'", _row_groups_filter),
-    LakeShape("NaN-safe", "temperature > 59.9 on one day (NaN counts as above, ~0.02%)", ("mission_id", "temperature"),
-              "temperature > 59.9 AND day = DATE '2025-03-12'", _nan_filter),
+    LakeShape(
+        "partitions",
+        "mission 102 on one day (partition pruning, ~2.5%)",
+        ("mission_id", "sensor", "voltage"),
+        "mission_id = 102 AND ts >= {ts:2025-03-09 00:00:00} AND ts < {ts:2025-03-10 00:00:00}",
+        _partitions_filter,
+    ),
+    LakeShape(
+        "row groups",
+        "two payloads, status not OK (row-group pruning, ~0.3%)",
+        ("mission_id", "payload_id", "status"),
+        "payload_id BETWEEN 311002 AND 311003 AND status <> 'OK'",
+        _row_groups_filter,
+    ),
+    LakeShape(
+        "NaN-safe",
+        "temperature > 59.9 on one day (NaN counts as above, ~0.02%)",
+        ("mission_id", "temperature"),
+        "temperature > 59.9 AND day = DATE '2025-03-12'",
+        _nan_filter,
+    ),
 )
 
 
@@ -226,8 +249,15 @@ def _arrow_rows(reader: Any) -> int:
     return sum(batch.num_rows for batch in reader)
 
 
-def _cases(ctx: BenchContext, shape: LakeShape, parquet: DataFrame, table: Table, duck: duckdb.DuckDBPyConnection,
-           zone: str, counts: dict[tuple[str, str], int]) -> list[Case]:
+def _cases(
+    ctx: BenchContext,
+    shape: LakeShape,
+    parquet: DataFrame,
+    table: Table,
+    duck: duckdb.DuckDBPyConnection,
+    zone: str,
+    counts: dict[tuple[str, str], int],
+) -> list[Case]:
     """The paths of one shape; each run stores its row count in ``counts`` for the check.
 
     ``parquet`` is ``spark.read.parquet`` over the snapshot's data files, built once per
@@ -240,6 +270,7 @@ def _cases(ctx: BenchContext, shape: LakeShape, parquet: DataFrame, table: Table
     def counted(path: str, work: Callable[[], int]) -> Callable[[], None]:
         def run() -> None:
             counts[(shape.key, path)] = work()
+
         return run
 
     def parquet_frame() -> DataFrame:
@@ -251,8 +282,15 @@ def _cases(ctx: BenchContext, shape: LakeShape, parquet: DataFrame, table: Table
     cores = os.cpu_count() or 1
 
     def parquet_case(path: str, pushdown: bool) -> Case:
-        return Case(KEY, shape.key, path, counted(path, lambda: _with_parquet_pushdown(spark, pushdown, lambda: _spark_rows(parquet_frame()))),
-                    baseline=path == REFERENCE, note="correctness reference" if path == REFERENCE else "", streams=cores)
+        return Case(
+            KEY,
+            shape.key,
+            path,
+            counted(path, lambda: _with_parquet_pushdown(spark, pushdown, lambda: _spark_rows(parquet_frame()))),
+            baseline=path == REFERENCE,
+            note="correctness reference" if path == REFERENCE else "",
+            streams=cores,
+        )
 
     cases = [parquet_case(REFERENCE, False)]
     if where:  # without a filter the setting changes nothing
@@ -260,8 +298,13 @@ def _cases(ctx: BenchContext, shape: LakeShape, parquet: DataFrame, table: Table
     return cases + [
         Case(KEY, shape.key, SLUICE, counted(SLUICE, lambda: _spark_rows(ctx.fed.sql(query))), streams=cores),
         Case(KEY, shape.key, PYICEBERG, counted(PYICEBERG, lambda: _arrow_rows(scan.to_arrow_batch_reader()))),
-        Case(KEY, shape.key, DUCKDB, counted(DUCKDB, lambda: _arrow_rows(duck.cursor().sql(duck_sql).fetch_record_batch())),
-             streams=cores),
+        Case(
+            KEY,
+            shape.key,
+            DUCKDB,
+            counted(DUCKDB, lambda: _arrow_rows(duck.cursor().sql(duck_sql).fetch_record_batch())),
+            streams=cores,
+        ),
     ]
 
 
@@ -299,13 +342,19 @@ def _layouts(files: list[str]) -> dict[str, RowGroupLayout]:
             group = metadata.row_group(index)
             starts.append(offset)
             offset += group.num_rows
-            sizes.append({group.column(c).path_in_schema: group.column(c).total_compressed_size for c in range(group.num_columns)})
+            sizes.append(
+                {
+                    group.column(c).path_in_schema: group.column(c).total_compressed_size
+                    for c in range(group.num_columns)
+                }
+            )
         layouts[path] = RowGroupLayout(starts, sizes)
     return layouts
 
 
-def matching_row_groups(duck: duckdb.DuckDBPyConnection, layouts: dict[str, RowGroupLayout], duck_where: str,
-                        columns: tuple[str, ...]) -> tuple[int, int, int]:
+def matching_row_groups(
+    duck: duckdb.DuckDBPyConnection, layouts: dict[str, RowGroupLayout], duck_where: str, columns: tuple[str, ...]
+) -> tuple[int, int, int]:
     """Rows that satisfy ``duck_where``, the row groups holding them, and those groups' bytes over ``columns``."""
     found = duck.cursor().sql(f"SELECT filename, file_row_number FROM lake_rows WHERE {duck_where}").fetchall()
     groups = {(path, bisect.bisect_right(layouts[path].starts, row) - 1) for path, row in found}
@@ -326,7 +375,9 @@ def _scale(ctx: BenchContext, rows: int, duck: duckdb.DuckDBPyConnection) -> dic
     table = _iceberg_table(lake.url)
     listed = "[" + ", ".join("'" + path.replace("'", "''") + "'" for path in files) + "]"
     duck.execute(f"CREATE OR REPLACE VIEW lake_files AS SELECT * FROM read_parquet({listed})")
-    duck.execute(f"CREATE OR REPLACE VIEW lake_rows AS SELECT * FROM read_parquet({listed}, filename = true, file_row_number = true)")
+    duck.execute(
+        f"CREATE OR REPLACE VIEW lake_rows AS SELECT * FROM read_parquet({listed}, filename = true, file_row_number = true)"
+    )
 
     counts: dict[tuple[str, str], int] = {}
     parquet = ctx.fed.spark.read.parquet(*files)
@@ -343,7 +394,9 @@ def _scale(ctx: BenchContext, rows: int, duck: duckdb.DuckDBPyConnection) -> dic
         pyramid = _single(ctx.fed.pruning(_query(shape)))
         facts = _pruning_facts(pyramid)
         if shape.where:
-            matches, groups, nbytes = matching_row_groups(duck, layouts, shape.duckdb_where(zone) or "", shape.read_columns())
+            matches, groups, nbytes = matching_row_groups(
+                duck, layouts, shape.duckdb_where(zone) or "", shape.read_columns()
+            )
             facts.update(matching_rows=matches, matching_row_groups=groups, matching_bytes=nbytes)
         pruning[shape.key] = facts
         for case in (c for c in cases if c.shape == shape.key):
@@ -352,10 +405,18 @@ def _scale(ctx: BenchContext, rows: int, duck: duckdb.DuckDBPyConnection) -> dic
                 record["extra"] = _extra(facts)
             results.append(record)
     return {
-        "rows": rows, "rounds": rounds, "results": results,
-        "facts": {"lake": {"generated": lake.generated, "seconds": round(lake.seconds, 1), "version": LAKE_VERSION},
-                  "files": len(files), "row_groups": whole.tiers[-1].total, "table_bytes": whole.table_bytes,
-                  "session_zone": zone, "queries": {s.key: _query(s) for s in SHAPES}, "pruning": pruning},
+        "rows": rows,
+        "rounds": rounds,
+        "results": results,
+        "facts": {
+            "lake": {"generated": lake.generated, "seconds": round(lake.seconds, 1), "version": LAKE_VERSION},
+            "files": len(files),
+            "row_groups": whole.tiers[-1].total,
+            "table_bytes": whole.table_bytes,
+            "session_zone": zone,
+            "queries": {s.key: _query(s) for s in SHAPES},
+            "pruning": pruning,
+        },
     }
 
 
@@ -367,7 +428,7 @@ def _iceberg_table(url: str) -> Table:
 
 def _local(path: str) -> str:
     """A data file's path for every reader (the catalog writes local files as ``file://`` URIs)."""
-    return path[len("file://"):] if path.startswith("file://") else path
+    return path[len("file://") :] if path.startswith("file://") else path
 
 
 def _single(pyramids: dict[str, Pyramid]) -> Pyramid:
@@ -378,15 +439,24 @@ def _single(pyramids: dict[str, Pyramid]) -> Pyramid:
 def _pruning_facts(pyramid: Pyramid) -> dict[str, Any]:
     files = next(t for t in pyramid.tiers if t.level == "file statistics")
     groups = pyramid.tiers[-1]
-    return {"bytes_read": pyramid.bytes_read, "files_total": pyramid.tiers[1].total, "files_kept": files.kept,
-            "files_read": len(pyramid.reads), "row_groups_total": groups.total, "row_groups_kept": groups.kept,
-            "rows_kept": groups.rows_kept, "tiers": [t.to_dict() for t in pyramid.tiers]}
+    return {
+        "bytes_read": pyramid.bytes_read,
+        "files_total": pyramid.tiers[1].total,
+        "files_kept": files.kept,
+        "files_read": len(pyramid.reads),
+        "row_groups_total": groups.total,
+        "row_groups_kept": groups.kept,
+        "rows_kept": groups.rows_kept,
+        "tiers": [t.to_dict() for t in pyramid.tiers],
+    }
 
 
 def _extra(facts: dict[str, Any]) -> dict[str, str]:
-    extra = {"bytes read (Sluice)": _size(facts["bytes_read"]),
-             "files kept": f"{facts['files_read']:,} of {facts['files_total']:,}",
-             "row groups kept": f"{facts['row_groups_kept']:,} of {facts['row_groups_total']:,}"}
+    extra = {
+        "bytes read (Sluice)": _size(facts["bytes_read"]),
+        "files kept": f"{facts['files_read']:,} of {facts['files_total']:,}",
+        "row groups kept": f"{facts['row_groups_kept']:,} of {facts['row_groups_total']:,}",
+    }
     if "matching_bytes" in facts:
         extra["row groups with matches"] = f"{facts['matching_row_groups']:,} ({_size(facts['matching_bytes'])})"
     return extra
@@ -410,18 +480,29 @@ def _targets(scale: dict[str, Any]) -> list[dict[str, Any]]:
         sluice = by_path[SLUICE].get("median_s")
         spark = [(by_path[p]["median_s"], p) for p in (PUSHDOWN_ON, REFERENCE) if by_path.get(p, {}).get("median_s")]
         byte_ratio = facts["bytes_read"] / facts["matching_bytes"] if facts["matching_bytes"] else None
-        text = (f"bytes {byte_ratio:.2f}x ({_size(facts['bytes_read'])} vs {_size(facts['matching_bytes'])})"
-                if byte_ratio is not None else f"no row group matches; Sluice read {_size(facts['bytes_read'])}")
+        text = (
+            f"bytes {byte_ratio:.2f}x ({_size(facts['bytes_read'])} vs {_size(facts['matching_bytes'])})"
+            if byte_ratio is not None
+            else f"no row group matches; Sluice read {_size(facts['bytes_read'])}"
+        )
         met = facts["bytes_read"] == 0 if byte_ratio is None else byte_ratio <= 1.1
         if sluice is not None and spark:
             fastest, path = min(spark)
-            text += f"; time {sluice / fastest:.2f}x the faster Spark setting ({sluice:.3f} s vs {fastest:.3f} s, {path})"
+            text += (
+                f"; time {sluice / fastest:.2f}x the faster Spark setting ({sluice:.3f} s vs {fastest:.3f} s, {path})"
+            )
             met = met and sluice <= fastest
         else:
             text += "; time not measured (a path failed)"
             met = False
-        targets.append({"target": f"{TARGET} — {shape.key}, {scale['rows']:,} rows", "measured": text,
-                        "met": met, "command": COMMAND})
+        targets.append(
+            {
+                "target": f"{TARGET} — {shape.key}, {scale['rows']:,} rows",
+                "measured": text,
+                "met": met,
+                "command": COMMAND,
+            }
+        )
     return targets
 
 

@@ -38,7 +38,9 @@ class PlainFlightServer(flight.FlightServerBase):
         self.table, self.batch_rows = table, batch_rows
         self.location = f"grpc://{host}:{self.port}"
 
-    def get_flight_info(self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor) -> flight.FlightInfo:
+    def get_flight_info(
+        self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor
+    ) -> flight.FlightInfo:
         request: dict[str, Any] = json.loads(descriptor.command or b"{}")
         count = max(1, min(int(request.get("partitions", 1)), 64))
         endpoints = [flight.FlightEndpoint(f"{index}/{count}".encode(), [self.location]) for index in range(count)]
@@ -62,8 +64,11 @@ def read_table(url: str, schema: str | None, name: str) -> tuple[pa.Table, Sourc
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.scenarios.plain_flight", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.scenarios.plain_flight",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--url", required=True, help="the source holding the table (a Sluice source URL)")
     parser.add_argument("--schema", help="the table's schema, if not the source's default")
     parser.add_argument("--table", required=True)

@@ -64,25 +64,37 @@ def ensure_sources(ctx: BenchContext) -> dict[str, str]:
     os.makedirs(folder, exist_ok=True)
     lite, duck = os.path.join(folder, "plan_lite.db"), os.path.join(folder, "plan_duck.duckdb")
     with sqlite3.connect(lite) as connection:
-        connection.execute("CREATE TABLE IF NOT EXISTS customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                           "country TEXT, region_id INTEGER, created TEXT)")
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+            "country TEXT, region_id INTEGER, created TEXT)"
+        )
         if connection.execute("SELECT count(*) FROM customers").fetchone()[0] == 0:
-            connection.executemany("INSERT INTO customers VALUES (?, ?, ?, ?, ?)",
-                                   [(i, f"Ada {i}", ("DE", "FR", "US")[i % 3], i % 5, "2024-01-01") for i in range(1, 101)])
+            connection.executemany(
+                "INSERT INTO customers VALUES (?, ?, ?, ?, ?)",
+                [(i, f"Ada {i}", ("DE", "FR", "US")[i % 3], i % 5, "2024-01-01") for i in range(1, 101)],
+            )
     connection.close()
     with duckdb.connect(duck) as connection:
-        connection.execute("CREATE TABLE IF NOT EXISTS orders (id BIGINT PRIMARY KEY, customer_id BIGINT, "
-                           "amount DECIMAL(12,2), status VARCHAR, placed_at TIMESTAMP, note VARCHAR)")
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS orders (id BIGINT PRIMARY KEY, customer_id BIGINT, "
+            "amount DECIMAL(12,2), status VARCHAR, placed_at TIMESTAMP, note VARCHAR)"
+        )
         if connection.execute("SELECT count(*) FROM orders").fetchone()[0] == 0:  # type: ignore[index]
-            connection.execute("INSERT INTO orders SELECT i, i % 100 + 1, i * 1.5, ['paid', 'shipped', 'placed'][i % 3 + 1], "
-                               "TIMESTAMP '2024-01-01' + i * INTERVAL 1 HOUR, CASE WHEN i % 2 = 0 THEN 'gift' END "
-                               "FROM range(1, 1001) t(i)")
+            connection.execute(
+                "INSERT INTO orders SELECT i, i % 100 + 1, i * 1.5, ['paid', 'shipped', 'placed'][i % 3 + 1], "
+                "TIMESTAMP '2024-01-01' + i * INTERVAL 1 HOUR, CASE WHEN i % 2 = 0 THEN 'gift' END "
+                "FROM range(1, 1001) t(i)"
+            )
     with psycopg.connect(ctx.pg_url, autocommit=True) as connection:
         connection.execute(f"CREATE SCHEMA IF NOT EXISTS {data.PG_SCHEMA}")
-        connection.execute(f"CREATE TABLE IF NOT EXISTS {PG_TABLE} (id int PRIMARY KEY, name text NOT NULL, "
-                           "active boolean NOT NULL, population bigint)")
-        connection.execute(f"INSERT INTO {PG_TABLE} SELECT i, 'region ' || i, i % 2 = 0, i * 1000000 "
-                           "FROM generate_series(0, 4) AS i ON CONFLICT (id) DO NOTHING")
+        connection.execute(
+            f"CREATE TABLE IF NOT EXISTS {PG_TABLE} (id int PRIMARY KEY, name text NOT NULL, "
+            "active boolean NOT NULL, population bigint)"
+        )
+        connection.execute(
+            f"INSERT INTO {PG_TABLE} SELECT i, 'region ' || i, i % 2 = 0, i * 1000000 "
+            "FROM generate_series(0, 4) AS i ON CONFLICT (id) DO NOTHING"
+        )
     return {"plan_lite": f"sqlite:///{lite}", "plan_duck": f"duckdb:///{duck}", "plan_pg": ctx.pg_url}
 
 
@@ -97,7 +109,10 @@ def time_plans(ctx: BenchContext, count: int) -> tuple[list[float], list[float],
         ctx.fed.plan(QUERY)
         whole.append(time.perf_counter() - started)
         own.append(sum(CALLBACK.seconds.values()) - answered)
-    methods = {method: round((CALLBACK.seconds[method] - before.get(method, 0.0)) / count * 1000, 2) for method in CALLBACK.seconds}
+    methods = {
+        method: round((CALLBACK.seconds[method] - before.get(method, 0.0)) / count * 1000, 2)
+        for method in CALLBACK.seconds
+    }
     return whole, own, methods
 
 
@@ -135,20 +150,45 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         for name in urls:
             ctx.fed.detach(name)
     records = []
-    for key, label, seconds, note in (("plan", "fed.plan (10 conjuncts, 3 sources)", whole, "Spark's analysis and optimisation, with Sluice's callbacks"),
-                                      ("sluice", "Sluice's planner within it", own, "describe + filters + plan callbacks")):
+    for key, label, seconds, note in (
+        (
+            "plan",
+            "fed.plan (10 conjuncts, 3 sources)",
+            whole,
+            "Spark's analysis and optimisation, with Sluice's callbacks",
+        ),
+        ("sluice", "Sluice's planner within it", own, "describe + filters + plan callbacks"),
+    ):
         record = summary(Case(KEY, key, label, lambda: None, seconds=seconds, note=note), None)
         record["p95_s"] = round(statistics.quantiles(seconds, n=20)[-1], 5)
         records.append(record)
     median, p95 = statistics.median(own), statistics.quantiles(own, n=20)[-1]
-    records[1]["extra"] = {"p95": f"{p95 * 1000:.2f} ms", "plans": f"{count:,}",
-                           "ms per plan by method": ", ".join(f"{m} {v}" for m, v in sorted(methods.items()))}
-    log(f"  fed.plan median {statistics.median(whole) * 1000:.2f} ms; Sluice's share median {median * 1000:.2f} ms, "
-        f"p95 {p95 * 1000:.2f} ms; by method {methods}")
-    scale = {"rows": None, "rounds": rounds, "results": records,
-             "facts": {"query": QUERY.strip(), "plans": count, "sluice_ms_per_method": methods, "scans": classified,
-                       "sources": {name: url.split(":", 1)[0] for name, url in urls.items()}}}
-    target = {"target": TARGET, "measured": f"{median * 1000:.2f} ms median (p95 {p95 * 1000:.2f} ms) of Sluice's own "
-                                            f"planning within fed.plan's {statistics.median(whole) * 1000:.1f} ms, over {count:,} plans",
-              "met": median <= LIMIT_S, "command": COMMAND}
+    records[1]["extra"] = {
+        "p95": f"{p95 * 1000:.2f} ms",
+        "plans": f"{count:,}",
+        "ms per plan by method": ", ".join(f"{m} {v}" for m, v in sorted(methods.items())),
+    }
+    log(
+        f"  fed.plan median {statistics.median(whole) * 1000:.2f} ms; Sluice's share median {median * 1000:.2f} ms, "
+        f"p95 {p95 * 1000:.2f} ms; by method {methods}"
+    )
+    scale = {
+        "rows": None,
+        "rounds": rounds,
+        "results": records,
+        "facts": {
+            "query": QUERY.strip(),
+            "plans": count,
+            "sluice_ms_per_method": methods,
+            "scans": classified,
+            "sources": {name: url.split(":", 1)[0] for name, url in urls.items()},
+        },
+    }
+    target = {
+        "target": TARGET,
+        "measured": f"{median * 1000:.2f} ms median (p95 {p95 * 1000:.2f} ms) of Sluice's own "
+        f"planning within fed.plan's {statistics.median(whole) * 1000:.1f} ms, over {count:,} plans",
+        "met": median <= LIMIT_S,
+        "command": COMMAND,
+    }
     return scenario_result(KEY, TITLE, ABOUT, [scale], [target])

@@ -27,8 +27,12 @@ TARGET_ENGINE = "postgresql"
 
 
 def _urls(ctx: BenchContext, rows: int) -> dict[str, str]:
-    return {"postgresql": ctx.pg_url, "mariadb": ctx.mysql_url, "sqlite": data.sqlite_path(ctx.data_dir, rows),
-            "duckdb": data.duckdb_path(ctx.data_dir, rows)}
+    return {
+        "postgresql": ctx.pg_url,
+        "mariadb": ctx.mysql_url,
+        "sqlite": data.sqlite_path(ctx.data_dir, rows),
+        "duckdb": data.duckdb_path(ctx.data_dir, rows),
+    }
 
 
 def _shapes(ctx: BenchContext) -> list[Shape]:
@@ -63,8 +67,13 @@ def _scale(ctx: BenchContext, rows: int) -> dict[str, Any]:
     log(f"== sql, {rows:,} rows: {ctx.runs} interleaved rounds")
     rounds = measure(cases, ctx.runs, ctx.seed + rows, log)
     log(f"== sql, {rows:,} rows: rows transferred with pushdown on and off")
-    transferred = {engine: {shape.key: spark_paths.transferred(ctx.fed, shape.spark_sql(spark_paths.table_name(engine)))
-                            for shape in _shapes(ctx)} for engine in data.ENGINES}
+    transferred = {
+        engine: {
+            shape.key: spark_paths.transferred(ctx.fed, shape.spark_sql(spark_paths.table_name(engine)))
+            for shape in _shapes(ctx)
+        }
+        for engine in data.ENGINES
+    }
     transferred["join"] = {"join": spark_paths.transferred(ctx.fed, spark_paths.JOIN_SQL)}
     for case in cases:
         moved = _moved(transferred, case)
@@ -76,8 +85,10 @@ def _scale(ctx: BenchContext, rows: int) -> dict[str, Any]:
         "rounds": rounds,
         "results": [summary(c, baselines.get((c.scenario, c.shape))) for c in cases],
         "facts": {
-            "data": {engine: {"generated": p.generated, "seconds": round(p.seconds, 2), "fingerprint": p.fingerprint}
-                     for engine, p in prepared.items()},
+            "data": {
+                engine: {"generated": p.generated, "seconds": round(p.seconds, 2), "fingerprint": p.fingerprint}
+                for engine, p in prepared.items()
+            },
             "same_data": len(fingerprints) == 1,
             "transferred": transferred,
         },
@@ -113,35 +124,60 @@ def targets(scale: dict[str, Any]) -> list[dict[str, Any]]:
     jdbc_full = _median(scale, f"{engine}-spark", "full", "Spark JDBC")
     if sluice_full and adbc_full:
         ratio = sluice_full / adbc_full
-        found.append({"target": f"full scan ({rows}): Sluice through Spark ≤ 1.25x the raw driver (ADBC alone)",
-                      "measured": f"{ratio:.2f}x ({sluice_full:.2f} s vs {adbc_full:.2f} s)", "met": ratio <= 1.25,
-                      "command": command})
+        found.append(
+            {
+                "target": f"full scan ({rows}): Sluice through Spark ≤ 1.25x the raw driver (ADBC alone)",
+                "measured": f"{ratio:.2f}x ({sluice_full:.2f} s vs {adbc_full:.2f} s)",
+                "met": ratio <= 1.25,
+                "command": command,
+            }
+        )
     if sluice_full and jdbc_full:
         speedup = jdbc_full / sluice_full
-        found.append({"target": f"full scan ({rows}): ≥ 1.3x faster than Spark JDBC at equal partitions",
-                      "measured": f"{speedup:.2f}x faster ({sluice_full:.2f} s vs {jdbc_full:.2f} s)",
-                      "met": speedup >= 1.3, "command": command})
+        found.append(
+            {
+                "target": f"full scan ({rows}): ≥ 1.3x faster than Spark JDBC at equal partitions",
+                "measured": f"{speedup:.2f}x faster ({sluice_full:.2f} s vs {jdbc_full:.2f} s)",
+                "met": speedup >= 1.3,
+                "command": command,
+            }
+        )
     for shape in SELECTIVE:
         sluice = _median(scale, f"{engine}-spark", shape, "sluice fed.sql, pushdown on")
         raw = _median(scale, f"{engine}-raw", shape, "adbc_driver_postgresql")
         jdbc = _median(scale, f"{engine}-spark", shape, "Spark JDBC")
         if sluice and raw:
-            found.append({"target": f"selective `{shape}` ({rows}): within 0.15 s of the raw driver running the pushed SQL",
-                          "measured": f"+{sluice - raw:.3f} s ({sluice:.3f} s vs {raw:.3f} s)",
-                          "met": sluice - raw <= 0.15, "command": command})
+            found.append(
+                {
+                    "target": f"selective `{shape}` ({rows}): within 0.15 s of the raw driver running the pushed SQL",
+                    "measured": f"+{sluice - raw:.3f} s ({sluice:.3f} s vs {raw:.3f} s)",
+                    "met": sluice - raw <= 0.15,
+                    "command": command,
+                }
+            )
         if sluice and jdbc:
-            found.append({"target": f"selective `{shape}` ({rows}): never slower than Spark JDBC with pushdown",
-                          "measured": f"{sluice / jdbc:.2f}x Spark JDBC's time ({sluice:.3f} s vs {jdbc:.3f} s)",
-                          "met": sluice <= jdbc, "command": command})
+            found.append(
+                {
+                    "target": f"selective `{shape}` ({rows}): never slower than Spark JDBC with pushdown",
+                    "measured": f"{sluice / jdbc:.2f}x Spark JDBC's time ({sluice:.3f} s vs {jdbc:.3f} s)",
+                    "met": sluice <= jdbc,
+                    "command": command,
+                }
+            )
     project = _median(scale, f"{engine}-spark", "project", "sluice fed.sql, pushdown on")
     moved = scale["facts"]["transferred"][engine]
     if project and sluice_full and "full" in moved:
         full_bytes = sum(s["bytes"] for s in moved["full"]["pushdown"].values())
         project_bytes = sum(s["bytes"] for s in moved["project"]["pushdown"].values())
         share, time_share = project_bytes / full_bytes, project / sluice_full
-        found.append({"target": f"narrow projection ({rows}): cost proportional to the columns read",
-                      "measured": f"{time_share:.0%} of the full scan's time for {share:.0%} of its bytes",
-                      "met": time_share <= share + 0.15, "command": command})
+        found.append(
+            {
+                "target": f"narrow projection ({rows}): cost proportional to the columns read",
+                "measured": f"{time_share:.0%} of the full scan's time for {share:.0%} of its bytes",
+                "met": time_share <= share + 0.15,
+                "command": command,
+            }
+        )
     return found
 
 
@@ -163,4 +199,3 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         "- DuckDB has no JDBC driver in Debian's archive, so its Spark group compares Sluice on and off only.",
     ]
     return scenario_result(KEY, TITLE, about, scales, targets(scales[-1]) if scales else [])
-

@@ -13,8 +13,13 @@ from fuzz.loaders.sqlite import SqliteLoader
 
 #: every loader, in a fixed order (table generation draws text variants for all of them,
 #: so a seed gives the same tables whichever sources run)
-LOADERS: dict[str, type[Loader]] = {"pg": PostgresLoader, "lite": SqliteLoader, "my": MysqlLoader, "duck": DuckdbLoader,
-                                    "lake": LakeLoader}
+LOADERS: dict[str, type[Loader]] = {
+    "pg": PostgresLoader,
+    "lite": SqliteLoader,
+    "my": MysqlLoader,
+    "duck": DuckdbLoader,
+    "lake": LakeLoader,
+}
 
 #: text variants per source, for :func:`fuzz.tables.generate`
 TEXT_VARIANTS = {name: loader.text_variants for name, loader in LOADERS.items()}

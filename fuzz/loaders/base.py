@@ -78,7 +78,9 @@ class Loader(abc.ABC):
         """(Re)create ``table`` in this source with its rows."""
         marks = ", ".join([self.placeholder] * (1 + len(table.columns)))
         insert = f"INSERT INTO {self.qualified(table.name)} VALUES ({marks})"
-        self.execute([f"DROP TABLE IF EXISTS {self.qualified(table.name)}", self.ddl(table)], insert, self.stored_rows(table))
+        self.execute(
+            [f"DROP TABLE IF EXISTS {self.qualified(table.name)}", self.ddl(table)], insert, self.stored_rows(table)
+        )
 
     def drop(self, name: str) -> None:
         self.execute([f"DROP TABLE IF EXISTS {self.qualified(name)}"], None, [])

@@ -8,10 +8,23 @@ from typing import Any
 from fuzz.loaders.base import FileLoader
 from fuzz.tables import ColumnSpec
 
-_TYPES = {"smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT", "double": "DOUBLE", "real": "REAL", "date": "DATE",
-          "timestamp": "TIMESTAMPTZ", "timestamp_ntz": "TIMESTAMP", "boolean": "BOOLEAN"}
-_TEXT = {"plain": "VARCHAR", "NOCASE": "VARCHAR COLLATE NOCASE", "NOACCENT": "VARCHAR COLLATE NOACCENT",
-         "NOCASE.NOACCENT": "VARCHAR COLLATE NOCASE.NOACCENT"}
+_TYPES = {
+    "smallint": "SMALLINT",
+    "int": "INTEGER",
+    "bigint": "BIGINT",
+    "double": "DOUBLE",
+    "real": "REAL",
+    "date": "DATE",
+    "timestamp": "TIMESTAMPTZ",
+    "timestamp_ntz": "TIMESTAMP",
+    "boolean": "BOOLEAN",
+}
+_TEXT = {
+    "plain": "VARCHAR",
+    "NOCASE": "VARCHAR COLLATE NOCASE",
+    "NOACCENT": "VARCHAR COLLATE NOACCENT",
+    "NOCASE.NOACCENT": "VARCHAR COLLATE NOCASE.NOACCENT",
+}
 
 
 class DuckdbLoader(FileLoader):

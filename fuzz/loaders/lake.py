@@ -48,12 +48,17 @@ class LakeLoader(ServerLoader):
         schema = Schema(*fields)
         # the layout follows the table, not the run: the name's pid prefix would make a finding unrepeatable
         layout = random.Random(run_independent(table.name) + str(len(table.rows)))
-        created = self._catalog().create_table((self.namespace, table.name), schema=schema,
-                                               partition_spec=_partition_spec(schema, table, layout),
-                                               properties={"write.parquet.row-group-limit": str(layout.choice([2, 3, 5]))})
+        created = self._catalog().create_table(
+            (self.namespace, table.name),
+            schema=schema,
+            partition_spec=_partition_spec(schema, table, layout),
+            properties={"write.parquet.row-group-limit": str(layout.choice([2, 3, 5]))},
+        )
         arrow_schema = schema.as_arrow()
         columns = list(zip(*self.stored_rows(table))) if table.rows else [[] for _ in fields]
-        data = pa.table([pa.array(values, arrow_schema.field(i).type) for i, values in enumerate(columns)], schema=arrow_schema)
+        data = pa.table(
+            [pa.array(values, arrow_schema.field(i).type) for i, values in enumerate(columns)], schema=arrow_schema
+        )
         sort_column = layout.choice([f.name for f in fields])
         created.append(data.sort_by([(sort_column, "ascending")]))
 
@@ -71,10 +76,18 @@ class LakeLoader(ServerLoader):
 def _iceberg_type(column: ColumnSpec) -> Any:
     from pyiceberg import types
 
-    simple = {"smallint": types.IntegerType(), "int": types.IntegerType(), "bigint": types.LongType(),
-              "double": types.DoubleType(), "real": types.FloatType(), "string": types.StringType(),
-              "date": types.DateType(), "timestamp": types.TimestamptzType(), "timestamp_ntz": types.TimestampType(),
-              "boolean": types.BooleanType()}
+    simple = {
+        "smallint": types.IntegerType(),
+        "int": types.IntegerType(),
+        "bigint": types.LongType(),
+        "double": types.DoubleType(),
+        "real": types.FloatType(),
+        "string": types.StringType(),
+        "date": types.DateType(),
+        "timestamp": types.TimestamptzType(),
+        "timestamp_ntz": types.TimestampType(),
+        "boolean": types.BooleanType(),
+    }
     if column.kind == "decimal":
         return types.DecimalType(column.precision, column.scale)
     return simple[column.kind]
@@ -94,6 +107,12 @@ def _partition_spec(schema: Any, table: Table, layout: random.Random) -> Any:
             transform = BucketTransform(3)
         else:
             transform = IdentityTransform()
-        fields.append(PartitionField(schema.find_field(column.name).field_id, 1000 + index, transform,
-                                     f"{column.name}_{str(transform).split('[')[0].lower()}"))
+        fields.append(
+            PartitionField(
+                schema.find_field(column.name).field_id,
+                1000 + index,
+                transform,
+                f"{column.name}_{str(transform).split('[')[0].lower()}",
+            )
+        )
     return PartitionSpec(*fields)

@@ -15,13 +15,30 @@ from fuzz.tables import ColumnSpec
 from tests.sources import MYSQL_URL
 
 DATABASE = "sluice_fuzz"
-_TYPES = {"smallint": "SMALLINT", "int": "INT", "bigint": "BIGINT", "double": "DOUBLE", "real": "FLOAT", "date": "DATE",
-          "timestamp": "TIMESTAMP(6) NULL", "timestamp_ntz": "DATETIME(6)", "boolean": "BOOLEAN"}
-_TEXT = {"general_ci": "VARCHAR({width}) COLLATE utf8mb4_general_ci", "bin": "VARCHAR({width}) COLLATE utf8mb4_bin",
-         "nopad_bin": "VARCHAR({width}) COLLATE utf8mb4_nopad_bin", "unicode_520_ci": "VARCHAR({width}) COLLATE utf8mb4_unicode_520_ci",
-         "char": "CHAR({width})", "char_bin": "CHAR({width}) COLLATE utf8mb4_bin"}
+_TYPES = {
+    "smallint": "SMALLINT",
+    "int": "INT",
+    "bigint": "BIGINT",
+    "double": "DOUBLE",
+    "real": "FLOAT",
+    "date": "DATE",
+    "timestamp": "TIMESTAMP(6) NULL",
+    "timestamp_ntz": "DATETIME(6)",
+    "boolean": "BOOLEAN",
+}
+_TEXT = {
+    "general_ci": "VARCHAR({width}) COLLATE utf8mb4_general_ci",
+    "bin": "VARCHAR({width}) COLLATE utf8mb4_bin",
+    "nopad_bin": "VARCHAR({width}) COLLATE utf8mb4_nopad_bin",
+    "unicode_520_ci": "VARCHAR({width}) COLLATE utf8mb4_unicode_520_ci",
+    "char": "CHAR({width})",
+    "char_bin": "CHAR({width}) COLLATE utf8mb4_bin",
+}
 _MAX_SCALE = 30
-_TIMESTAMP_RANGE = (dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=dt.timezone.utc), dt.datetime(2038, 1, 19, 3, 14, 7, 999999, tzinfo=dt.timezone.utc))
+_TIMESTAMP_RANGE = (
+    dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=dt.timezone.utc),
+    dt.datetime(2038, 1, 19, 3, 14, 7, 999999, tzinfo=dt.timezone.utc),
+)
 
 
 class MysqlLoader(ServerLoader):
@@ -58,12 +75,20 @@ class MysqlLoader(ServerLoader):
         import pymysql
 
         parts = urlsplit(self.url)
-        return pymysql.connect(host=parts.hostname or "127.0.0.1", port=parts.port or 3306, user=unquote(parts.username or "root"),
-                               password=unquote(parts.password or ""), charset="utf8mb4", autocommit=True,
-                               init_command="SET time_zone = '+00:00'")
+        return pymysql.connect(
+            host=parts.hostname or "127.0.0.1",
+            port=parts.port or 3306,
+            user=unquote(parts.username or "root"),
+            password=unquote(parts.password or ""),
+            charset="utf8mb4",
+            autocommit=True,
+            init_command="SET time_zone = '+00:00'",
+        )
 
     def prepare(self) -> None:
-        self.execute([f"CREATE DATABASE IF NOT EXISTS {DATABASE} CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"], None, [])
+        self.execute(
+            [f"CREATE DATABASE IF NOT EXISTS {DATABASE} CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"], None, []
+        )
 
     def execute(self, statements: list[str], insert: str | None, rows: list[tuple[Any, ...]]) -> None:
         connection = self._connect()

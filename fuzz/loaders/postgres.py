@@ -10,10 +10,25 @@ from fuzz.tables import ColumnSpec
 from tests.sources import PG_URL
 
 SCHEMA = "sluice_fuzz"
-_TYPES = {"smallint": "smallint", "int": "int", "bigint": "bigint", "double": "float8", "real": "float4", "date": "date",
-          "timestamp": "timestamptz", "timestamp_ntz": "timestamp", "boolean": "boolean"}
-_TEXT = {"default": "text", "C": 'text COLLATE "C"', "icu": 'text COLLATE "en-US-x-icu"',
-         "nd_ci": f"text COLLATE {SCHEMA}.nd_ci", "varchar": "varchar({width})", "char": "char({width})"}
+_TYPES = {
+    "smallint": "smallint",
+    "int": "int",
+    "bigint": "bigint",
+    "double": "float8",
+    "real": "float4",
+    "date": "date",
+    "timestamp": "timestamptz",
+    "timestamp_ntz": "timestamp",
+    "boolean": "boolean",
+}
+_TEXT = {
+    "default": "text",
+    "C": 'text COLLATE "C"',
+    "icu": 'text COLLATE "en-US-x-icu"',
+    "nd_ci": f"text COLLATE {SCHEMA}.nd_ci",
+    "varchar": "varchar({width})",
+    "char": "char({width})",
+}
 
 
 class PostgresLoader(ServerLoader):
@@ -37,8 +52,10 @@ class PostgresLoader(ServerLoader):
     def prepare(self) -> None:
         import psycopg
 
-        statements = [f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
-                      f"CREATE COLLATION IF NOT EXISTS {SCHEMA}.nd_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)"]
+        statements = [
+            f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
+            f"CREATE COLLATION IF NOT EXISTS {SCHEMA}.nd_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)",
+        ]
         with psycopg.connect(self.url, autocommit=True) as connection:
             for statement in statements:
                 try:

@@ -15,8 +15,17 @@ from fuzz.loaders.base import FileLoader
 from fuzz.tables import ColumnSpec
 from sluice.sources.sqlite_values import Unfit, decimal_value
 
-_TYPES = {"smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT", "double": "REAL", "real": "FLOAT",
-          "date": "DATE", "timestamp": "DATETIME", "timestamp_ntz": "TIMESTAMP", "boolean": "BOOLEAN"}
+_TYPES = {
+    "smallint": "SMALLINT",
+    "int": "INTEGER",
+    "bigint": "BIGINT",
+    "double": "REAL",
+    "real": "FLOAT",
+    "date": "DATE",
+    "timestamp": "DATETIME",
+    "timestamp_ntz": "TIMESTAMP",
+    "boolean": "BOOLEAN",
+}
 
 
 class SqliteLoader(FileLoader):

@@ -18,37 +18,200 @@ from sluice.flight import filter_json
 # ---------------------------------------------------------------- Spark's V2 predicates
 #: operators io.sluice.spark.Expressions writes: each one sluice.planner.v2 translates, then
 #: Spark's that it does not (left to Spark), and names Spark never writes
-V2_OPS = ["=", "<>", "<=>", "<", "<=", ">", ">=", "AND", "OR", "NOT", "IS_NULL", "IS_NOT_NULL", "IN", "STARTS_WITH",
-          "ENDS_WITH", "CONTAINS", "CAST", "+", "-", "*", "/", "%", "&", "|", "^", "ABS", "COALESCE", "UPPER", "LOWER",
-          "CHAR_LENGTH", "SUBSTRING", "~", "CASE_WHEN", "GREATEST", "ROUND", "SQRT", "CONCAT", "TRIM", "DATE_ADD",
-          "ALWAYS_TRUE", "ALWAYS_FALSE", "EXTRACT", "UDF", "UNKNOWN", "TOO_DEEP", "and", "", "__proto__"]
+V2_OPS = [
+    "=",
+    "<>",
+    "<=>",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "AND",
+    "OR",
+    "NOT",
+    "IS_NULL",
+    "IS_NOT_NULL",
+    "IN",
+    "STARTS_WITH",
+    "ENDS_WITH",
+    "CONTAINS",
+    "CAST",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "&",
+    "|",
+    "^",
+    "ABS",
+    "COALESCE",
+    "UPPER",
+    "LOWER",
+    "CHAR_LENGTH",
+    "SUBSTRING",
+    "~",
+    "CASE_WHEN",
+    "GREATEST",
+    "ROUND",
+    "SQRT",
+    "CONCAT",
+    "TRIM",
+    "DATE_ADD",
+    "ALWAYS_TRUE",
+    "ALWAYS_FALSE",
+    "EXTRACT",
+    "UDF",
+    "UNKNOWN",
+    "TOO_DEEP",
+    "and",
+    "",
+    "__proto__",
+]
 #: catalogStrings: Spark's for the types Sluice reads, Spark's for others, then names Spark never writes
-V2_TYPES = ["int", "bigint", "tinyint", "smallint", "double", "float", "decimal(10,2)", "decimal(11,1)", "decimal(38,18)",
-            "decimal(38,0)", "string", "boolean", "date", "timestamp", "timestamp_ntz", "binary", "void", "char(3)",
-            "varchar(5)", "string collate UTF8_LCASE", "interval day to second", "array<int>", "struct<a:int>",
-            "map<string,int>", "variant", "byte", "short", "integer", "long", "null", "", *mutate.DECIMAL_TYPES]
+V2_TYPES = [
+    "int",
+    "bigint",
+    "tinyint",
+    "smallint",
+    "double",
+    "float",
+    "decimal(10,2)",
+    "decimal(11,1)",
+    "decimal(38,18)",
+    "decimal(38,0)",
+    "string",
+    "boolean",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+    "binary",
+    "void",
+    "char(3)",
+    "varchar(5)",
+    "string collate UTF8_LCASE",
+    "interval day to second",
+    "array<int>",
+    "struct<a:int>",
+    "map<string,int>",
+    "variant",
+    "byte",
+    "short",
+    "integer",
+    "long",
+    "null",
+    "",
+    *mutate.DECIMAL_TYPES,
+]
 #: text a Spark string can hold (UTF8String decodes invalid UTF-8 to U+FFFD: no lone surrogate reaches Java)
 _SPARK_TEXT = [text for text in mutate.HOSTILE_TEXT if not any("\ud800" <= char <= "\udfff" for char in text)]
 #: literal texts by type family, at and past the edges of Spark's ranges and of Python's
 #: (Expressions writes days for a date, microseconds for timestamps, base64 for binary)
 _EDGE_TEXTS: dict[str, list[str]] = {
-    "integral": ["0", "-1", "127", "-128", "32768", "2147483647", "-2147483648", "2147483648", "9223372036854775807",
-                 "-9223372036854775808", "9223372036854775808", "9" * 400, "1.5", "1e3", " 1", "", "\u0661"],
-    "float": ["NaN", "Infinity", "-Infinity", "-0.0", "0.0", "1.0E308", "1.7976931348623157E308", "4.9E-324", "3.4028235E38",
-              "3.4028236E38", "1.4E-45", "1.0E-46", "1e999", "nan", "0x1p3", ""],
-    "decimal": ["0", "-0.00", "1.25", "99999999.99", "100000000.00", "0.005", "9" * 38, "0." + "9" * 38, "9" * 39, "1E+5",
-                "1E-400", "1e999999999", "NaN", "-Infinity", "sNaN", "1_0", ""],
-    "date": ["0", "-1", "19782", "-719162", "-719163", "2932896", "2932897", "1000000000", "-2147483648", "2147483647", "1.5"],
-    "timestamp": ["0", "-1", "1710055800000000", "1710052200000000", "253402300799999999", "253402300800000000",
-                  "-62135596800000000", "-62135596800000001", "9223372036854775807", "-9223372036854775808", "1e6"],
+    "integral": [
+        "0",
+        "-1",
+        "127",
+        "-128",
+        "32768",
+        "2147483647",
+        "-2147483648",
+        "2147483648",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "9223372036854775808",
+        "9" * 400,
+        "1.5",
+        "1e3",
+        " 1",
+        "",
+        "\u0661",
+    ],
+    "float": [
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "-0.0",
+        "0.0",
+        "1.0E308",
+        "1.7976931348623157E308",
+        "4.9E-324",
+        "3.4028235E38",
+        "3.4028236E38",
+        "1.4E-45",
+        "1.0E-46",
+        "1e999",
+        "nan",
+        "0x1p3",
+        "",
+    ],
+    "decimal": [
+        "0",
+        "-0.00",
+        "1.25",
+        "99999999.99",
+        "100000000.00",
+        "0.005",
+        "9" * 38,
+        "0." + "9" * 38,
+        "9" * 39,
+        "1E+5",
+        "1E-400",
+        "1e999999999",
+        "NaN",
+        "-Infinity",
+        "sNaN",
+        "1_0",
+        "",
+    ],
+    "date": [
+        "0",
+        "-1",
+        "19782",
+        "-719162",
+        "-719163",
+        "2932896",
+        "2932897",
+        "1000000000",
+        "-2147483648",
+        "2147483647",
+        "1.5",
+    ],
+    "timestamp": [
+        "0",
+        "-1",
+        "1710055800000000",
+        "1710052200000000",
+        "253402300799999999",
+        "253402300800000000",
+        "-62135596800000000",
+        "-62135596800000001",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "1e6",
+    ],
     "boolean": ["true", "false", "TRUE", "1", ""],
     "binary": ["", "AA==", "/w==", "AAEC", "eCc7IC0t", "=", "!!!", "A"],
-    "string": ["", "a", "%", "_", "\\", "a%_\\", "\x00", "\u00e9", "\U0001F600", "x'; DROP TABLE t; --"],
+    "string": ["", "a", "%", "_", "\\", "a%_\\", "\x00", "\u00e9", "\U0001f600", "x'; DROP TABLE t; --"],
 }
-_FAMILIES = {"tinyint": "integral", "smallint": "integral", "int": "integral", "bigint": "integral", "byte": "integral",
-             "short": "integral", "integer": "integral", "long": "integral", "double": "float", "float": "float",
-             "date": "date", "timestamp": "timestamp", "timestamp_ntz": "timestamp", "boolean": "boolean", "binary": "binary",
-             "string": "string"}
+_FAMILIES = {
+    "tinyint": "integral",
+    "smallint": "integral",
+    "int": "integral",
+    "bigint": "integral",
+    "byte": "integral",
+    "short": "integral",
+    "integer": "integral",
+    "long": "integral",
+    "double": "float",
+    "float": "float",
+    "date": "date",
+    "timestamp": "timestamp",
+    "timestamp_ntz": "timestamp",
+    "boolean": "boolean",
+    "binary": "binary",
+    "string": "string",
+}
 V2_WORDS = ["ref", "lit", "type", "op", "args", "from", "to", "name", "text", "field", *V2_OPS]
 #: how deep Expressions writes an expression (MAX_DEPTH): an operand deeper still arrives as TOO_DEEP
 _MAX_DEPTH = 100
@@ -153,7 +316,11 @@ def _shaped(rng: random.Random, op: str, args: list[Any]) -> dict[str, Any]:
     if op == "CAST":
         return {"op": op, "from": rng.choice(V2_TYPES), "to": rng.choice(V2_TYPES), "args": args[:1] or [_literal(rng)]}
     if op == "EXTRACT":
-        return {"op": op, "field": rng.choice(["YEAR", "DAY_OF_WEEK", "SECOND", ""]), "args": args[:1] or [_reference(rng)]}
+        return {
+            "op": op,
+            "field": rng.choice(["YEAR", "DAY_OF_WEEK", "SECOND", ""]),
+            "args": args[:1] or [_reference(rng)],
+        }
     if op == "UDF":
         return {"op": op, "name": rng.choice(["my_catalog.f", "", "x'; --"]), "args": args}
     if op in ("TOO_DEEP", "UNKNOWN"):
@@ -201,10 +368,32 @@ def _wrapped(rng: random.Random, node: dict[str, Any]) -> dict[str, Any]:
     """``node`` as the operand of a unary operator, of a binary one beside a literal, or of a cast."""
     choice = rng.randrange(3)
     if choice == 0:
-        return {"op": rng.choice(["NOT", "IS_NULL", "IS_NOT_NULL", "ABS", "UPPER", "LOWER", "CHAR_LENGTH", "-"]), "args": [node]}
+        return {
+            "op": rng.choice(["NOT", "IS_NULL", "IS_NOT_NULL", "ABS", "UPPER", "LOWER", "CHAR_LENGTH", "-"]),
+            "args": [node],
+        }
     if choice == 1:
-        op = rng.choice([*_COMPARISONS, "+", "-", "*", "/", "%", "&", "|", "^", "STARTS_WITH", "ENDS_WITH", "CONTAINS", "COALESCE",
-                         "IN", "SUBSTRING", "AND", "OR"])
+        op = rng.choice(
+            [
+                *_COMPARISONS,
+                "+",
+                "-",
+                "*",
+                "/",
+                "%",
+                "&",
+                "|",
+                "^",
+                "STARTS_WITH",
+                "ENDS_WITH",
+                "CONTAINS",
+                "COALESCE",
+                "IN",
+                "SUBSTRING",
+                "AND",
+                "OR",
+            ]
+        )
         return {"op": op, "args": [node, _literal(rng)] if rng.random() < 0.8 else [_literal(rng), node]}
     return {"op": "CAST", "from": rng.choice(V2_TYPES), "to": rng.choice(V2_TYPES), "args": [node]}
 
@@ -213,14 +402,16 @@ def _nested(rng: random.Random, node: dict[str, Any]) -> dict[str, Any]:
     """``node`` under operators up to and past Expressions' depth (cut at TOO_DEEP later)."""
     depth = rng.choice([31, 33, 63, 64, 65, 99, 100, 101, 129, 1000])
     leaf = _comparison(rng)
-    wrap = rng.choice([  # AND and OR alternate: Expressions flattens a chain of one connective
-        lambda value, level: {"op": "NOT", "args": [value]},
-        lambda value, level: {"op": "AND" if level % 2 else "OR", "args": [value, leaf]},
-        lambda value, level: {"op": "+", "args": [value, {"lit": "1", "type": "int"}]},
-        lambda value, level: {"op": "CAST", "from": "int", "to": "int", "args": [value]},
-        lambda value, level: {"op": "COALESCE", "args": [value, {"ref": ["i"]}]},
-        lambda value, level: {"op": "-", "args": [value]},
-    ])
+    wrap = rng.choice(
+        [  # AND and OR alternate: Expressions flattens a chain of one connective
+            lambda value, level: {"op": "NOT", "args": [value]},
+            lambda value, level: {"op": "AND" if level % 2 else "OR", "args": [value, leaf]},
+            lambda value, level: {"op": "+", "args": [value, {"lit": "1", "type": "int"}]},
+            lambda value, level: {"op": "CAST", "from": "int", "to": "int", "args": [value]},
+            lambda value, level: {"op": "COALESCE", "args": [value, {"ref": ["i"]}]},
+            lambda value, level: {"op": "-", "args": [value]},
+        ]
+    )
     for level in range(depth):
         node = wrap(node, level)
     return node
@@ -286,8 +477,9 @@ def _written_size(tree: Any, limit: int) -> int:
 
 
 # ---------------------------------------------------------------- flight JSON
-def json_generator(seed_list: Callable[[], list[bytes]], vocabulary: list[str],
-                    nested: Callable[[random.Random], Any]) -> Callable[[random.Random, list[bytes]], bytes]:
+def json_generator(
+    seed_list: Callable[[], list[bytes]], vocabulary: list[str], nested: Callable[[random.Random], Any]
+) -> Callable[[random.Random, list[bytes]], bytes]:
     donors = [subtree for seed in seed_list() for subtree in mutate.subtrees(json.loads(seed).get("filter") or {})]
 
     def generate(rng: random.Random, pool: list[bytes]) -> bytes:
@@ -308,9 +500,12 @@ def json_generator(seed_list: Callable[[], list[bytes]], vocabulary: list[str],
                 tree = mutate.mutate_json_tree(rng, tree, vocabulary, nested, donors)
             data = mutate.dump_json(tree)
         if rng.random() < 0.05:
-            data = b"path:" + b"\x00".join(rng.choice([b"pg", b"public", b"t", b"\xff", b"", b"lite", b"x" * 300])
-                                           for _ in range(rng.randint(0, 4)))
+            data = b"path:" + b"\x00".join(
+                rng.choice([b"pg", b"public", b"t", b"\xff", b"", b"lite", b"x" * 300])
+                for _ in range(rng.randint(0, 4))
+            )
         return data
+
     return generate
 
 
@@ -320,16 +515,95 @@ def _expressions(request: Any) -> Any:
     return body.get("conjuncts", body.get("filters", body)) if isinstance(body, dict) else None
 
 
-SLUICE_WORDS = ["op", "args", "column", "literal", "type", "escape", "sql", "reason", "format", "version", "conjuncts",
-                 "table", "columns", "filter", "limit", "partitions", "session_zone", "protocol", "sluice", "airport",
-                 "substrait", "base64", *filter_json.OPS, "i", "s", "f", "ts", "dt", "d", "id", "we\"ird"]
-AIRPORT_WORDS = ["expression_class", "type", "children", "left", "right", "input", "lower", "upper", "child", "binding",
-                  "column_index", "value", "is_null", "id", "type_info", "width", "scale", "name", "return_type", "upper",
-                  "lower", "base64", "filters", "column_binding_names_by_index", "BOUND_COMPARISON", "BOUND_CONJUNCTION",
-                  "BOUND_OPERATOR", "BOUND_BETWEEN", "BOUND_FUNCTION", "BOUND_CONSTANT", "BOUND_COLUMN_REF", "BOUND_CAST",
-                  "COMPARE_EQUAL", "COMPARE_IN", "COMPARE_NOT_IN", "CONJUNCTION_AND", "CONJUNCTION_OR", "OPERATOR_NOT",
-                  "OPERATOR_IS_NULL", "OPERATOR_COALESCE", "DECIMAL", "HUGEINT", "VARCHAR", "DATE", "TIMESTAMP_NS", "DOUBLE",
-                  "BIGINT", "SQLNULL", "list_value", "like_escape", "~~", "prefix", "length", "+"]
+SLUICE_WORDS = [
+    "op",
+    "args",
+    "column",
+    "literal",
+    "type",
+    "escape",
+    "sql",
+    "reason",
+    "format",
+    "version",
+    "conjuncts",
+    "table",
+    "columns",
+    "filter",
+    "limit",
+    "partitions",
+    "session_zone",
+    "protocol",
+    "sluice",
+    "airport",
+    "substrait",
+    "base64",
+    *filter_json.OPS,
+    "i",
+    "s",
+    "f",
+    "ts",
+    "dt",
+    "d",
+    "id",
+    'we"ird',
+]
+AIRPORT_WORDS = [
+    "expression_class",
+    "type",
+    "children",
+    "left",
+    "right",
+    "input",
+    "lower",
+    "upper",
+    "child",
+    "binding",
+    "column_index",
+    "value",
+    "is_null",
+    "id",
+    "type_info",
+    "width",
+    "scale",
+    "name",
+    "return_type",
+    "upper",
+    "lower",
+    "base64",
+    "filters",
+    "column_binding_names_by_index",
+    "BOUND_COMPARISON",
+    "BOUND_CONJUNCTION",
+    "BOUND_OPERATOR",
+    "BOUND_BETWEEN",
+    "BOUND_FUNCTION",
+    "BOUND_CONSTANT",
+    "BOUND_COLUMN_REF",
+    "BOUND_CAST",
+    "COMPARE_EQUAL",
+    "COMPARE_IN",
+    "COMPARE_NOT_IN",
+    "CONJUNCTION_AND",
+    "CONJUNCTION_OR",
+    "OPERATOR_NOT",
+    "OPERATOR_IS_NULL",
+    "OPERATOR_COALESCE",
+    "DECIMAL",
+    "HUGEINT",
+    "VARCHAR",
+    "DATE",
+    "TIMESTAMP_NS",
+    "DOUBLE",
+    "BIGINT",
+    "SQLNULL",
+    "list_value",
+    "like_escape",
+    "~~",
+    "prefix",
+    "length",
+    "+",
+]
 
 
 def nested_sluice(rng: random.Random) -> Any:
@@ -344,12 +618,24 @@ def nested_sluice(rng: random.Random) -> Any:
 
 def nested_airport(rng: random.Random) -> Any:
     leaf = {"expression_class": "BOUND_COLUMN_REF", "binding": {"column_index": 7}}
-    compare = {"expression_class": "BOUND_COMPARISON", "type": "COMPARE_EQUAL", "left": leaf,
-               "right": {"expression_class": "BOUND_CONSTANT", "value": {"type": {"id": "INTEGER"}, "is_null": False, "value": 1}}}
+    compare = {
+        "expression_class": "BOUND_COMPARISON",
+        "type": "COMPARE_EQUAL",
+        "left": leaf,
+        "right": {
+            "expression_class": "BOUND_CONSTANT",
+            "value": {"type": {"id": "INTEGER"}, "is_null": False, "value": 1},
+        },
+    }
     if rng.random() < 0.5:
-        return {"expression_class": "BOUND_CONJUNCTION", "type": rng.choice(["CONJUNCTION_AND", "CONJUNCTION_OR"]),
-                "children": [compare] * rng.choice([2, 33, 1000, 5000])}
-    return _wrap(rng, compare, lambda v: {"expression_class": "BOUND_OPERATOR", "type": "OPERATOR_NOT", "children": [v]})
+        return {
+            "expression_class": "BOUND_CONJUNCTION",
+            "type": rng.choice(["CONJUNCTION_AND", "CONJUNCTION_OR"]),
+            "children": [compare] * rng.choice([2, 33, 1000, 5000]),
+        }
+    return _wrap(
+        rng, compare, lambda v: {"expression_class": "BOUND_OPERATOR", "type": "OPERATOR_NOT", "children": [v]}
+    )
 
 
 def _wrap(rng: random.Random, leaf: Any, wrap: Callable[[Any], Any]) -> Any:
@@ -400,7 +686,9 @@ def _nest_message(rng: random.Random, message: bytes) -> bytes:
     depth = rng.choice(mutate.DEPTHS[:5])
     expression = _field(1, _field(5, b"\x08\x01"))  # a literal i32 = 1
     for _ in range(depth):
-        call = _field(4, _field(3, expression)) + b"\x08" + wire.varint(rng.choice([0, 1, 2, 99]))  # args, function anchor
+        call = (
+            _field(4, _field(3, expression)) + b"\x08" + wire.varint(rng.choice([0, 1, 2, 99]))
+        )  # args, function anchor
         expression = _field(3, call)
     reference = _field(3, _field(1, expression))
     return message + reference
@@ -414,9 +702,39 @@ def _varint_bomb(rng: random.Random, message: bytes) -> bytes:
 
 # ---------------------------------------------------------------- catalog
 _TOML_PIECES = [
-    "[sources.x]\n", "url = \"sqlite:///a.db\"\n", "partitions = ", "statement_timeout_s = ", "password_env = ", "= ", "\"",
-    "'", "'''", "\"\"\"", "\\u0000", "\\uD800", "\\x", "[[sources]]\n", "[sources]\n", "inf", "nan", "-0.0", "1e999", "0x7f",
-    "9" * 5000, "1979-05-27T07:32:00Z", "{ url = 1 }", "[", "]", "{", "}", ".", "\n", "\r", "\x00", "#", "true",
+    "[sources.x]\n",
+    'url = "sqlite:///a.db"\n',
+    "partitions = ",
+    "statement_timeout_s = ",
+    "password_env = ",
+    "= ",
+    '"',
+    "'",
+    "'''",
+    '"""',
+    "\\u0000",
+    "\\uD800",
+    "\\x",
+    "[[sources]]\n",
+    "[sources]\n",
+    "inf",
+    "nan",
+    "-0.0",
+    "1e999",
+    "0x7f",
+    "9" * 5000,
+    "1979-05-27T07:32:00Z",
+    "{ url = 1 }",
+    "[",
+    "]",
+    "{",
+    "}",
+    ".",
+    "\n",
+    "\r",
+    "\x00",
+    "#",
+    "true",
 ]
 
 
@@ -432,5 +750,5 @@ def catalog(rng: random.Random, pool: list[bytes]) -> bytes:
         else:
             depth = rng.choice(mutate.DEPTHS[:6])
             opener, closer = rng.choice([("[", "]"), ("{ a = ", " }"), ("[{ a = ", " }]")])
-            data += f"\n[sources.deep]\nurl = \"sqlite:///d.db\"\nx = {opener * depth}1{closer * depth}\n".encode()
+            data += f'\n[sources.deep]\nurl = "sqlite:///d.db"\nx = {opener * depth}1{closer * depth}\n'.encode()
     return data

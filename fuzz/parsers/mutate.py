@@ -15,19 +15,105 @@ from typing import Any
 INVALID_UTF8 = [b"\x80", b"\xc3", b"\xed\xa0\x80", b"\xc0\x80", b"\xf4\x90\x80\x80", b"\xff\xfe"]
 #: text that has broken quoting, escaping or parsers somewhere
 HOSTILE_TEXT = [
-    "'", "''", '"', "`", "\\", "\\'", "\\\\", "--", "/*", "*/", "#", ";", "\x00", "\n", "\r\n", "\t", "\u2019", "\uff07",
-    "\u02bc", "\u2028", "\ufeff", "$$", "$1", "?", "%", "_", "[", "*", "x'; DROP TABLE t; --", "' OR '1'='1", "\\u0000",
-    "\\uD800", "\\U0001F600", "\\0", "\\Z", "\\101", "\U0001F600", "\ud800", "X'zz'", "N'x'", "E'\\x41'", "_utf8mb4'x'",
+    "'",
+    "''",
+    '"',
+    "`",
+    "\\",
+    "\\'",
+    "\\\\",
+    "--",
+    "/*",
+    "*/",
+    "#",
+    ";",
+    "\x00",
+    "\n",
+    "\r\n",
+    "\t",
+    "\u2019",
+    "\uff07",
+    "\u02bc",
+    "\u2028",
+    "\ufeff",
+    "$$",
+    "$1",
+    "?",
+    "%",
+    "_",
+    "[",
+    "*",
+    "x'; DROP TABLE t; --",
+    "' OR '1'='1",
+    "\\u0000",
+    "\\uD800",
+    "\\U0001F600",
+    "\\0",
+    "\\Z",
+    "\\101",
+    "\U0001f600",
+    "\ud800",
+    "X'zz'",
+    "N'x'",
+    "E'\\x41'",
+    "_utf8mb4'x'",
 ]
 #: numbers as text, at and past the edges of every reader (Spark's suffixes and Python's spellings too)
 NUMBERS = [
-    "0", "-0", "-0.0", "1e308", "1e309", "-1e999999", "1e-400", "9" * 40, "9" * 400, "-9223372036854775808",
-    "9223372036854775808", "18446744073709551616", "1L", "127Y", "32768S", "1.5BD", "1D", "1F", "0x1F", "NaN",
-    "Infinity", "1.", ".5", "1e", "1_000",
+    "0",
+    "-0",
+    "-0.0",
+    "1e308",
+    "1e309",
+    "-1e999999",
+    "1e-400",
+    "9" * 40,
+    "9" * 400,
+    "-9223372036854775808",
+    "9223372036854775808",
+    "18446744073709551616",
+    "1L",
+    "127Y",
+    "32768S",
+    "1.5BD",
+    "1D",
+    "1F",
+    "0x1F",
+    "NaN",
+    "Infinity",
+    "1.",
+    ".5",
+    "1e",
+    "1_000",
 ]
-DECIMAL_TYPES = ["decimal(38,38)", "decimal(39,0)", "decimal(0,0)", "decimal(5,9)", "decimal(999999999,2)", "decimal(38, 0)"]
-TYPE_NAMES = ["boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string", "binary", "date", "timestamp",
-              "timestamp_ntz", "null", "decimal(10,2)", "interval", "", "INT", *DECIMAL_TYPES]
+DECIMAL_TYPES = [
+    "decimal(38,38)",
+    "decimal(39,0)",
+    "decimal(0,0)",
+    "decimal(5,9)",
+    "decimal(999999999,2)",
+    "decimal(38, 0)",
+]
+TYPE_NAMES = [
+    "boolean",
+    "tinyint",
+    "smallint",
+    "int",
+    "bigint",
+    "float",
+    "double",
+    "string",
+    "binary",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+    "null",
+    "decimal(10,2)",
+    "interval",
+    "",
+    "INT",
+    *DECIMAL_TYPES,
+]
 #: placeholder for a JSON number longer than Python converts (4,300 digits)
 HUGE = "<a number of 5000 digits>"
 #: nesting depths tried: below, at and past every limit (32 for chains kept as written, 64 for Flight,
@@ -46,29 +132,31 @@ def flip_bits(rng: random.Random, data: bytes) -> bytes:
 
 
 def truncate(rng: random.Random, data: bytes) -> bytes:
-    return data[:rng.randrange(len(data) + 1)]
+    return data[: rng.randrange(len(data) + 1)]
 
 
 def delete_range(rng: random.Random, data: bytes) -> bytes:
     start = rng.randrange(len(data) + 1)
-    return data[:start] + data[start + rng.randint(1, 16):]
+    return data[:start] + data[start + rng.randint(1, 16) :]
 
 
 def duplicate_range(rng: random.Random, data: bytes) -> bytes:
     start = rng.randrange(len(data) + 1)
-    chunk = data[start:start + rng.randint(1, 32)]
+    chunk = data[start : start + rng.randint(1, 32)]
     return data[:start] + chunk * rng.choice([2, 10, 1000]) + data[start:]
 
 
 def insert_bytes(rng: random.Random, data: bytes) -> bytes:
     position = rng.randrange(len(data) + 1)
-    insert = rng.choice([bytes(rng.randrange(256) for _ in range(rng.randint(1, 8))), rng.choice(INVALID_UTF8), b"\x00"])
+    insert = rng.choice(
+        [bytes(rng.randrange(256) for _ in range(rng.randint(1, 8))), rng.choice(INVALID_UTF8), b"\x00"]
+    )
     return data[:position] + insert + data[position:]
 
 
 def splice(rng: random.Random, data: bytes, other: bytes) -> bytes:
     """A prefix of ``data`` followed by a suffix of ``other`` (another seed)."""
-    return data[:rng.randrange(len(data) + 1)] + other[rng.randrange(len(other) + 1):]
+    return data[: rng.randrange(len(data) + 1)] + other[rng.randrange(len(other) + 1) :]
 
 
 def deep_brackets(rng: random.Random, data: bytes) -> bytes:
@@ -80,7 +168,12 @@ def deep_brackets(rng: random.Random, data: bytes) -> bytes:
 
 
 BYTE_MUTATIONS: list[Callable[[random.Random, bytes], bytes]] = [
-    flip_bits, truncate, delete_range, duplicate_range, insert_bytes, deep_brackets,
+    flip_bits,
+    truncate,
+    delete_range,
+    duplicate_range,
+    insert_bytes,
+    deep_brackets,
 ]
 
 
@@ -137,8 +230,9 @@ def subtrees(tree: Any) -> list[Any]:
     return [container[key] for container, key in _slots(tree) if isinstance(container[key], (dict, list))]
 
 
-def mutate_json_tree(rng: random.Random, tree: Any, vocabulary: list[str], nested: Callable[[random.Random], Any],
-                     donors: list[Any] = ()) -> Any:  # type: ignore[assignment]
+def mutate_json_tree(
+    rng: random.Random, tree: Any, vocabulary: list[str], nested: Callable[[random.Random], Any], donors: list[Any] = ()
+) -> Any:  # type: ignore[assignment]
     """Change one place of ``tree`` (in place when possible; the new root is returned)."""
     slots = _slots(tree)
     if not slots:
@@ -155,7 +249,9 @@ def mutate_json_tree(rng: random.Random, tree: Any, vocabulary: list[str], neste
     elif kind == 2:
         container[key] = nested(rng)
     elif kind == 3:
-        container[key] = rng.choice([10**400, -(10**400), 10**4299, 2**64, 2**63, -(2**63) - 1, 1e308, "9" * 5000, HUGE])
+        container[key] = rng.choice(
+            [10**400, -(10**400), 10**4299, 2**64, 2**63, -(2**63) - 1, 1e308, "9" * 5000, HUGE]
+        )
     elif kind == 4:  # wrong type: the same value as something else
         container[key] = rng.choice([[old], {"x": old}, str(old)[:100], 1, True, None, ""])
     elif kind == 5 and isinstance(container, dict):

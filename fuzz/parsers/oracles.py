@@ -78,9 +78,18 @@ def _iceberg_schema() -> Any:
         TimestamptzType,
     )
 
-    types = {"bigint": LongType(), "int": IntegerType(), "double": DoubleType(), "float": FloatType(),
-             "decimal(10,2)": DecimalType(10, 2), "string": StringType(), "date": DateType(), "timestamp": TimestamptzType(),
-             "timestamp_ntz": TimestampType(), "boolean": BooleanType()}
+    types = {
+        "bigint": LongType(),
+        "int": IntegerType(),
+        "double": DoubleType(),
+        "float": FloatType(),
+        "decimal(10,2)": DecimalType(10, 2),
+        "string": StringType(),
+        "date": DateType(),
+        "timestamp": TimestamptzType(),
+        "timestamp_ntz": TimestampType(),
+        "boolean": BooleanType(),
+    }
     return Schema(*(NestedField(i + 1, c.name, types[c.type.name]) for i, c in enumerate(TABLES["lake"].columns)))
 
 
@@ -97,7 +106,9 @@ def _engine(source: str) -> Any:
         import sqlite3
 
         connection = sqlite3.connect(":memory:", check_same_thread=False)
-        columns = ", ".join(f"{dialect.render_identifier(c.name)} {_SQLITE_TYPES.get(c.type.name, 'TEXT')}" for c in table.columns)
+        columns = ", ".join(
+            f"{dialect.render_identifier(c.name)} {_SQLITE_TYPES.get(c.type.name, 'TEXT')}" for c in table.columns
+        )
     elif source in ("duck", "lake"):
         import duckdb
 
@@ -115,4 +126,3 @@ def _duckdb_type(column: Any) -> str:
     spark = DIALECTS["duck"].type_names.get(column.type.name) or column.remote_type.upper()
     collation = column.collation if column.type.name == "string" and column.collation not in (None, "C") else None
     return f"{spark} COLLATE {collation}" if collation else spark
-

@@ -84,8 +84,11 @@ def run(name: str, cases: int, seed: int, time_limit: float = 10.0, only: list[i
             summary.refused += 1
             summary.refusals[type(error).__name__] += 1
         else:
-            summary.failures.append(Failure(name, seed, index, data, f"{type(error).__name__}: {str(error)[:500]}",
-                                            _innermost(error), elapsed))
+            summary.failures.append(
+                Failure(
+                    name, seed, index, data, f"{type(error).__name__}: {str(error)[:500]}", _innermost(error), elapsed
+                )
+            )
     return summary
 
 

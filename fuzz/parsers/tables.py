@@ -29,11 +29,17 @@ def _table(source: str, schema: str | None, text: dict[str, object], integer: st
     """One table per source: every Spark type family, plus text columns under ``text`` properties
     (``integer``: the Spark type the source reads its ``integer`` as; SQLite's is 64-bit)."""
     columns = [
-        _column("id", "bigint", "bigint"), _column("i", integer, "integer"), _column("f", "double", "double"),
-        _column("r", "float", "real"), _column("d", "decimal(10,2)", "numeric(10,2)"),
-        _column("s", "string", "text", **text), _column("c", "string", "text", collation="C"),
-        _column("dt", "date", "date"), _column("ts", "timestamp", "timestamp with time zone"),
-        _column("tn", "timestamp_ntz", "timestamp"), _column("b", "boolean", "boolean"),
+        _column("id", "bigint", "bigint"),
+        _column("i", integer, "integer"),
+        _column("f", "double", "double"),
+        _column("r", "float", "real"),
+        _column("d", "decimal(10,2)", "numeric(10,2)"),
+        _column("s", "string", "text", **text),
+        _column("c", "string", "text", collation="C"),
+        _column("dt", "date", "date"),
+        _column("ts", "timestamp", "timestamp with time zone"),
+        _column("tn", "timestamp_ntz", "timestamp"),
+        _column("b", "boolean", "boolean"),
         *(_column(name, "string", "text", **text) for name in HOSTILE_NAMES),
     ]
     return TableSchema(source, schema, "t", tuple(columns))
@@ -47,7 +53,11 @@ TABLES: dict[str, TableSchema] = {
     "lake": _table("lake", "db", {}),
 }
 DIALECTS: dict[str, Dialect] = {
-    "pg": PostgresDialect(), "lite": SqliteDialect(), "my": MariadbDialect(), "duck": DuckdbDialect(), "lake": LakeDialect(),
+    "pg": PostgresDialect(),
+    "lite": SqliteDialect(),
+    "my": MariadbDialect(),
+    "duck": DuckdbDialect(),
+    "lake": LakeDialect(),
 }
 
 

@@ -70,7 +70,9 @@ class _Classifier:
 
     dialect: Dialect
 
-    def classify(self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str) -> tuple[Verdict, ...]:
+    def classify(
+        self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str
+    ) -> tuple[Verdict, ...]:
         return classify_conjuncts(self.dialect, table, candidates, session_zone)
 
 
@@ -85,8 +87,13 @@ def _planner() -> CatalogPlanner:
 def filters(source: str, predicates: list[Any]) -> dict[str, Any]:
     """``CatalogPlanner.filters``' answer to ``predicates`` offered on ``source``'s table, as
     the bridge calls it and as JSON, the form the bridge sends back."""
-    request = {"catalog": source, "options": _OPTIONS, "session_zone": ZONE,
-               "table": {"table": table_to_dict(TABLES[source])}, "predicates": predicates}
+    request = {
+        "catalog": source,
+        "options": _OPTIONS,
+        "session_zone": ZONE,
+        "table": {"table": table_to_dict(TABLES[source])},
+        "predicates": predicates,
+    }
     return json.loads(json.dumps(_planner().filters(request)))
 
 
@@ -127,7 +134,9 @@ def run_flight(data: bytes) -> None:
     conjuncts = planning.read_filter(request.filter, table)
     trees = [c.tree for c in conjuncts if c.tree is not None]
     for name in (source, "lite", "my"):
-        verdicts = classify_conjuncts(DIALECTS[name], TABLES[name], trees, request.session_zone)  # the fuzz tables share names
+        verdicts = classify_conjuncts(
+            DIALECTS[name], TABLES[name], trees, request.session_zone
+        )  # the fuzz tables share names
         check_remote(name, TABLES[name], [v.remote_sql for v in verdicts if v.level.pushed])  # type: ignore[misc]
     for conjunct in conjuncts:
         json.dumps({"sql": conjunct.sql, "reason": conjunct.reason})  # the FlightInfo's app_metadata
@@ -145,11 +154,18 @@ def run_catalog(data: bytes) -> None:
 
 TARGETS: dict[str, Target] = {
     "v2": Target("v2", seeds.v2_seeds, generate.v2, run_v2),
-    "flight-json": Target("flight-json", seeds.flight_json_seeds,
-                          generate.json_generator(seeds.flight_json_seeds, generate.SLUICE_WORDS, generate.nested_sluice), run_flight),
-    "airport": Target("airport", seeds.airport_seeds,
-                      generate.json_generator(seeds.airport_seeds, generate.AIRPORT_WORDS, generate.nested_airport), run_flight),
+    "flight-json": Target(
+        "flight-json",
+        seeds.flight_json_seeds,
+        generate.json_generator(seeds.flight_json_seeds, generate.SLUICE_WORDS, generate.nested_sluice),
+        run_flight,
+    ),
+    "airport": Target(
+        "airport",
+        seeds.airport_seeds,
+        generate.json_generator(seeds.airport_seeds, generate.AIRPORT_WORDS, generate.nested_airport),
+        run_flight,
+    ),
     "substrait": Target("substrait", generate.substrait_seeds, generate.substrait, run_flight),
     "catalog": Target("catalog", seeds.catalog_seeds, generate.catalog, run_catalog),
 }
-

@@ -32,7 +32,7 @@ def decode(data: bytes, depth: int = 0) -> list[Field] | None:
                 size, position = read_varint(data, position)
                 if position + size > len(data):
                     return None
-                payload = data[position:position + size]
+                payload = data[position : position + size]
                 position += size
                 nested = decode(payload, depth + 1) if depth < 40 and payload else None
                 fields.append([number, 2, nested if nested else payload])
@@ -40,7 +40,7 @@ def decode(data: bytes, depth: int = 0) -> list[Field] | None:
                 width = 8 if wire == 1 else 4
                 if position + width > len(data):
                     return None
-                fields.append([number, wire, data[position:position + width]])
+                fields.append([number, wire, data[position : position + width]])
                 position += width
             else:
                 return None

@@ -44,8 +44,10 @@ def check_text(text: str, refuses_nul: str | None) -> None:
 
 def wall_clock(value: dt.datetime) -> str:
     """``YYYY-MM-DD HH:MM:SS.ffffff`` with a four-digit year (strftime drops zeros before 1000)."""
-    return (f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
-            f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}.{value.microsecond:06d}")
+    return (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
+        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}.{value.microsecond:06d}"
+    )
 
 
 class Dialect:
@@ -176,12 +178,14 @@ class Dialect:
             raise Unsupported(f"LIKE follows the collation: {text.why}")
         spelled = pattern.render("%", "_", lambda c: "\\" + c if c in "%_\\" else c)
         like = exp.Like(this=paren(value.sql), expression=self.string_literal(spelled))
-        return Translation(Level.EXACT, "LIKE with an explicit escape character", exp.Escape(this=like, expression=exp.Literal.string("\\")))
+        return Translation(
+            Level.EXACT,
+            "LIKE with an explicit escape character",
+            exp.Escape(this=like, expression=exp.Literal.string("\\")),
+        )
 
     def arithmetic(self, op: type[exp.Expression], left: Value, right: Value) -> Value:
         raise Unsupported(f"{self.name}: arithmetic is not pushed")
 
     def upper_lower(self, value: Value, function: str) -> Value:
-        raise Unsupported(
-            f"{function}(): Spark uses Java's full Unicode case mapping (ß -> SS); {self.name}'s differs"
-        )
+        raise Unsupported(f"{function}(): Spark uses Java's full Unicode case mapping (ß -> SS); {self.name}'s differs")

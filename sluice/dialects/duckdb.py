@@ -74,14 +74,25 @@ _INTEGER_OPS = (exp.Add, exp.Sub, exp.Mul, exp.Mod, exp.BitwiseXor, exp.BitwiseA
 _NAMED = {exp.Add: "add", exp.Sub: "subtract", exp.Mul: "multiply"}
 _FLOAT_OPS = (exp.Add, exp.Sub, exp.Mul)
 #: the DuckDB type a column must have for its values to need no cast in arithmetic
-_NATIVE = {"tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT", "float": "FLOAT", "double": "DOUBLE"}
+_NATIVE = {
+    "tinyint": "TINYINT",
+    "smallint": "SMALLINT",
+    "int": "INTEGER",
+    "bigint": "BIGINT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+}
 
 
 #: types Spark has no exact match for: the reader casts them remotely to a wider Spark type
 #: (HUGEINT and UHUGEINT leave Arrow as decimal128(38,0) with no check: 2**128-1 arrives as -1)
 WIDENED_TYPES = {
-    "UTINYINT": "smallint", "USMALLINT": "int", "UINTEGER": "bigint", "UBIGINT": "decimal(20,0)",
-    "HUGEINT": "decimal(38,0)", "UHUGEINT": "decimal(38,0)",
+    "UTINYINT": "smallint",
+    "USMALLINT": "int",
+    "UINTEGER": "bigint",
+    "UBIGINT": "decimal(20,0)",
+    "HUGEINT": "decimal(38,0)",
+    "UHUGEINT": "decimal(38,0)",
 }
 
 
@@ -119,7 +130,13 @@ class DuckdbDialect(Dialect):
         return super().literal(constant, context)
 
     def float_literal(self, value: float, spark_type: SparkType) -> exp.Expression:
-        text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) else repr(value)
+        text = (
+            "NaN"
+            if math.isnan(value)
+            else ("Infinity" if value > 0 else "-Infinity")
+            if math.isinf(value)
+            else repr(value)
+        )
         return self.cast(exp.Literal.string(text), spark_type, spark_type)
 
     def date_literal(self, value: dt.date) -> exp.Expression:
@@ -130,7 +147,9 @@ class DuckdbDialect(Dialect):
         return exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build("TIMESTAMPTZ", dialect="duckdb"))
 
     def timestamp_ntz_literal(self, value: dt.datetime) -> exp.Expression:
-        return exp.Cast(this=exp.Literal.string(wall_clock(value)), to=exp.DataType.build("TIMESTAMP", dialect="duckdb"))
+        return exp.Cast(
+            this=exp.Literal.string(wall_clock(value)), to=exp.DataType.build("TIMESTAMP", dialect="duckdb")
+        )
 
     # ------------------------------------------------------------- text
     def aggregated(self, column: Column) -> str | None:
@@ -141,12 +160,19 @@ class DuckdbDialect(Dialect):
     def text_rules(self, column: Column) -> TextRules:
         described = column.describe()
         if column.collation is None or column.collation.lower() in BINARY_COLLATIONS:
-            return TextRules(Level.EXACT, "native", f"{described}: no collation, DuckDB compares UTF-8 bytes like Spark")
+            return TextRules(
+                Level.EXACT, "native", f"{described}: no collation, DuckDB compares UTF-8 bytes like Spark"
+            )
         if column.collation == UNKNOWN_COLLATION:
             why = f"{described}: DuckDB's catalog does not tell this column's collation"
         else:
             why = f"{described}: DuckDB collation {column.collation} folds what Spark compares"
-        return TextRules(Level.EXACT, "collate_c", why + '; pushed under COLLATE "binary" (byte comparison, like Spark)', binary_equality=True)
+        return TextRules(
+            Level.EXACT,
+            "collate_c",
+            why + '; pushed under COLLATE "binary" (byte comparison, like Spark)',
+            binary_equality=True,
+        )
 
     def binary_collation(self, sql: exp.Expression) -> exp.Expression:
         if isinstance(sql, exp.Null):
@@ -169,10 +195,17 @@ class DuckdbDialect(Dialect):
         elif Kind.FLOAT in kinds and kinds <= {Kind.FLOAT, Kind.INTEGRAL} and op in _FLOAT_OPS:
             result = left.type if left.type == right.type else DOUBLE  # Spark: float op integer is double
         else:
-            raise Unsupported(f"{op.__name__} over {left.type} and {right.type}: DuckDB's result type or rounding differs from Spark's")
+            raise Unsupported(
+                f"{op.__name__} over {left.type} and {right.type}: DuckDB's result type or rounding differs from Spark's"
+            )
         operands = [self._typed(left, result), self._typed(right, result)]
         name = _NAMED.get(op)
-        return Value(op(this=operands[0], expression=operands[1]) if name is None else exp.Anonymous(this=name, expressions=operands), result)
+        return Value(
+            op(this=operands[0], expression=operands[1])
+            if name is None
+            else exp.Anonymous(this=name, expressions=operands),
+            result,
+        )
 
     def _typed(self, value: Value, target: SparkType) -> exp.Expression:
         """``value`` as a DuckDB expression of exactly Spark's type ``target``.
@@ -180,7 +213,11 @@ class DuckdbDialect(Dialect):
         Columns of the native type, casts and this method's own results (an operator of
         ``_INTEGER_OPS`` or a function of ``_NAMED``) already have it; anything else is cast.
         """
-        native = isinstance(value.sql, exp.Column) and value.column is not None and value.column.remote_type == _NATIVE[target.name]
+        native = (
+            isinstance(value.sql, exp.Column)
+            and value.column is not None
+            and value.column.remote_type == _NATIVE[target.name]
+        )
         ours = isinstance(value.sql, exp.Anonymous) and value.sql.name in _NAMED.values()
         typed = (ours or isinstance(value.sql, (exp.Cast, *_INTEGER_OPS))) and value.type == target
         return paren(value.sql) if native or typed else self.cast(value.sql, target, value.type)

@@ -70,7 +70,9 @@ MAX_ARGUMENTS = 100
 def coalesce(translator: Translator, node: exp.Expression) -> Value:
     nodes = [node.this, *node.expressions]
     if len(nodes) > MAX_ARGUMENTS:
-        raise Unsupported(f"coalesce() with {len(nodes)} arguments: pushed with at most {MAX_ARGUMENTS} (SQLite takes 127)")
+        raise Unsupported(
+            f"coalesce() with {len(nodes)} arguments: pushed with at most {MAX_ARGUMENTS} (SQLite takes 127)"
+        )
     # each argument is translated once: nested coalesce() would otherwise cost 2**depth
     folded = [constants.evaluate(n, translator.zone) for n in nodes]
     values = [translator.value(n) if constant is None else None for n, constant in zip(nodes, folded, strict=True)]
@@ -92,7 +94,10 @@ def coalesce(translator: Translator, node: exp.Expression) -> Value:
         # differently collated parts have no common collation (PostgreSQL refuses to compare
         # the result): compare bytes, where the dialect can say so
         try:
-            parts = [part if isinstance(part, (exp.Literal, exp.Null)) else translator.dialect.binary_collation(part) for part in parts]
+            parts = [
+                part if isinstance(part, (exp.Literal, exp.Null)) else translator.dialect.binary_collation(part)
+                for part in parts
+            ]
         except Unsupported:
             pass
     rules = [v.text for v in typed if v.text is not None]
@@ -100,7 +105,9 @@ def coalesce(translator: Translator, node: exp.Expression) -> Value:
     if rules:
         text = TextRules(
             equality=Level.INEXACT if any(r.equality is Level.INEXACT for r in rules) else Level.EXACT,
-            ordering=None if any(r.ordering is None for r in rules) else ("collate_c" if any(r.ordering == "collate_c" for r in rules) else "native"),
+            ordering=None
+            if any(r.ordering is None for r in rules)
+            else ("collate_c" if any(r.ordering == "collate_c" for r in rules) else "native"),
             why="; ".join(dict.fromkeys(r.why for r in rules)),
             functions_ok=all(r.functions_ok for r in rules),
             binary_equality=any(r.binary_equality for r in rules),
@@ -139,5 +146,8 @@ COMMON: dict[type[exp.Expression], Callable[[Translator, exp.Expression], Value]
     exp.Coalesce: coalesce,
     exp.Upper: upper,
     exp.Lower: lower,
-    **{op: arithmetic for op in (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.BitwiseXor, exp.BitwiseAnd, exp.BitwiseOr)},
+    **{
+        op: arithmetic
+        for op in (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.BitwiseXor, exp.BitwiseAnd, exp.BitwiseOr)
+    },
 }

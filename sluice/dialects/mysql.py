@@ -99,7 +99,10 @@ class MariadbDialect(Dialect):
     def float_literal(self, value: float, spark_type: SparkType) -> exp.Expression:
         if math.isnan(value) or math.isinf(value):
             raise Unsupported(f"{self.name} cannot store or spell {value}")
-        return exp.Cast(this=exp.Literal.number(repr(value)), to=exp.DataType.build(self.type_names[spark_type.name], dialect="mysql"))
+        return exp.Cast(
+            this=exp.Literal.number(repr(value)),
+            to=exp.DataType.build(self.type_names[spark_type.name], dialect="mysql"),
+        )
 
     def date_literal(self, value: dt.date) -> exp.Expression:
         return exp.Cast(this=exp.Literal.string(value.isoformat()), to=exp.DataType.build("DATE", dialect="mysql"))
@@ -109,8 +112,9 @@ class MariadbDialect(Dialect):
         return self.timestamp_ntz_literal(value.astimezone(dt.timezone.utc).replace(tzinfo=None))
 
     def timestamp_ntz_literal(self, value: dt.datetime) -> exp.Expression:
-        return exp.Cast(this=exp.Literal.string(wall_clock(value)),
-                        to=exp.DataType.build("DATETIME(6)", dialect="mysql"))
+        return exp.Cast(
+            this=exp.Literal.string(wall_clock(value)), to=exp.DataType.build("DATETIME(6)", dialect="mysql")
+        )
 
     def cast(self, sql: exp.Expression, target: SparkType, source: SparkType) -> exp.Expression:
         if target.kind is Kind.DECIMAL:
@@ -124,9 +128,13 @@ class MariadbDialect(Dialect):
     def text_rules(self, column: Column) -> TextRules:
         collation = (column.collation or "").lower()
         if collation.endswith(("_nopad_bin", "_0900_bin")) and collation.startswith("utf8"):
-            return TextRules(Level.EXACT, "native", f"{column.describe()}: NO PAD binary collation compares code points like Spark")
+            return TextRules(
+                Level.EXACT, "native", f"{column.describe()}: NO PAD binary collation compares code points like Spark"
+            )
         if collation == "binary":
-            return TextRules(Level.UNSUPPORTED, None, f"{column.describe()}: binary string compared as bytes of an unknown encoding")
+            return TextRules(
+                Level.UNSUPPORTED, None, f"{column.describe()}: binary string compared as bytes of an unknown encoding"
+            )
         folds = "case and accents, and trailing spaces" if collation.endswith("_ci") else "trailing spaces (PAD SPACE)"
         return TextRules(
             Level.EXACT,
@@ -147,14 +155,20 @@ class MariadbDialect(Dialect):
         if column.type.kind is not Kind.BOOLEAN:
             return None
         value = exp.column(column.name, quoted=True)
-        guard = exp.Not(this=exp.Paren(this=exp.In(this=value, expressions=[exp.Literal.number(0), exp.Literal.number(1)])))
-        return guard, (f"{column.describe()} may hold values other than 0 and 1, which Sluice refuses to read as booleans; "
-                       "rows holding them are returned so the read fails as it does without pushdown")
+        guard = exp.Not(
+            this=exp.Paren(this=exp.In(this=value, expressions=[exp.Literal.number(0), exp.Literal.number(1)]))
+        )
+        return guard, (
+            f"{column.describe()} may hold values other than 0 and 1, which Sluice refuses to read as booleans; "
+            "rows holding them are returned so the read fails as it does without pushdown"
+        )
 
     def binary_collation(self, sql: exp.Expression) -> exp.Expression:
         if isinstance(sql, (exp.Literal, exp.Introducer, exp.Null)):
             return sql  # the other side's explicit COLLATE decides the comparison
-        converted = exp.Cast(this=paren(sql), to=exp.DataType(this=exp.DType.CHARACTER_SET, kind=exp.Var(this="utf8mb4")))
+        converted = exp.Cast(
+            this=paren(sql), to=exp.DataType(this=exp.DType.CHARACTER_SET, kind=exp.Var(this="utf8mb4"))
+        )
         return exp.Paren(this=exp.Collate(this=converted, expression=exp.Var(this=self.binary_collation_name)))
 
     def keep_index(self, native: exp.Expression, exact: exp.Expression) -> exp.Expression:
@@ -176,9 +190,13 @@ class MariadbDialect(Dialect):
     # ------------------------------------------------------------- numbers
     def arithmetic(self, op: type[exp.Expression], left: Value, right: Value) -> Value:
         if {left.type.kind, right.type.kind} != {Kind.INTEGRAL}:
-            raise Unsupported(f"{self.name} arithmetic over {left.type} and {right.type}: overflow and result types differ from Spark's")
+            raise Unsupported(
+                f"{self.name} arithmetic over {left.type} and {right.type}: overflow and result types differ from Spark's"
+            )
         if not (_signed(left) and _signed(right)):
-            raise Unsupported(f"{self.name} arithmetic on UNSIGNED columns stays unsigned (3 - 5 is an error), Spark's does not")
+            raise Unsupported(
+                f"{self.name} arithmetic on UNSIGNED columns stays unsigned (3 - 5 is an error), Spark's does not"
+            )
         wider = left.type if left.type.bits >= right.type.bits else right.type
         computed = op(this=paren(left.sql), expression=paren(right.sql))
         if op in _BITWISE:
@@ -188,7 +206,9 @@ class MariadbDialect(Dialect):
         if op is exp.Mod and isinstance(right.sql, exp.Literal) and int(right.sql.this) != 0:
             return Value(computed, wider)
         if op in _WIDENING:
-            raise Unsupported(f"{self.name} computes {wider} arithmetic in BIGINT: Spark raises on {wider} overflow, {self.name} does not")
+            raise Unsupported(
+                f"{self.name} computes {wider} arithmetic in BIGINT: Spark raises on {wider} overflow, {self.name} does not"
+            )
         raise Unsupported(f"{self.name}: division and % by zero return NULL where ANSI Spark raises")
 
 

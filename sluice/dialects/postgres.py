@@ -45,11 +45,19 @@ class PostgresDialect(Dialect):
     def cast(self, sql: exp.Expression, target: SparkType, source: SparkType) -> exp.Expression:
         if target.kind is Kind.DECIMAL:
             precision, scale = target.precision_scale
-            return exp.Cast(this=paren(sql), to=exp.DataType.build(f"NUMERIC({precision}, {scale})", dialect="postgres"))
+            return exp.Cast(
+                this=paren(sql), to=exp.DataType.build(f"NUMERIC({precision}, {scale})", dialect="postgres")
+            )
         return super().cast(sql, target, source)
 
     def float_literal(self, value: float, spark_type: SparkType) -> exp.Expression:
-        text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) else repr(value)
+        text = (
+            "NaN"
+            if math.isnan(value)
+            else ("Infinity" if value > 0 else "-Infinity")
+            if math.isinf(value)
+            else repr(value)
+        )
         return self.cast(exp.Literal.string(text), spark_type, spark_type)
 
     def date_literal(self, value: dt.date) -> exp.Expression:
@@ -66,9 +74,16 @@ class PostgresDialect(Dialect):
     def text_rules(self, column: Column) -> TextRules:
         described = column.describe()
         if column.padded:
-            return TextRules(Level.INEXACT, None, f"{described} is blank-padded: PostgreSQL ignores trailing spaces, Spark does not", functions_ok=False)
+            return TextRules(
+                Level.INEXACT,
+                None,
+                f"{described} is blank-padded: PostgreSQL ignores trailing spaces, Spark does not",
+                functions_ok=False,
+            )
         if column.case_insensitive:
-            return TextRules(Level.INEXACT, None, f"{described}: nondeterministic collation, = may match more than Spark's binary =")
+            return TextRules(
+                Level.INEXACT, None, f"{described}: nondeterministic collation, = may match more than Spark's binary ="
+            )
         if column.collation in _C_COLLATIONS:
             return TextRules(Level.EXACT, "native", f"{described}: binary collation orders like Spark")
         return TextRules(

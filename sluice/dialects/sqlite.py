@@ -39,7 +39,9 @@ _GLOB_META = "*?["
 def _absolute(translator: Translator, node: exp.Expression) -> Value:
     value = translator.value(node.this)
     if value.type.kind is Kind.INTEGRAL and value.type.bits < 64:
-        raise Unsupported(f"abs() over {value.type}: SQLite computes in 64 bits where Spark raises at {value.type}'s minimum")
+        raise Unsupported(
+            f"abs() over {value.type}: SQLite computes in 64 bits where Spark raises at {value.type}'s minimum"
+        )
     return functions.absolute(translator, node)
 
 
@@ -99,14 +101,18 @@ class SqliteDialect(Dialect):
             # '2024-01-01 00:00:00' and '2024-01-01T00:00:00' read as one instant but differ as text
             return "SQLite stores timestamps as text in no fixed format; compared by Spark"
         if column.type.kind is Kind.DECIMAL and _integer_digits(column) > _EXACT_DIGITS:
-            return (f"SQLite holds these decimals as INTEGER or REAL; past {_EXACT_DIGITS} integer digits a REAL's binary "
-                    "value and the decimal Spark reads from it can order differently against an INTEGER")
+            return (
+                f"SQLite holds these decimals as INTEGER or REAL; past {_EXACT_DIGITS} integer digits a REAL's binary "
+                "value and the decimal Spark reads from it can order differently against an INTEGER"
+            )
         return None
 
     def aggregated(self, column: Column) -> str | None:
         if not column.remote_type.endswith(" STRICT"):
-            return (f"{column.describe()}: outside a STRICT table a SQLite column may hold values of any storage class, "
-                    "which SQLite aggregates where the reader would refuse or convert them")
+            return (
+                f"{column.describe()}: outside a STRICT table a SQLite column may hold values of any storage class, "
+                "which SQLite aggregates where the reader would refuse or convert them"
+            )
         return None
 
     def suspect(self, column: Column) -> tuple[exp.Expression, str] | None:
@@ -127,12 +133,20 @@ class SqliteDialect(Dialect):
         limit = exp.Literal.number(10 ** _integer_digits(column))
         storage = exp.Anonymous(this="typeof", expressions=[value.copy()])
         numbers = exp.In(this=storage, expressions=[exp.Literal.string(k) for k in ("integer", "real", "null")])
-        rounded = exp.NEQ(this=value.copy(), expression=exp.Round(this=value.copy(), decimals=exp.Literal.number(scale)))
-        guard = _or(exp.Not(this=exp.Paren(this=numbers)), exp.and_(exp.EQ(this=storage.copy(), expression=exp.Literal.string("real")), rounded),
-                    exp.GTE(this=value.copy(), expression=limit), exp.LTE(this=value.copy(), expression=exp.Neg(this=limit.copy())))
-        why = (f"{column.describe()}: SQLite may hold a decimal as TEXT (ordered after every number) or hold one "
-               f"decimal({','.join(map(str, column.type.precision_scale))}) cannot read; rows holding such values are "
-               "returned for Spark to read and judge")
+        rounded = exp.NEQ(
+            this=value.copy(), expression=exp.Round(this=value.copy(), decimals=exp.Literal.number(scale))
+        )
+        guard = _or(
+            exp.Not(this=exp.Paren(this=numbers)),
+            exp.and_(exp.EQ(this=storage.copy(), expression=exp.Literal.string("real")), rounded),
+            exp.GTE(this=value.copy(), expression=limit),
+            exp.LTE(this=value.copy(), expression=exp.Neg(this=limit.copy())),
+        )
+        why = (
+            f"{column.describe()}: SQLite may hold a decimal as TEXT (ordered after every number) or hold one "
+            f"decimal({','.join(map(str, column.type.precision_scale))}) cannot read; rows holding such values are "
+            "returned for Spark to read and judge"
+        )
         return guard, why
 
     def _out_of_range(self, column: Column) -> tuple[exp.Expression, str]:
@@ -140,21 +154,32 @@ class SqliteDialect(Dialect):
         or an INTEGER outside the type (SQLite stores 2 in a BOOLEAN and 40000 in a SMALLINT)."""
         low, high = (0, 1) if column.type.kind is Kind.BOOLEAN else column.type.integral_range()
         value = exp.column(column.name, quoted=True)
-        storage = exp.In(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
-                         expressions=[exp.Literal.string("integer"), exp.Literal.string("null")])
-        guard = _or(exp.Not(this=exp.Paren(this=storage)), exp.LT(this=value.copy(), expression=exp.Literal.number(low)),
-                    exp.GT(this=value.copy(), expression=exp.Literal.number(high)))
-        why = (f"{column.describe()}: SQLite may hold values {column.type} cannot (another storage class, or outside "
-               f"{low}..{high}); rows holding them are returned so the read fails as it does without pushdown")
+        storage = exp.In(
+            this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
+            expressions=[exp.Literal.string("integer"), exp.Literal.string("null")],
+        )
+        guard = _or(
+            exp.Not(this=exp.Paren(this=storage)),
+            exp.LT(this=value.copy(), expression=exp.Literal.number(low)),
+            exp.GT(this=value.copy(), expression=exp.Literal.number(high)),
+        )
+        why = (
+            f"{column.describe()}: SQLite may hold values {column.type} cannot (another storage class, or outside "
+            f"{low}..{high}); rows holding them are returned so the read fails as it does without pushdown"
+        )
         return guard, why
 
     def text_rules(self, column: Column) -> TextRules:
         collation = (column.collation or "BINARY").upper()
         if collation == "BINARY":
-            return TextRules(Level.EXACT, "native", f"{column.describe()}: BINARY collation compares UTF-8 bytes like Spark")
+            return TextRules(
+                Level.EXACT, "native", f"{column.describe()}: BINARY collation compares UTF-8 bytes like Spark"
+            )
         if collation in ("NOCASE", "RTRIM"):
             folds = "ASCII case" if collation == "NOCASE" else "trailing spaces"
-            return TextRules(Level.INEXACT, None, f"{column.describe()}: {collation} ignores {folds}; = kept as a superset")
+            return TextRules(
+                Level.INEXACT, None, f"{column.describe()}: {collation} ignores {folds}; = kept as a superset"
+            )
         return TextRules(Level.UNSUPPORTED, None, f"{column.describe()}: unknown collation {collation}")
 
     def derived_text(self, rules: TextRules | None) -> TextRules | None:
@@ -175,7 +200,9 @@ class SqliteDialect(Dialect):
             return Value(op(this=paren(left.sql), expression=paren(right.sql)), wider)
         if op is exp.BitwiseXor:
             raise Unsupported("SQLite has no XOR operator")
-        raise Unsupported("SQLite arithmetic: integer overflow becomes REAL and NaN becomes NULL, where Spark raises or keeps NaN")
+        raise Unsupported(
+            "SQLite arithmetic: integer overflow becomes REAL and NaN becomes NULL, where Spark raises or keeps NaN"
+        )
 
 
 def _integer_digits(column: Column) -> int:

@@ -35,29 +35,66 @@ from sluice.types import SparkType, TableSchema
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _COMPARISONS: dict[str, type[exp.Expression]] = {
-    "COMPARE_EQUAL": exp.EQ, "COMPARE_NOTEQUAL": exp.NEQ, "COMPARE_LESSTHAN": exp.LT,
-    "COMPARE_GREATERTHAN": exp.GT, "COMPARE_LESSTHANOREQUALTO": exp.LTE, "COMPARE_GREATERTHANOREQUALTO": exp.GTE,
-    "COMPARE_NOT_DISTINCT_FROM": exp.NullSafeEQ, "COMPARE_DISTINCT_FROM": exp.NullSafeNEQ,
+    "COMPARE_EQUAL": exp.EQ,
+    "COMPARE_NOTEQUAL": exp.NEQ,
+    "COMPARE_LESSTHAN": exp.LT,
+    "COMPARE_GREATERTHAN": exp.GT,
+    "COMPARE_LESSTHANOREQUALTO": exp.LTE,
+    "COMPARE_GREATERTHANOREQUALTO": exp.GTE,
+    "COMPARE_NOT_DISTINCT_FROM": exp.NullSafeEQ,
+    "COMPARE_DISTINCT_FROM": exp.NullSafeNEQ,
 }
 #: DuckDB function -> Spark node, for functions whose meaning is Spark's on the values they see
 _FUNCTIONS: dict[str, type[exp.Expression]] = {
-    "prefix": exp.StartsWith, "starts_with": exp.StartsWith, "suffix": exp.EndsWith, "ends_with": exp.EndsWith,
-    "contains": exp.Contains, "~~": exp.Like, "like_escape": exp.Like, "~~*": exp.ILike, "ilike_escape": exp.ILike,
-    "length": exp.Length, "abs": exp.Abs, "+": exp.Add, "-": exp.Sub, "*": exp.Mul, "%": exp.Mod,
+    "prefix": exp.StartsWith,
+    "starts_with": exp.StartsWith,
+    "suffix": exp.EndsWith,
+    "ends_with": exp.EndsWith,
+    "contains": exp.Contains,
+    "~~": exp.Like,
+    "like_escape": exp.Like,
+    "~~*": exp.ILike,
+    "ilike_escape": exp.ILike,
+    "length": exp.Length,
+    "abs": exp.Abs,
+    "+": exp.Add,
+    "-": exp.Sub,
+    "*": exp.Mul,
+    "%": exp.Mod,
 }
 _NEGATED_FUNCTIONS = {"!~~": "~~", "!~~*": "~~*", "not_like_escape": "like_escape", "not_ilike_escape": "ilike_escape"}
 FUNCTION_NAMES = frozenset([*_FUNCTIONS, *_NEGATED_FUNCTIONS, "list_value"])
 #: DuckDB type -> Spark type for constants (unsigned types widened to the signed type that holds them)
 _TYPES = {
-    "BOOLEAN": "boolean", "TINYINT": "tinyint", "SMALLINT": "smallint", "INTEGER": "int", "BIGINT": "bigint",
-    "UTINYINT": "smallint", "USMALLINT": "int", "UINTEGER": "bigint", "UBIGINT": "decimal(20,0)",
-    "HUGEINT": "decimal(38,0)", "UHUGEINT": "decimal(38,0)", "FLOAT": "float", "DOUBLE": "double",
-    "VARCHAR": "string", "DATE": "date", "TIMESTAMP": "timestamp_ntz", "TIMESTAMP_S": "timestamp_ntz",
-    "TIMESTAMP_MS": "timestamp_ntz", "TIMESTAMP_NS": "timestamp_ntz", "TIMESTAMP WITH TIME ZONE": "timestamp",
+    "BOOLEAN": "boolean",
+    "TINYINT": "tinyint",
+    "SMALLINT": "smallint",
+    "INTEGER": "int",
+    "BIGINT": "bigint",
+    "UTINYINT": "smallint",
+    "USMALLINT": "int",
+    "UINTEGER": "bigint",
+    "UBIGINT": "decimal(20,0)",
+    "HUGEINT": "decimal(38,0)",
+    "UHUGEINT": "decimal(38,0)",
+    "FLOAT": "float",
+    "DOUBLE": "double",
+    "VARCHAR": "string",
+    "DATE": "date",
+    "TIMESTAMP": "timestamp_ntz",
+    "TIMESTAMP_S": "timestamp_ntz",
+    "TIMESTAMP_MS": "timestamp_ntz",
+    "TIMESTAMP_NS": "timestamp_ntz",
+    "TIMESTAMP WITH TIME ZONE": "timestamp",
     "TIMESTAMP_TZ": "timestamp",
 }
-_TIMESTAMP_UNITS = {"TIMESTAMP_S": 1_000_000, "TIMESTAMP_MS": 1_000, "TIMESTAMP": 1, "TIMESTAMP_TZ": 1,
-                    "TIMESTAMP WITH TIME ZONE": 1}
+_TIMESTAMP_UNITS = {
+    "TIMESTAMP_S": 1_000_000,
+    "TIMESTAMP_MS": 1_000,
+    "TIMESTAMP": 1,
+    "TIMESTAMP_TZ": 1,
+    "TIMESTAMP WITH TIME ZONE": 1,
+}
 
 
 def decode_filter(document: dict[str, Any], table: TableSchema) -> list[Conjunct]:
@@ -65,7 +102,7 @@ def decode_filter(document: dict[str, Any], table: TableSchema) -> list[Conjunct
     filters = document.get("filters")
     names = document.get("column_binding_names_by_index")
     if not isinstance(filters, list) or not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise RequestError("an airport filter is {\"filters\": [...], \"column_binding_names_by_index\": [names]}")
+        raise RequestError('an airport filter is {"filters": [...], "column_binding_names_by_index": [names]}')
     if len(filters) > MAX_CONJUNCTS:
         raise RequestError(f"the filter has {len(filters)} conjuncts; the server accepts at most {MAX_CONJUNCTS}")
     reader = _Reader(table, names)
@@ -103,7 +140,7 @@ class _Reader:
         if depth > MAX_DEPTH:
             raise RequestError(f"the expression is nested deeper than {MAX_DEPTH} levels")
         if not isinstance(node, dict) or not isinstance(node.get("expression_class"), str):
-            raise RequestError("every expression is an object with an \"expression_class\"")
+            raise RequestError('every expression is an object with an "expression_class"')
         kind = node["expression_class"]
         reader = getattr(self, "_" + kind.lower(), None)
         if reader is None:
@@ -126,8 +163,9 @@ class _Reader:
         binding = node.get("binding")
         index = binding.get("column_index") if isinstance(binding, dict) else None
         if type(index) is not int or not 0 <= index < len(self.names):
-            raise RequestError(f"column binding {index!r} is not an index into column_binding_names_by_index "
-                               f"({len(self.names)} names)")
+            raise RequestError(
+                f"column binding {index!r} is not an index into column_binding_names_by_index ({len(self.names)} names)"
+            )
         return exp.column(column_name(self.table, self.names[index]), quoted=True)
 
     def _bound_constant(self, node: dict, depth: int) -> exp.Expression:
@@ -143,10 +181,15 @@ class _Reader:
         return _COMPARISONS[kind](this=paren(left), expression=paren(right))
 
     def _bound_conjunction(self, node: dict, depth: int) -> exp.Expression:
-        connectors: dict[str | None, type[exp.And] | type[exp.Or]] = {"CONJUNCTION_AND": exp.And, "CONJUNCTION_OR": exp.Or}
+        connectors: dict[str | None, type[exp.And] | type[exp.Or]] = {
+            "CONJUNCTION_AND": exp.And,
+            "CONJUNCTION_OR": exp.Or,
+        }
         connector = connectors.get(_name(node, "type"))
         if connector is None:
-            raise RequestError(f"BOUND_CONJUNCTION type {node.get('type')!r} is neither CONJUNCTION_AND nor CONJUNCTION_OR")
+            raise RequestError(
+                f"BOUND_CONJUNCTION type {node.get('type')!r} is neither CONJUNCTION_AND nor CONJUNCTION_OR"
+            )
         return nesting.chain(connector, self._children(node, depth), paren)
 
     def _bound_operator(self, node: dict, depth: int) -> exp.Expression:
@@ -171,8 +214,12 @@ class _Reader:
 
     def _bound_between(self, node: dict, depth: int) -> exp.Expression:
         value = paren(self._operand(node, "input", depth))
-        lower = (exp.GTE if node.get("lower_inclusive", True) else exp.GT)(this=value, expression=paren(self._operand(node, "lower", depth)))
-        upper = (exp.LTE if node.get("upper_inclusive", True) else exp.LT)(this=value.copy(), expression=paren(self._operand(node, "upper", depth)))
+        lower = (exp.GTE if node.get("lower_inclusive", True) else exp.GT)(
+            this=value, expression=paren(self._operand(node, "lower", depth))
+        )
+        upper = (exp.LTE if node.get("upper_inclusive", True) else exp.LT)(
+            this=value.copy(), expression=paren(self._operand(node, "upper", depth))
+        )
         return exp.And(this=lower, expression=upper)
 
     def _bound_cast(self, node: dict, depth: int) -> exp.Expression:
@@ -225,7 +272,7 @@ def _spark_pattern(pattern: exp.Expression) -> exp.Expression:
 def constant(value: Any) -> Constant:
     """A DuckDB serialised Value (``{"type": ..., "is_null": ..., "value": ...}``) as a typed constant."""
     if not isinstance(value, dict) or not isinstance(value.get("type"), dict):
-        raise RequestError("a constant's value is {\"type\": {\"id\": ...}, \"is_null\": ..., \"value\": ...}")
+        raise RequestError('a constant\'s value is {"type": {"id": ...}, "is_null": ..., "value": ...}')
     logical = value["type"]
     spark = _spark_type(logical)
     if value.get("is_null"):
@@ -256,7 +303,13 @@ def constant(value: Any) -> Constant:
         except (binascii.Error, ValueError, TypeError):
             raise Unsupported("a VARCHAR constant that is not UTF-8 has no Spark string value") from None
     if type_id in ("FLOAT", "DOUBLE") and isinstance(raw, str):
-        raw = {"nan": "NaN", "inf": "Infinity", "infinity": "Infinity", "-inf": "-Infinity", "-infinity": "-Infinity"}.get(raw.lower(), raw)
+        raw = {
+            "nan": "NaN",
+            "inf": "Infinity",
+            "infinity": "Infinity",
+            "-inf": "-Infinity",
+            "-infinity": "-Infinity",
+        }.get(raw.lower(), raw)
     return literals.from_json(raw, spark.name)
 
 
@@ -293,7 +346,7 @@ def _type_info(logical: dict) -> dict:
 
 def _spark_type(logical: Any) -> SparkType:
     if not isinstance(logical, dict) or not isinstance(logical.get("id"), str):
-        raise RequestError("a DuckDB type is {\"id\": ..., \"type_info\": ...}")
+        raise RequestError('a DuckDB type is {"id": ..., "type_info": ...}')
     type_id = logical["id"]
     if type_id == "DECIMAL":
         info = _type_info(logical)

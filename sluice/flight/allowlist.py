@@ -37,7 +37,9 @@ class AllowList:
     @classmethod
     def parse(cls, namespaces: Iterable[str], tables: Iterable[str], where: str) -> AllowList:
         """Read the entries; ``where`` says where they came from (a file, an option) in errors."""
-        spaces = frozenset((source, ".".join(rest)) for source, *rest in (_parts(n, 2, "namespace", where) for n in namespaces))
+        spaces = frozenset(
+            (source, ".".join(rest)) for source, *rest in (_parts(n, 2, "namespace", where) for n in namespaces)
+        )
         named = frozenset(_table(_parts(t, 2, "table", where)) for t in tables)
         return cls(spaces, named)
 
@@ -59,8 +61,9 @@ class AllowList:
         if resolved is not None and (source, resolved) in self.namespaces:
             return True
         default = (default_schema or "").lower() or None
-        return (source, resolved, table) in self.tables or \
-            ((source, None, table) in self.tables and resolved == default)
+        return (source, resolved, table) in self.tables or (
+            (source, None, table) in self.tables and resolved == default
+        )
 
     def entries(self) -> list[str]:
         """The entries as the user writes them, for the server's start-up line."""

@@ -42,7 +42,11 @@ class Credentials:
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] = os.environ) -> Credentials | None:
         """Credentials from the environment, or None when none are set."""
-        token, user, password = environ.get(TOKEN_ENV) or None, environ.get(USER_ENV) or None, environ.get(PASSWORD_ENV) or None
+        token, user, password = (
+            environ.get(TOKEN_ENV) or None,
+            environ.get(USER_ENV) or None,
+            environ.get(PASSWORD_ENV) or None,
+        )
         if token is None and user is None and password is None:
             return None
         if (user is None) != (password is None):
@@ -87,6 +91,7 @@ class AuthMiddlewareFactory(flight.ServerMiddlewareFactory):
         presented = headers.get("authorization") or headers.get("Authorization") or []
         if not any(self.credentials.accepts(value) for value in presented):
             reason = "no authorization header" if not presented else "the credentials were refused"
-            raise flight.FlightUnauthenticatedError(f"unauthenticated: {reason} (send 'authorization: Bearer <token>' "
-                                                    "or 'Basic <user:password>')")
+            raise flight.FlightUnauthenticatedError(
+                f"unauthenticated: {reason} (send 'authorization: Bearer <token>' or 'Basic <user:password>')"
+            )
         return None

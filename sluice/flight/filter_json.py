@@ -33,15 +33,32 @@ from sluice.types import Kind, SparkType, TableSchema
 VERSION = 1
 
 _BINARY: dict[str, type[exp.Expression]] = {
-    "=": exp.EQ, "<>": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE,
-    "<=>": exp.NullSafeEQ, "is_distinct_from": exp.NullSafeNEQ,
-    "+": exp.Add, "-": exp.Sub, "*": exp.Mul, "/": exp.Div, "%": exp.Mod,
-    "&": exp.BitwiseAnd, "|": exp.BitwiseOr, "^": exp.BitwiseXor,
-    "starts_with": exp.StartsWith, "ends_with": exp.EndsWith, "contains": exp.Contains, "ilike": exp.ILike,
+    "=": exp.EQ,
+    "<>": exp.NEQ,
+    "<": exp.LT,
+    "<=": exp.LTE,
+    ">": exp.GT,
+    ">=": exp.GTE,
+    "<=>": exp.NullSafeEQ,
+    "is_distinct_from": exp.NullSafeNEQ,
+    "+": exp.Add,
+    "-": exp.Sub,
+    "*": exp.Mul,
+    "/": exp.Div,
+    "%": exp.Mod,
+    "&": exp.BitwiseAnd,
+    "|": exp.BitwiseOr,
+    "^": exp.BitwiseXor,
+    "starts_with": exp.StartsWith,
+    "ends_with": exp.EndsWith,
+    "contains": exp.Contains,
+    "ilike": exp.ILike,
 }
 _UNARY: dict[str, type[exp.Expression]] = {"length": exp.Length, "abs": exp.Abs, "upper": exp.Upper, "lower": exp.Lower}
 _CONNECTORS: dict[str, type[exp.And] | type[exp.Or]] = {"and": exp.And, "or": exp.Or}
-OPS = tuple(sorted([*_BINARY, *_UNARY, *_CONNECTORS, "not", "is_null", "in", "like", "substring", "coalesce", "opaque", "cast"]))
+OPS = tuple(
+    sorted([*_BINARY, *_UNARY, *_CONNECTORS, "not", "is_null", "in", "like", "substring", "coalesce", "opaque", "cast"])
+)
 #: an op a client sends only to a server whose capabilities list it (servers before it refuse it)
 CAST = "cast"
 #: integer arithmetic whose result has its operands' type (Spark casts both operands to one type first)
@@ -77,8 +94,10 @@ def encode(node: exp.Expression, session_zone: str, casts: TableSchema | None = 
     if isinstance(node, exp.In) and not (node.args.get("query") or node.args.get("unnest") or node.args.get("field")):
         return _op("in", [node.this, *node.expressions], session_zone, casts)
     if isinstance(node, exp.Escape) and isinstance(node.this, exp.Like):
-        return {**_op("like", [node.this.this, node.this.expression], session_zone, casts),
-                "escape": encode(node.expression, session_zone, casts)}
+        return {
+            **_op("like", [node.this.this, node.this.expression], session_zone, casts),
+            "escape": encode(node.expression, session_zone, casts),
+        }
     if isinstance(node, exp.Like):
         return _op("like", [node.this, node.expression], session_zone, casts)
     if isinstance(node, exp.Substring):
@@ -106,14 +125,20 @@ def _encode_or_opaque(node: exp.Expression, session_zone: str, casts: TableSchem
     if isinstance(node, exp.Paren):
         return _encode_or_opaque(node.this, session_zone, casts)
     if isinstance(node, (exp.And, exp.Or, exp.Not)):
-        parts = [_encode_or_opaque(part, session_zone, casts)
-                 for part in ([node.this] if isinstance(node, exp.Not) else [node.this, node.expression])]
+        parts = [
+            _encode_or_opaque(part, session_zone, casts)
+            for part in ([node.this] if isinstance(node, exp.Not) else [node.this, node.expression])
+        ]
         if isinstance(node, exp.And) and any(part.get("op") != "opaque" for part in parts):
             return {"op": "and", "args": parts}
         if all(part.get("op") != "opaque" for part in parts):
             return {"op": _NAMES.get(type(node), "not"), "args": parts}
-        return {"op": "opaque", "args": [], "sql": node.sql("spark"),
-                "reason": next(part["reason"] for part in parts if part.get("op") == "opaque")}
+        return {
+            "op": "opaque",
+            "args": [],
+            "sql": node.sql("spark"),
+            "reason": next(part["reason"] for part in parts if part.get("op") == "opaque"),
+        }
     try:
         return encode(node, session_zone, casts)
     except Unsupported as reason:
@@ -128,7 +153,9 @@ def _encode_cast(node: exp.Cast, session_zone: str, casts: TableSchema | None) -
     """A cast of a value, when the server takes casts and the cast is one it accepts."""
     shown = node.sql("spark")
     if casts is None:
-        raise Unsupported(f"{shown}: the Flight server takes no casts (its capabilities list no {CAST!r} op); Spark evaluates it")
+        raise Unsupported(
+            f"{shown}: the Flight server takes no casts (its capabilities list no {CAST!r} op); Spark evaluates it"
+        )
     target = constants.spark_type_of(node.to)
     if target is None:
         raise Unsupported(f"{shown}: a cast to {node.to.sql('spark')} is evaluated by Spark")
@@ -150,11 +177,18 @@ def cast_problem(argument: Any, target: SparkType, table: TableSchema) -> str | 
     JSON tells (a column, a literal, a cast, integer arithmetic over one type, ``abs``, ``length``)."""
     source = _type_of(argument, table)
     if source is None:
-        return (f"the type of the cast's argument {_shown(argument)} is not one the format can tell (a column, a literal, "
-                "a cast, integer arithmetic, abs or length)")
-    return None if widens(source, target) else (
-        f"CAST({source} AS {target}) is not a widening cast (integral to a wider integral, integral or decimal to a "
-        "decimal that holds every value, a number to double): it may fail or change values in Spark")
+        return (
+            f"the type of the cast's argument {_shown(argument)} is not one the format can tell (a column, a literal, "
+            "a cast, integer arithmetic, abs or length)"
+        )
+    return (
+        None
+        if widens(source, target)
+        else (
+            f"CAST({source} AS {target}) is not a widening cast (integral to a wider integral, integral or decimal to a "
+            "decimal that holds every value, a number to double): it may fail or change values in Spark"
+        )
+    )
 
 
 def widens(source: SparkType, target: SparkType) -> bool:
@@ -213,7 +247,7 @@ def decode_filter(body: dict[str, Any], table: TableSchema) -> list[Conjunct]:
         raise RequestError(f"sluice filter version {version!r} is not one this server reads (1..{VERSION})")
     items = body.get("conjuncts")
     if not isinstance(items, list):
-        raise RequestError("the sluice filter needs \"conjuncts\": a list of expressions, each one conjunct")
+        raise RequestError('the sluice filter needs "conjuncts": a list of expressions, each one conjunct')
     if len(items) > MAX_CONJUNCTS:
         raise RequestError(f"the filter has {len(items)} conjuncts; the server accepts at most {MAX_CONJUNCTS}")
     conjuncts = []
@@ -242,17 +276,21 @@ def decode(node: Any, table: TableSchema, depth: int = 0) -> exp.Expression:
         _keys(node, {"literal", "type"})
         return literals.constant_node(literals.from_json(node["literal"], node.get("type")))
     if "op" not in node:
-        raise RequestError(f"an expression is {{\"column\": ...}}, {{\"literal\": ..., \"type\": ...}} or {{\"op\": ..., \"args\": [...]}}, not {_shown(node)}")
+        raise RequestError(
+            f'an expression is {{"column": ...}}, {{"literal": ..., "type": ...}} or {{"op": ..., "args": [...]}}, not {_shown(node)}'
+        )
     name = node["op"]
     if name not in OPS:
         raise RequestError(f"unknown op {_shown(name)} (version {VERSION} knows: {', '.join(OPS)})")
     if name == "opaque":
         _keys(node, {"op", "args", "sql", "reason"})
         return exp.Anonymous(this=OPAQUE_FUNCTION, expressions=[exp.Literal.string(str(node.get("sql", "")))])
-    _keys(node, {"op", "args", "escape"} if name == "like" else {"op", "args", "type"} if name == CAST else {"op", "args"})
+    _keys(
+        node, {"op", "args", "escape"} if name == "like" else {"op", "args", "type"} if name == CAST else {"op", "args"}
+    )
     args = node.get("args")
     if not isinstance(args, list):
-        raise RequestError(f"op {name!r} needs \"args\": a list of expressions")
+        raise RequestError(f'op {name!r} needs "args": a list of expressions')
     children = [decode(arg, table, depth + 1) for arg in args]
     return _BUILDERS[name](name, children, node, table, depth)
 
@@ -311,8 +349,10 @@ def _cast(name: str, args: list[exp.Expression], node: dict, table: TableSchema,
     except ValueError:
         target = None
     if target is None or not target.is_numeric:
-        raise RequestError(f"op 'cast' needs \"type\": the Spark type it casts to, one of tinyint, smallint, int, bigint, "
-                           f"float, double, decimal(p,s); not {_shown(type_name)}")
+        raise RequestError(
+            f"op 'cast' needs \"type\": the Spark type it casts to, one of tinyint, smallint, int, bigint, "
+            f"float, double, decimal(p,s); not {_shown(type_name)}"
+        )
     literals.check_decimal(target)
     problem = cast_problem(node["args"][0], target, table)
     if problem is not None:
@@ -326,8 +366,16 @@ def _coalesce(name: str, args: list[exp.Expression], node: dict, table: TableSch
 
 
 _BUILDERS: dict[str, Callable[..., exp.Expression]] = {
-    **{name: _binary for name in _BINARY}, **{name: _unary for name in _UNARY}, **{name: _connector for name in _CONNECTORS}, "not": _not, "is_null": _is_null, "in": _in, "like": _like,
-    "substring": _substring, "coalesce": _coalesce, CAST: _cast,
+    **{name: _binary for name in _BINARY},
+    **{name: _unary for name in _UNARY},
+    **{name: _connector for name in _CONNECTORS},
+    "not": _not,
+    "is_null": _is_null,
+    "in": _in,
+    "like": _like,
+    "substring": _substring,
+    "coalesce": _coalesce,
+    CAST: _cast,
 }
 
 

@@ -92,12 +92,14 @@ def to_json(constant: Constant) -> dict[str, Any]:
 def from_json(value: Any, type_name: Any) -> Constant:
     """The constant ``{"literal": value, "type": type_name}``; a value not of its type is a :class:`RequestError`."""
     if not isinstance(type_name, str):
-        raise RequestError(f"a literal needs a \"type\" (a Spark type name such as \"bigint\"), not {type_name!r}")
+        raise RequestError(f'a literal needs a "type" (a Spark type name such as "bigint"), not {type_name!r}')
     try:
         spark = SparkType(type_name)
     except ValueError:
-        raise RequestError(f"literal type {type_name!r} is not a Spark type Sluice knows (boolean, tinyint, smallint, int, "
-                           "bigint, float, double, decimal(p,s), string, binary, date, timestamp, timestamp_ntz, null)") from None
+        raise RequestError(
+            f"literal type {type_name!r} is not a Spark type Sluice knows (boolean, tinyint, smallint, int, "
+            "bigint, float, double, decimal(p,s), string, binary, date, timestamp, timestamp_ntz, null)"
+        ) from None
     check_decimal(spark)
     if value is None:
         return Constant(None, spark)
@@ -159,7 +161,9 @@ def _decimal(value: Any, spark: SparkType, mismatch: RequestError) -> Decimal:
     if not number.is_finite():
         raise mismatch
     wide = Context(prec=100)  # decimal(38, s) needs more than the default 28 digits
-    quantized = number.quantize(Decimal(1).scaleb(-scale), context=wide) if abs(number) < Decimal(10) ** precision else None
+    quantized = (
+        number.quantize(Decimal(1).scaleb(-scale), context=wide) if abs(number) < Decimal(10) ** precision else None
+    )
     if quantized is None or quantized != number or abs(quantized) >= Decimal(10) ** (precision - scale):
         raise RequestError(f"literal {_shown(value)} does not fit {spark}")
     return quantized
@@ -191,12 +195,18 @@ def _timestamp(value: str, instant: bool, spark: SparkType) -> dt.datetime:
     try:
         parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
     except ValueError:
-        raise RequestError(f"literal {_shown(value)} is not a valid {spark} (ISO 8601, e.g. 2024-03-10T07:00:00Z)") from None
+        raise RequestError(
+            f"literal {_shown(value)} is not a valid {spark} (ISO 8601, e.g. 2024-03-10T07:00:00Z)"
+        ) from None
     if instant and parsed.tzinfo is None:
-        raise RequestError(f"timestamp literal {_shown(value)} has no zone offset; a timestamp is an instant "
-                           "(write ...Z or ...+01:00, or use type timestamp_ntz for a wall-clock reading)")
+        raise RequestError(
+            f"timestamp literal {_shown(value)} has no zone offset; a timestamp is an instant "
+            "(write ...Z or ...+01:00, or use type timestamp_ntz for a wall-clock reading)"
+        )
     if not instant and parsed.tzinfo is not None:
-        raise RequestError(f"timestamp_ntz literal {_shown(value)} has a zone offset; a timestamp_ntz is a wall-clock reading")
+        raise RequestError(
+            f"timestamp_ntz literal {_shown(value)} has a zone offset; a timestamp_ntz is a wall-clock reading"
+        )
     try:
         return parsed.astimezone(dt.timezone.utc) if instant else parsed
     except OverflowError:

@@ -30,7 +30,9 @@ from sluice.types import TableSchema
 log = logging.getLogger("sluice.flight.server")
 
 _DECODERS: dict[str, Callable[[Any, TableSchema], list[Conjunct]]] = {
-    "sluice": filter_json.decode_filter, "airport": airport.decode_filter, "substrait": substrait.decode_filter,
+    "sluice": filter_json.decode_filter,
+    "airport": airport.decode_filter,
+    "substrait": substrait.decode_filter,
 }
 
 
@@ -45,8 +47,10 @@ def read_filter(spec: FilterSpec | None, table: TableSchema) -> list[Conjunct]:
 def classify(source: Source, table: TableSchema, conjuncts: list[Conjunct], session_zone: str) -> list[Verdict]:
     """One verdict per conjunct; one the server could not read is UNSUPPORTED with its reason."""
     decided = iter(source.classify(table, [c.tree for c in conjuncts if c.tree is not None], session_zone))
-    return [next(decided) if c.tree is not None else Verdict(c.sql, Level.UNSUPPORTED, c.reason or "not readable", None)
-            for c in conjuncts]
+    return [
+        next(decided) if c.tree is not None else Verdict(c.sql, Level.UNSUPPORTED, c.reason or "not readable", None)
+        for c in conjuncts
+    ]
 
 
 class Planner:
@@ -58,8 +62,11 @@ class Planner:
 
     def flight_info(self, request: Request, descriptor: flight.FlightDescriptor) -> flight.FlightInfo:
         source, table = self.published.resolve(request.table)
-        columns = tuple(filter_json.column_name(table, name) for name in request.columns) if request.columns \
+        columns = (
+            tuple(filter_json.column_name(table, name) for name in request.columns)
+            if request.columns
             else tuple(c.name for c in table.columns)
+        )
         repeated = sorted({c for c in columns if columns.count(c) > 1})
         if repeated:
             raise RequestError(f"column(s) {', '.join(repeated)} requested more than once")
@@ -74,16 +81,30 @@ class Planner:
         tasks = source.tasks(spec)
         endpoints = [flight.FlightEndpoint(self.signer.issue(_ticket(path, columns, task)), []) for task in tasks]
         metadata = {
-            "protocol": PROTOCOL, "version": VERSION, "table": list(path), "engine": source.dialect.name,
+            "protocol": PROTOCOL,
+            "version": VERSION,
+            "table": list(path),
+            "engine": source.dialect.name,
             "filter_format": request.filter.format if request.filter else None,
             "conjuncts": [{"index": i, **v.to_dict()} for i, v in enumerate(verdicts)],
-            "limit": None if request.limit is None else {
-                "requested": request.limit, "applied": limit is not None,
-                **({} if exact else {"reason": "a conjunct is not EXACT: the client filters, then limits"})},
-            "partitions": len(tasks), "row_estimate": table.row_estimate,
+            "limit": None
+            if request.limit is None
+            else {
+                "requested": request.limit,
+                "applied": limit is not None,
+                **({} if exact else {"reason": "a conjunct is not EXACT: the client filters, then limits"}),
+            },
+            "partitions": len(tasks),
+            "row_estimate": table.row_estimate,
         }
-        return flight.FlightInfo(spec.arrow_schema(), descriptor, endpoints, -1, -1,
-                                 app_metadata=json.dumps(metadata, separators=(",", ":")).encode())
+        return flight.FlightInfo(
+            spec.arrow_schema(),
+            descriptor,
+            endpoints,
+            -1,
+            -1,
+            app_metadata=json.dumps(metadata, separators=(",", ":")).encode(),
+        )
 
     def stream(self, ticket: bytes) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
         """The schema and batches of one endpoint, from a ticket this server signed."""
@@ -97,5 +118,10 @@ class Planner:
 
 
 def _ticket(path: tuple[str, ...], columns: tuple[str, ...], task: ReadTask) -> dict[str, Any]:
-    return {"path": list(path), "columns": list(columns), "request": task.request, "partition": task.partition,
-            "guarded": task.guarded}
+    return {
+        "path": list(path),
+        "columns": list(columns),
+        "request": task.request,
+        "partition": task.partition,
+        "guarded": task.guarded,
+    }

@@ -33,13 +33,13 @@ class Message:
                 size, position = read_varint(data, position)
                 if position + size > len(data):
                     raise WireError("a length-delimited field runs past the end")
-                self.fields[number].append(data[position:position + size])
+                self.fields[number].append(data[position : position + size])
                 position += size
             elif wire in (1, 5):
                 width = 8 if wire == 1 else 4
                 if position + width > len(data):
                     raise WireError("a fixed-width field runs past the end")
-                self.fields[number].append(data[position:position + width])
+                self.fields[number].append(data[position : position + width])
                 position += width
             else:
                 raise WireError(f"wire type {wire} (groups are not used by Substrait)")

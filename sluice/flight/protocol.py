@@ -68,12 +68,20 @@ class Request:
     session_zone: str = "UTC"
 
     def to_json(self) -> bytes:
-        data: dict[str, Any] = {"protocol": PROTOCOL, "version": VERSION, "table": list(self.table), "session_zone": self.session_zone}
+        data: dict[str, Any] = {
+            "protocol": PROTOCOL,
+            "version": VERSION,
+            "table": list(self.table),
+            "session_zone": self.session_zone,
+        }
         if self.columns is not None:
             data["columns"] = list(self.columns)
         if self.filter is not None:
-            data["filter"] = {"format": self.filter.format, **self.filter.body} if self.filter.format != "substrait" \
+            data["filter"] = (
+                {"format": self.filter.format, **self.filter.body}
+                if self.filter.format != "substrait"
                 else {"format": "substrait", "base64": _b64encode(self.filter.body)}
+            )
         if self.limit is not None:
             data["limit"] = self.limit
         if self.partitions is not None:
@@ -122,14 +130,16 @@ def parse_request(payload: bytes) -> Request:
         raise RequestError(f"the request must be a JSON object, not {type(data).__name__}")
     unknown = sorted(set(data) - _REQUEST_KEYS)
     if unknown:
-        raise RequestError(f"the request has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_REQUEST_KEYS))}")
+        raise RequestError(
+            f"the request has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_REQUEST_KEYS))}"
+        )
     if data.get("protocol", PROTOCOL) != PROTOCOL:
         raise RequestError(f"the request's protocol is {data['protocol']!r}; this server speaks {PROTOCOL!r}")
     version = data.get("version", VERSION)
     if type(version) is not int or not 1 <= version <= VERSION:
         raise RequestError(f"the request's version {version!r} is not one this server reads (1..{VERSION})")
     return Request(
-        table=_names(data.get("table"), "table", "a Flight path: a list of names such as [\"lite\", \"orders\"]"),
+        table=_names(data.get("table"), "table", 'a Flight path: a list of names such as ["lite", "orders"]'),
         columns=None if data.get("columns") is None else _names(data["columns"], "columns", "a list of column names"),
         filter=None if data.get("filter") is None else _filter(data["filter"]),
         limit=_limit(_count(data.get("limit"), "limit", 0, None)),
@@ -168,7 +178,9 @@ def _count(value: Any, key: str, low: int, high: int | None) -> int | None:
 
 def _zone(value: Any) -> str:
     if not isinstance(value, str):
-        raise RequestError(f"session_zone must be a time zone name such as 'UTC' or 'Europe/Paris', not {json.dumps(value)[:50]}")
+        raise RequestError(
+            f"session_zone must be a time zone name such as 'UTC' or 'Europe/Paris', not {json.dumps(value)[:50]}"
+        )
     try:
         session_zone(value)
     except (ValueError, KeyError, OSError):
@@ -182,7 +194,7 @@ def _filter(value: Any) -> FilterSpec:
     body = {k: v for k, v in value.items() if k != "format"}
     if value["format"] == "substrait":
         if set(body) != {"base64"} or not isinstance(body["base64"], str):
-            raise RequestError("a substrait filter is {\"format\": \"substrait\", \"base64\": <ExtendedExpression bytes>}")
+            raise RequestError('a substrait filter is {"format": "substrait", "base64": <ExtendedExpression bytes>}')
         return FilterSpec("substrait", _b64decode(body["base64"]))
     return FilterSpec(value["format"], body)
 

@@ -31,8 +31,10 @@ class PublishedTables:
         self.allow = allow or AllowList.defaults({name: s.default_schema for name, s in self.sources.items()})
         unknown = sorted(self.allow.sources() - set(self.sources))
         if unknown:
-            raise ConfigError(f"the tables to publish name unknown source(s) {', '.join(unknown)} "
-                              f"(sources: {', '.join(sorted(self.sources))})")
+            raise ConfigError(
+                f"the tables to publish name unknown source(s) {', '.join(unknown)} "
+                f"(sources: {', '.join(sorted(self.sources))})"
+            )
         self.ttl_s = ttl_s
         self._described: dict[tuple[str, str, str], tuple[float, TableSchema]] = {}
         self._lock = threading.Lock()
@@ -58,7 +60,10 @@ class PublishedTables:
                 path = self.path_of(source, schema, table)
                 if len(path) < len(prefix):
                     continue
-                if all(source.name_key(p) == source.name_key(w) for p, w in zip(path[1:len(prefix)], prefix[1:], strict=True)):
+                if all(
+                    source.name_key(p) == source.name_key(w)
+                    for p, w in zip(path[1 : len(prefix)], prefix[1:], strict=True)
+                ):
                     yield path
 
     def resolve(self, path: Sequence[str]) -> tuple[Source, TableSchema]:

@@ -69,14 +69,23 @@ class Tls:
 
 
 class SluiceFlightServer(flight.FlightServerBase):
-    def __init__(self, sources: dict[str, Source], host: str = "127.0.0.1", port: int = 0,
-                 credentials: Credentials | None = None, tls: Tls | None = None, ticket_key: bytes | None = None,
-                 publish: AllowList | None = None) -> None:
+    def __init__(
+        self,
+        sources: dict[str, Source],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        credentials: Credentials | None = None,
+        tls: Tls | None = None,
+        ticket_key: bytes | None = None,
+        publish: AllowList | None = None,
+    ) -> None:
         """``publish``: the namespaces and tables to serve (None: each source's default namespace)."""
         published = PublishedTables(sources, publish)  # an allow-list naming an unknown source fails before listening
         scheme = "grpc+tls" if tls else "grpc+tcp"
         middleware = {"auth": AuthMiddlewareFactory(credentials)} if credentials else None
-        super().__init__(f"{scheme}://{host}:{port}", tls_certificates=[tls.pair()] if tls else None, middleware=middleware)
+        super().__init__(
+            f"{scheme}://{host}:{port}", tls_certificates=[tls.pair()] if tls else None, middleware=middleware
+        )
         self.published = published
         self.planner = Planner(self.published, TicketSigner(ticket_key))
         self.location = f"{'grpc+tls' if tls else 'grpc'}://{host}:{self.port}"
@@ -97,18 +106,29 @@ class SluiceFlightServer(flight.FlightServerBase):
         def schema() -> pa.Schema:
             request = self._request(descriptor)
             _, table = self.published.resolve(request.table)
-            columns = tuple(filter_json.column_name(table, c) for c in request.columns) if request.columns \
+            columns = (
+                tuple(filter_json.column_name(table, c) for c in request.columns)
+                if request.columns
                 else tuple(c.name for c in table.columns)
+            )
             return arrow_schema(table, columns)
+
         return flight.SchemaResult(_guarded(schema))
 
-    def get_flight_info(self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor) -> flight.FlightInfo:
+    def get_flight_info(
+        self, context: flight.ServerCallContext, descriptor: flight.FlightDescriptor
+    ) -> flight.FlightInfo:
         def plan() -> flight.FlightInfo:
             request = self._request(descriptor)
             info = self.planner.flight_info(request, descriptor)
-            log.info("GetFlightInfo %s: %d endpoint(s), %s", ".".join(request.table), len(info.endpoints),
-                     info.app_metadata.decode()[:500])
+            log.info(
+                "GetFlightInfo %s: %d endpoint(s), %s",
+                ".".join(request.table),
+                len(info.endpoints),
+                info.app_metadata.decode()[:500],
+            )
             return info
+
         return _guarded(plan)
 
     def _request(self, descriptor: flight.FlightDescriptor) -> Request:
@@ -123,8 +143,10 @@ class SluiceFlightServer(flight.FlightServerBase):
 
     # ------------------------------------------------------------ actions
     def list_actions(self, context: flight.ServerCallContext) -> list[tuple[str, str]]:
-        return [(ACTION_LIST_TABLES, "every published table with its columns (body: optional path prefix, e.g. \"lite\")"),
-                (ACTION_CAPABILITIES, "filter formats, operations and limits this server reads and pushes")]
+        return [
+            (ACTION_LIST_TABLES, 'every published table with its columns (body: optional path prefix, e.g. "lite")'),
+            (ACTION_CAPABILITIES, "filter formats, operations and limits this server reads and pushes"),
+        ]
 
     def do_action(self, context: flight.ServerCallContext, action: flight.Action) -> Iterator[bytes]:
         body = action.body.to_pybytes() if action.body is not None else b""
@@ -132,7 +154,9 @@ class SluiceFlightServer(flight.FlightServerBase):
             return iter(_guarded(lambda: [json.dumps(t).encode() for t in self._tables(body)]))
         if action.type == ACTION_CAPABILITIES:
             return iter([json.dumps(self.capabilities()).encode()])
-        raise flight.FlightServerError(f"unknown action {action.type!r} (known: {ACTION_LIST_TABLES}, {ACTION_CAPABILITIES})")
+        raise flight.FlightServerError(
+            f"unknown action {action.type!r} (known: {ACTION_LIST_TABLES}, {ACTION_CAPABILITIES})"
+        )
 
     def _tables(self, body: bytes) -> list[dict[str, Any]]:
         check_size(body, "the action body")
@@ -140,22 +164,40 @@ class SluiceFlightServer(flight.FlightServerBase):
         tables = []
         for path in self.published.paths(prefix):
             _, table = self.published.resolve(path)
-            columns = [{"name": c.name, "type": c.type.name, "nullable": c.nullable, "remote_type": c.remote_type}
-                       for c in table.columns]
+            columns = [
+                {"name": c.name, "type": c.type.name, "nullable": c.nullable, "remote_type": c.remote_type}
+                for c in table.columns
+            ]
             tables.append({"path": list(path), "columns": columns, "row_estimate": table.row_estimate})
         return tables
 
     def capabilities(self) -> dict[str, Any]:
         return {
-            "protocol": PROTOCOL, "version": VERSION, "filter_formats": list(FORMATS),
+            "protocol": PROTOCOL,
+            "version": VERSION,
+            "filter_formats": list(FORMATS),
             "sluice_filter": {"version": filter_json.VERSION, "ops": list(filter_json.OPS)},
-            "airport": {"expression_classes": ["BOUND_COMPARISON", "BOUND_CONJUNCTION", "BOUND_OPERATOR", "BOUND_BETWEEN",
-                                               "BOUND_FUNCTION", "BOUND_CONSTANT", "BOUND_COLUMN_REF", "BOUND_CAST (of constants)"],
-                        "functions": sorted(airport.FUNCTION_NAMES)},
+            "airport": {
+                "expression_classes": [
+                    "BOUND_COMPARISON",
+                    "BOUND_CONJUNCTION",
+                    "BOUND_OPERATOR",
+                    "BOUND_BETWEEN",
+                    "BOUND_FUNCTION",
+                    "BOUND_CONSTANT",
+                    "BOUND_COLUMN_REF",
+                    "BOUND_CAST (of constants)",
+                ],
+                "functions": sorted(airport.FUNCTION_NAMES),
+            },
             "substrait": {"functions": sorted(substrait.FUNCTION_NAMES)},
             "semantics": "Spark SQL (ANSI): every level is relative to what Spark would return",
             "engines": {name: source.dialect.name for name, source in self.published.sources.items()},
-            "limits": {"max_request_bytes": MAX_REQUEST_BYTES, "max_conjuncts": MAX_CONJUNCTS, "max_partitions": MAX_PARTITIONS},
+            "limits": {
+                "max_request_bytes": MAX_REQUEST_BYTES,
+                "max_conjuncts": MAX_CONJUNCTS,
+                "max_partitions": MAX_PARTITIONS,
+            },
         }
 
 
@@ -187,14 +229,22 @@ def _with_end_marker(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> It
         raise flight.FlightServerError(f"stream failed after {rows} rows: {error}") from None
     except Exception:
         log.exception("internal error while streaming")
-        raise flight.FlightInternalError(f"stream failed after {rows} rows: internal server error (see the server's log)") from None
+        raise flight.FlightInternalError(
+            f"stream failed after {rows} rows: internal server error (see the server's log)"
+        ) from None
     end = json.dumps({"end": True, "rows": rows}).encode()
     yield pa.RecordBatch.from_pylist([], schema=schema), pa.py_buffer(end)
 
 
 # ---------------------------------------------------------------- running
-def serve(sources: dict[str, Source], host: str, port: int, credentials: Credentials | None, tls: Tls | None,
-          publish: AllowList | None = None) -> None:
+def serve(
+    sources: dict[str, Source],
+    host: str,
+    port: int,
+    credentials: Credentials | None,
+    tls: Tls | None,
+    publish: AllowList | None = None,
+) -> None:
     """Serve until interrupted (the ``sluice serve`` command)."""
     server = SluiceFlightServer(sources, host, port, credentials, tls, publish=publish)
     auth = "authentication required" if credentials else "NO AUTHENTICATION"
@@ -203,8 +253,14 @@ def serve(sources: dict[str, Source], host: str, port: int, credentials: Credent
     server.serve()
 
 
-def serve_in_background(sources: dict[str, str], port: int = 0, token: str | None = None, host: str = "127.0.0.1",
-                        tls: Tls | None = None, publish: AllowList | None = None) -> tuple[str, Callable[[], None]]:
+def serve_in_background(
+    sources: dict[str, str],
+    port: int = 0,
+    token: str | None = None,
+    host: str = "127.0.0.1",
+    tls: Tls | None = None,
+    publish: AllowList | None = None,
+) -> tuple[str, Callable[[], None]]:
     """Serve ``sources`` (name -> URL) from a daemon thread; returns (location, stop).
 
     With ``token`` every call must carry ``authorization: Bearer <token>``; without one

@@ -29,16 +29,41 @@ from sluice.types import Kind, SparkType, TableSchema
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _COMPARISONS: dict[str, type[exp.Expression]] = {
-    "equal": exp.EQ, "not_equal": exp.NEQ, "lt": exp.LT, "lte": exp.LTE, "gt": exp.GT, "gte": exp.GTE,
-    "is_not_distinct_from": exp.NullSafeEQ, "is_distinct_from": exp.NullSafeNEQ,
+    "equal": exp.EQ,
+    "not_equal": exp.NEQ,
+    "lt": exp.LT,
+    "lte": exp.LTE,
+    "gt": exp.GT,
+    "gte": exp.GTE,
+    "is_not_distinct_from": exp.NullSafeEQ,
+    "is_distinct_from": exp.NullSafeNEQ,
 }
-_MATCHES: dict[str, type[exp.Expression]] = {"starts_with": exp.StartsWith, "ends_with": exp.EndsWith, "contains": exp.Contains}
+_MATCHES: dict[str, type[exp.Expression]] = {
+    "starts_with": exp.StartsWith,
+    "ends_with": exp.EndsWith,
+    "contains": exp.Contains,
+}
 _ARITHMETIC: dict[str, type[exp.Expression]] = {"add": exp.Add, "subtract": exp.Sub, "multiply": exp.Mul}
-FUNCTION_NAMES = frozenset([*_COMPARISONS, *_MATCHES, *_ARITHMETIC, "and", "or", "not", "is_null", "is_not_null",
-                            "char_length", "coalesce"])
+FUNCTION_NAMES = frozenset(
+    [*_COMPARISONS, *_MATCHES, *_ARITHMETIC, "and", "or", "not", "is_null", "is_not_null", "char_length", "coalesce"]
+)
 #: Substrait Type kinds (field numbers) -> Spark type names
-_TYPES = {1: "boolean", 2: "tinyint", 3: "smallint", 5: "int", 7: "bigint", 10: "float", 11: "double", 12: "string",
-          22: "string", 16: "date", 14: "timestamp_ntz", 33: "timestamp_ntz", 29: "timestamp", 34: "timestamp"}
+_TYPES = {
+    1: "boolean",
+    2: "tinyint",
+    3: "smallint",
+    5: "int",
+    7: "bigint",
+    10: "float",
+    11: "double",
+    12: "string",
+    22: "string",
+    16: "date",
+    14: "timestamp_ntz",
+    33: "timestamp_ntz",
+    29: "timestamp",
+    34: "timestamp",
+}
 
 
 def decode_filter(payload: bytes, table: TableSchema) -> list[Conjunct]:
@@ -107,7 +132,15 @@ class _Reader:
             return exp.In(this=paren(left), expressions=items)
         if node.has(11):
             raise Unsupported("Substrait casts are not mirrored in Spark SQL")
-        kinds = {4: "enum", 5: "window function", 6: "if-then", 7: "switch", 9: "multi-or-list", 12: "subquery", 13: "nested"}
+        kinds = {
+            4: "enum",
+            5: "window function",
+            6: "if-then",
+            7: "switch",
+            9: "multi-or-list",
+            12: "subquery",
+            13: "nested",
+        }
         kind = next((name for number, name in kinds.items() if node.has(number)), "unknown")
         raise Unsupported(f"Substrait {kind} expressions are not mapped to Spark SQL")
 
@@ -175,10 +208,13 @@ class _Reader:
             column = self.table.column(operand.name) if isinstance(operand, exp.Column) else None
             cast = operand if isinstance(operand, exp.Cast) else None
             floating = (column is not None and column.type.kind is Kind.FLOAT) or (
-                cast is not None and cast.to.this in (exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE))
+                cast is not None and cast.to.this in (exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE)
+            )
             if floating:
-                raise Unsupported("float comparison: Substrait leaves NaN to the consumer (Arrow follows IEEE 754), "
-                                  "Spark makes NaN equal to itself and larger than any number")
+                raise Unsupported(
+                    "float comparison: Substrait leaves NaN to the consumer (Arrow follows IEEE 754), "
+                    "Spark makes NaN equal to itself and larger than any number"
+                )
 
 
 def _arity(name: str, args: list[exp.Expression], count: int) -> None:
@@ -215,7 +251,10 @@ def _literal(literal: Message) -> Constant:
     if literal.has(14):
         return _stamp(lambda: _EPOCH + dt.timedelta(microseconds=literal.signed(14, 64)), "timestamp_ntz")
     if literal.has(27):
-        return _stamp(lambda: (_EPOCH + dt.timedelta(microseconds=literal.signed(27, 64))).replace(tzinfo=dt.timezone.utc), "timestamp")
+        return _stamp(
+            lambda: (_EPOCH + dt.timedelta(microseconds=literal.signed(27, 64))).replace(tzinfo=dt.timezone.utc),
+            "timestamp",
+        )
     for number, spark in ((34, "timestamp_ntz"), (35, "timestamp")):
         if literal.has(number):
             return _precision_timestamp(_child(literal, number), spark)

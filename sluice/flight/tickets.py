@@ -31,8 +31,10 @@ class TicketSigner:
         check_size(ticket, "the ticket")
         mac, dot, body = ticket.partition(b".")
         if not dot or not hmac.compare_digest(mac, self._mac(body).encode("ascii")):
-            raise RequestError("the ticket was not issued by this server (or the server has restarted since): "
-                               "ask for the flight's endpoints again")
+            raise RequestError(
+                "the ticket was not issued by this server (or the server has restarted since): "
+                "ask for the flight's endpoints again"
+            )
         return json.loads(body)
 
     def _mac(self, body: bytes) -> str:

@@ -29,8 +29,9 @@ CORRUPT = "_sluice_corrupt_record"
 _FAILED_FILE = re.compile(r"Encountered error while reading file (\S+?)\.?\s")
 
 
-def bad_input_message(spark: SparkSession, path: str, kind: str, schema: StructType | None,
-                      error: BaseException) -> str:
+def bad_input_message(
+    spark: SparkSession, path: str, kind: str, schema: StructType | None, error: BaseException
+) -> str:
     """What is wrong with the input at ``path``, as one line; Spark's own reason when the
     diagnosis finds no bad record (a header that does not match, an unreadable file)."""
     from sluice.cli import spark_reason
@@ -59,8 +60,9 @@ def _local(uri: str) -> str:
     return unquote(urlsplit(uri).path) if uri.startswith("file:") else uri
 
 
-def _first_bad_record(spark: SparkSession, path: str, kind: str, schema: StructType | None,
-                      error_text: str) -> str | None:
+def _first_bad_record(
+    spark: SparkSession, path: str, kind: str, schema: StructType | None, error_text: str
+) -> str | None:
     """``file line N: ...`` for the first record that does not parse, or None."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType

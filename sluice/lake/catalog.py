@@ -45,13 +45,17 @@ class LakeLocation:
             raise ConfigError(f"lake URLs start with {SCHEME}://, not {url!r}")
         rest = url.split("://", 1)[1].split("?", 1)[0]
         if not rest.startswith("/") or len(rest) < 2:
-            raise ConfigError(f"lake URLs look like {SCHEME}:///relative/catalog.db or {SCHEME}:////abs/catalog.db, not {url!r}")
+            raise ConfigError(
+                f"lake URLs look like {SCHEME}:///relative/catalog.db or {SCHEME}:////abs/catalog.db, not {url!r}"
+            )
         catalog_path = Path(rest[1:]).resolve()
         options = parse_qs(parts.query)
         unknown = sorted(set(options) - {"warehouse", "catalog"})
         if unknown:
             raise ConfigError(f"lake URL {url!r}: unknown option(s) {', '.join(unknown)} (known: warehouse, catalog)")
-        warehouse = Path(options["warehouse"][0]).resolve() if "warehouse" in options else catalog_path.parent / "warehouse"
+        warehouse = (
+            Path(options["warehouse"][0]).resolve() if "warehouse" in options else catalog_path.parent / "warehouse"
+        )
         return cls(str(catalog_path), str(warehouse), options.get("catalog", [DEFAULT_CATALOG])[0])
 
     @property
@@ -101,7 +105,9 @@ def _open_catalog(location: LakeLocation, create: bool, name: str) -> SqlCatalog
         os.makedirs(os.path.dirname(location.catalog_path), exist_ok=True)
         os.makedirs(location.warehouse, exist_ok=True)
     try:
-        catalog = SqlCatalog(location.catalog, uri=f"sqlite:///{location.catalog_path}", warehouse=f"file://{location.warehouse}")
+        catalog = SqlCatalog(
+            location.catalog, uri=f"sqlite:///{location.catalog_path}", warehouse=f"file://{location.warehouse}"
+        )
     except Exception as error:  # SQLAlchemy's errors: a file that is not a catalog, a locked file
         raise SourceError(name, f"cannot open Iceberg catalog {location.catalog_path}: {error}") from None
     _OPEN[location] = (catalog, _inode(location.catalog_path))
@@ -117,5 +123,9 @@ def load_table(catalog: SqlCatalog, namespace: str | None, table: str, name: str
     try:
         return catalog.load_table((namespace, table))
     except NoSuchTableError:
-        known = sorted(".".join(identifier) for ns in catalog.list_namespaces() for identifier in catalog.list_tables(ns))
-        raise BindError(f"source {name!r}: no lake table {namespace}.{table} (tables: {', '.join(known) or 'none'})") from None
+        known = sorted(
+            ".".join(identifier) for ns in catalog.list_namespaces() for identifier in catalog.list_tables(ns)
+        )
+        raise BindError(
+            f"source {name!r}: no lake table {namespace}.{table} (tables: {', '.join(known) or 'none'})"
+        ) from None

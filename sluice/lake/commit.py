@@ -60,8 +60,14 @@ class WrittenFiles:
         return sum(data_file.file_size_in_bytes for data_file in self.data_files)
 
 
-def collect_data_files(table: Table, columns: list[PartitionColumn], staging_uri: str, final_uri: str,
-                       sort_order_id: int | None, schema: Schema | None = None) -> WrittenFiles:
+def collect_data_files(
+    table: Table,
+    columns: list[PartitionColumn],
+    staging_uri: str,
+    final_uri: str,
+    sort_order_id: int | None,
+    schema: Schema | None = None,
+) -> WrittenFiles:
     """One DataFile per Parquet file under ``staging_uri``, its path as it will be under ``final_uri``.
 
     ``schema`` is the schema the files are written in, when the job evolves the table's
@@ -97,16 +103,26 @@ def collect_data_files(table: Table, columns: list[PartitionColumn], staging_uri
         statistics = data_file_statistics_from_parquet_metadata(footer, statistics_plan, field_ids)
         make_float_bounds_safe(statistics, footer, field_ids, float_ids)
         row_groups += footer.num_row_groups
-        data_files.append(DataFile.from_args(
-            content=DataFileContent.DATA, file_path=f"{final_uri}/{relative}", file_format=FileFormat.PARQUET,
-            partition=partition_record(columns, posixpath.dirname(relative)), file_size_in_bytes=info.size,
-            sort_order_id=sort_order_id, spec_id=metadata.default_spec_id, equality_ids=None, key_metadata=None,
-            **statistics.to_serialized_dict()))
+        data_files.append(
+            DataFile.from_args(
+                content=DataFileContent.DATA,
+                file_path=f"{final_uri}/{relative}",
+                file_format=FileFormat.PARQUET,
+                partition=partition_record(columns, posixpath.dirname(relative)),
+                file_size_in_bytes=info.size,
+                sort_order_id=sort_order_id,
+                spec_id=metadata.default_spec_id,
+                equality_ids=None,
+                key_metadata=None,
+                **statistics.to_serialized_dict(),
+            )
+        )
     return WrittenFiles(sorted(data_files, key=lambda data_file: data_file.file_path), row_groups)
 
 
-def make_float_bounds_safe(statistics: DataFileStatistics, footer: pq.FileMetaData, field_ids: dict[str, int],
-                           float_ids: set[int]) -> None:
+def make_float_bounds_safe(
+    statistics: DataFileStatistics, footer: pq.FileMetaData, field_ids: dict[str, int], float_ids: set[int]
+) -> None:
     """Drop float/double bounds a NaN makes unknowable; widen zero bounds over -0.0 and +0.0.
 
     Spark's Parquet writer orders NaN above every number, so a row group holding a NaN
@@ -122,8 +138,12 @@ def make_float_bounds_safe(statistics: DataFileStatistics, footer: pq.FileMetaDa
             column = footer.row_group(group).column(position)
             field_id = field_ids[column.path_in_schema]
             stats = column.statistics
-            if field_id in float_ids and stats is not None and stats.has_min_max \
-                    and (math.isnan(stats.min) or math.isnan(stats.max)):
+            if (
+                field_id in float_ids
+                and stats is not None
+                and stats.has_min_max
+                and (math.isnan(stats.min) or math.isnan(stats.max))
+            ):
                 statistics.column_aggregates.pop(field_id, None)
     for field_id in float_ids & set(statistics.column_aggregates):
         bounds = statistics.column_aggregates[field_id]
@@ -133,8 +153,14 @@ def make_float_bounds_safe(statistics: DataFileStatistics, footer: pq.FileMetaDa
             bounds.current_max = 0.0
 
 
-def commit_data_files(table: Table, data_files: list[DataFile], job_id: str, *,
-                      evolution: Evolution | None = None, replaced: list[DataFile] | None = None) -> None:
+def commit_data_files(
+    table: Table,
+    data_files: list[DataFile],
+    job_id: str,
+    *,
+    evolution: Evolution | None = None,
+    replaced: list[DataFile] | None = None,
+) -> None:
     """Append ``data_files`` to ``table`` in one snapshot whose summary names ``job_id``.
 
     ``evolution`` (columns added or widened) is applied in the same transaction, and the
@@ -157,26 +183,37 @@ def commit_data_files(table: Table, data_files: list[DataFile], job_id: str, *,
             _append(table, data_files, job_id, evolution, replaced or [])
             return
         except CommitFailedException as error:  # after PyIceberg's own retries on concurrent commits
-            raise SluiceError(f"lake table {name}: the commit of job {job_id} kept losing the race with concurrent commits "
-                              f"(retried up to {_retries(table)} times, table property {_RETRIES}); nothing was appended, "
-                              f"run the job again: {error}") from None
+            raise SluiceError(
+                f"lake table {name}: the commit of job {job_id} kept losing the race with concurrent commits "
+                f"(retried up to {_retries(table)} times, table property {_RETRIES}); nothing was appended, "
+                f"run the job again: {error}"
+            ) from None
         except SQLAlchemyError as error:  # the catalog database failed: locked past its busy timeout, I/O, ...
             reason = str(getattr(error, "orig", None) or str(error).splitlines()[0])
             try:
                 if job_snapshot(table.refresh(), job_id) is not None:
                     return  # the commit landed; only its answer was lost
             except SQLAlchemyError:
-                raise SluiceError(f"lake table {name}: the catalog failed during the commit of job {job_id} ({reason}) "
-                                  f"and cannot say whether it landed: look for a snapshot whose summary has "
-                                  f"{JOB_PROPERTY}={job_id}") from None
+                raise SluiceError(
+                    f"lake table {name}: the catalog failed during the commit of job {job_id} ({reason}) "
+                    f"and cannot say whether it landed: look for a snapshot whose summary has "
+                    f"{JOB_PROPERTY}={job_id}"
+                ) from None
             if attempt == CATALOG_ATTEMPTS:
-                raise SluiceError(f"lake table {name}: the catalog kept failing the commit of job {job_id} ({reason}) "
-                                  f"through {attempt} attempts; nothing was appended, run the job again") from None
+                raise SluiceError(
+                    f"lake table {name}: the catalog kept failing the commit of job {job_id} ({reason}) "
+                    f"through {attempt} attempts; nothing was appended, run the job again"
+                ) from None
             time.sleep(CATALOG_RETRY_WAIT_S * attempt)
 
 
-def _append(table: Table, data_files: list[DataFile], job_id: str, evolution: Evolution | None = None,
-            replaced: list[DataFile] | None = None) -> None:
+def _append(
+    table: Table,
+    data_files: list[DataFile],
+    job_id: str,
+    evolution: Evolution | None = None,
+    replaced: list[DataFile] | None = None,
+) -> None:
     """One transaction: the schema changes, the name mapping if missing (PyIceberg's schema
     update extends an existing one), and one snapshot: a fast append of every file, or an
     overwrite that also removes the ``replaced`` files."""
@@ -190,7 +227,7 @@ def _append(table: Table, data_files: list[DataFile], job_id: str, evolution: Ev
         mapping = transaction.table_metadata.schema().name_mapping.model_dump_json()
         transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
     snapshot = transaction.update_snapshot(snapshot_properties={JOB_PROPERTY: job_id})
-    with (snapshot.overwrite() if replaced else snapshot.fast_append()) as update:
+    with snapshot.overwrite() if replaced else snapshot.fast_append() as update:
         for data_file in replaced:
             update.delete_data_file(data_file)
         for data_file in data_files:
@@ -206,5 +243,11 @@ def _retries(table: Table) -> int:
 
 def job_snapshot(table: Table, job_id: str) -> Snapshot | None:
     """The snapshot that ingest job ``job_id`` committed, if any."""
-    return next((snapshot for snapshot in table.snapshots()
-                 if snapshot.summary is not None and snapshot.summary.get(JOB_PROPERTY) == job_id), None)
+    return next(
+        (
+            snapshot
+            for snapshot in table.snapshots()
+            if snapshot.summary is not None and snapshot.summary.get(JOB_PROPERTY) == job_id
+        ),
+        None,
+    )

@@ -35,10 +35,18 @@ def spark_type(iceberg_type: IcebergType) -> DataType:
     from pyiceberg import types as ice
     from pyspark.sql import types as sp
 
-    simple: dict[type[IcebergType], type[DataType]] = {ice.BooleanType: sp.BooleanType, ice.IntegerType: sp.IntegerType, ice.LongType: sp.LongType,
-              ice.FloatType: sp.FloatType, ice.DoubleType: sp.DoubleType, ice.DateType: sp.DateType,
-              ice.TimestamptzType: sp.TimestampType, ice.TimestampType: sp.TimestampNTZType,
-              ice.StringType: sp.StringType, ice.BinaryType: sp.BinaryType}
+    simple: dict[type[IcebergType], type[DataType]] = {
+        ice.BooleanType: sp.BooleanType,
+        ice.IntegerType: sp.IntegerType,
+        ice.LongType: sp.LongType,
+        ice.FloatType: sp.FloatType,
+        ice.DoubleType: sp.DoubleType,
+        ice.DateType: sp.DateType,
+        ice.TimestamptzType: sp.TimestampType,
+        ice.TimestampType: sp.TimestampNTZType,
+        ice.StringType: sp.StringType,
+        ice.BinaryType: sp.BinaryType,
+    }
     if type(iceberg_type) in simple:
         return simple[type(iceberg_type)]()
     if isinstance(iceberg_type, ice.DecimalType):
@@ -76,14 +84,17 @@ def conform(frame: DataFrame, schema: Schema, table_name: str) -> DataFrame:
             continue
         expected, actual = spark_type(field.field_type), found[field.name].dataType
         if actual != expected and not is_safe_widening(actual, expected):
-            problems.append(f"column {field.name}: the table has {expected.simpleString()} "
-                            f"(Iceberg {field.field_type}), the input has {actual.simpleString()}")
+            problems.append(
+                f"column {field.name}: the table has {expected.simpleString()} "
+                f"(Iceberg {field.field_type}), the input has {actual.simpleString()}"
+            )
         elif field.required and found[field.name].nullable:
             problems.append(f"column {field.name}: the table requires a value, the input column may be NULL")
     if problems:
         raise ConfigError(f"cannot append to lake table {table_name}: " + "; ".join(problems))
-    return frame.select(*(F.col(field.name).cast(spark_type(field.field_type)).alias(field.name)
-                          for field in schema.fields))
+    return frame.select(
+        *(F.col(field.name).cast(spark_type(field.field_type)).alias(field.name) for field in schema.fields)
+    )
 
 
 @dataclass(frozen=True)
@@ -154,9 +165,11 @@ def evolution(frame: DataFrame, schema: Schema, table_name: str) -> Evolution:
         if wider is not None and _widening(field.field_type, wider):
             widened.append((column.name, wider))
         else:
-            refused.append(f"column {column.name}: the table has {expected.simpleString()} (Iceberg "
-                           f"{field.field_type}), the input has {found.simpleString()} (Iceberg widens only int to "
-                           "long, float to double and a decimal's precision at the same scale)")
+            refused.append(
+                f"column {column.name}: the table has {expected.simpleString()} (Iceberg "
+                f"{field.field_type}), the input has {found.simpleString()} (Iceberg widens only int to "
+                "long, float to double and a decimal's precision at the same scale)"
+            )
     if refused:
         raise ConfigError(f"cannot append to lake table {table_name}: " + "; ".join(refused))
     return Evolution(tuple(added), tuple(widened))

@@ -61,7 +61,14 @@ class IcebergFilter:
         return cls(ice.AlwaysTrue(), False)
 
 
-_FLIP: dict[type[exp.Expression], type[exp.Expression]] = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ, exp.NEQ: exp.NEQ}
+_FLIP: dict[type[exp.Expression], type[exp.Expression]] = {
+    exp.GT: exp.LT,
+    exp.GTE: exp.LTE,
+    exp.LT: exp.GT,
+    exp.LTE: exp.GTE,
+    exp.EQ: exp.EQ,
+    exp.NEQ: exp.NEQ,
+}
 
 
 def _predicate(cls: type[ice.BooleanExpression]) -> Callable[..., ice.BooleanExpression]:
@@ -71,13 +78,23 @@ def _predicate(cls: type[ice.BooleanExpression]) -> Callable[..., ice.BooleanExp
 
 
 _ICEBERG_OP: dict[type[exp.Expression], Callable[..., ice.BooleanExpression]] = {
-    exp.EQ: _predicate(ice.EqualTo), exp.GT: _predicate(ice.GreaterThan), exp.GTE: _predicate(ice.GreaterThanOrEqual),
-    exp.LT: _predicate(ice.LessThan), exp.LTE: _predicate(ice.LessThanOrEqual),
+    exp.EQ: _predicate(ice.EqualTo),
+    exp.GT: _predicate(ice.GreaterThan),
+    exp.GTE: _predicate(ice.GreaterThanOrEqual),
+    exp.LT: _predicate(ice.LessThan),
+    exp.LTE: _predicate(ice.LessThanOrEqual),
 }
 #: Python value types a literal must have for each Iceberg column type (see module doc)
 _ACCEPTS: dict[type[IcebergType], tuple[type, ...]] = {
-    IntegerType: (int,), LongType: (int,), DoubleType: (float,), FloatType: (float,), StringType: (str,),
-    DateType: (dt.date,), TimestamptzType: (dt.datetime,), TimestampType: (dt.datetime,), BooleanType: (bool,),
+    IntegerType: (int,),
+    LongType: (int,),
+    DoubleType: (float,),
+    FloatType: (float,),
+    StringType: (str,),
+    DateType: (dt.date,),
+    TimestamptzType: (dt.datetime,),
+    TimestampType: (dt.datetime,),
+    BooleanType: (bool,),
     DecimalType: (Decimal,),
 }
 
@@ -235,9 +252,16 @@ class _Converter:
             return value
         field_type = self.fields[column.lower()].field_type
         accepted = _ACCEPTS.get(type(field_type))
-        if accepted is None or not any(isinstance(value, t) for t in accepted) or (isinstance(value, bool) and not isinstance(field_type, BooleanType)):
+        if (
+            accepted is None
+            or not any(isinstance(value, t) for t in accepted)
+            or (isinstance(value, bool) and not isinstance(field_type, BooleanType))
+        ):
             return _UNKNOWN
-        if isinstance(field_type, (IntegerType, LongType)) and not _INT_RANGE[type(field_type)][0] <= value <= _INT_RANGE[type(field_type)][1]:
+        if (
+            isinstance(field_type, (IntegerType, LongType))
+            and not _INT_RANGE[type(field_type)][0] <= value <= _INT_RANGE[type(field_type)][1]
+        ):
             return _UNKNOWN  # binding would make it AboveMax/BelowMin: an AlwaysTrue that is true on NULL too
         if isinstance(field_type, DateType) and isinstance(value, dt.datetime):
             return _UNKNOWN

@@ -30,11 +30,28 @@ if TYPE_CHECKING:
 
 #: mission id -> number of payloads on board
 MISSIONS = {101: 4, 102: 8, 205: 3, 311: 6, 412: 2}
-SENSORS = ("bus_voltage", "battery_temp", "solar_array_current", "reaction_wheel_rpm", "star_tracker_temp",
-           "magnetometer_x", "heater_zone_3", "radio_tx_power")
-MESSAGES = ("battery temperature above limit", "bus undervoltage", "reaction wheel saturation",
-            "star tracker lost lock", "Überspannung am Versorgungsbus", "température du panneau élevée",
-            "сбой датчика", "電圧低下", "safe mode entered 🛰", "")
+SENSORS = (
+    "bus_voltage",
+    "battery_temp",
+    "solar_array_current",
+    "reaction_wheel_rpm",
+    "star_tracker_temp",
+    "magnetometer_x",
+    "heater_zone_3",
+    "radio_tx_power",
+)
+MESSAGES = (
+    "battery temperature above limit",
+    "bus undervoltage",
+    "reaction wheel saturation",
+    "star tracker lost lock",
+    "Überspannung am Versorgungsbus",
+    "température du panneau élevée",
+    "сбой датчика",
+    "電圧低下",
+    "safe mode entered 🛰",
+    "",
+)
 WINDOW_START = dt.datetime(2025, 3, 1, tzinfo=dt.timezone.utc)
 WINDOW_DAYS = 14
 
@@ -50,8 +67,9 @@ def telemetry(spark: SparkSession, rows: int) -> DataFrame:
     def pick(values: list[Any], index: Column) -> Column:
         return F.element_at(F.array(*(F.lit(value) for value in values)), (index + 1).cast("int"))
 
-    payloads = [(mission, mission * 1000 + number) for mission, count in MISSIONS.items()
-                for number in range(1, count + 1)]
+    payloads = [
+        (mission, mission * 1000 + number) for mission, count in MISSIONS.items() for number in range(1, count + 1)
+    ]
     payload = draw("payload", len(payloads))
     window_micros = WINDOW_DAYS * 86_400_000_000
     start_micros = int(WINDOW_START.timestamp()) * 1_000_000
@@ -71,7 +89,18 @@ def telemetry(spark: SparkSession, rows: int) -> DataFrame:
         glitchy(temperature_draw, (draw("temperature", 100_001) - 40_000) / 1000.0).cast("double").alias("temperature"),
         status.alias("status"),
         F.when(status != "OK", pick(list(MESSAGES), draw("message", len(MESSAGES))))
-         .when(draw("silent", 10) == 0, F.lit(None)).otherwise(F.lit("")).alias("message"),
+        .when(draw("silent", 10) == 0, F.lit(None))
+        .otherwise(F.lit(""))
+        .alias("message"),
     )
-    return frame.select("mission_id", "payload_id", "sensor", "ts", utc_day(F.col("ts")).alias("day"),
-                        "voltage", "temperature", "status", "message")
+    return frame.select(
+        "mission_id",
+        "payload_id",
+        "sensor",
+        "ts",
+        utc_day(F.col("ts")).alias("day"),
+        "voltage",
+        "temperature",
+        "status",
+        "message",
+    )

@@ -100,9 +100,11 @@ class IngestSummary:
     def __str__(self) -> str:
         if self.snapshot_id is None:
             return f"no rows: nothing appended to {self.table}"
-        return (f"snapshot {self.snapshot_id} of {self.table}: {self.files} files, {self.row_groups} row groups, "
-                f"{self.rows:,} rows, {self.bytes / 1e6:,.1f} MB in {self.elapsed_seconds:.1f} s "
-                f"(write {self.write_seconds:.1f} s, commit {self.commit_seconds:.1f} s; {self.rows_per_second:,.0f} rows/s)")
+        return (
+            f"snapshot {self.snapshot_id} of {self.table}: {self.files} files, {self.row_groups} row groups, "
+            f"{self.rows:,} rows, {self.bytes / 1e6:,.1f} MB in {self.elapsed_seconds:.1f} s "
+            f"(write {self.write_seconds:.1f} s, commit {self.commit_seconds:.1f} s; {self.rows_per_second:,.0f} rows/s)"
+        )
 
 
 def print_progress(line: str) -> None:
@@ -110,11 +112,22 @@ def print_progress(line: str) -> None:
     print(f"{dt.datetime.now():%H:%M:%S} {line}", file=sys.stderr, flush=True)
 
 
-def ingest(spark: SparkSession, lake_url: str, source: Source = None, *, rows: int | None = None,
-           source_format: str | None = None, namespace: str = telemetry.NAMESPACE, table: str = telemetry.TABLE,
-           mode: str = "append", schema: str | StructType | None = None, partition_by: str | None = None,
-           sort_by: str | None = None, target_file_size: int | None = None,
-           report: Report = print_progress) -> IngestSummary:
+def ingest(
+    spark: SparkSession,
+    lake_url: str,
+    source: Source = None,
+    *,
+    rows: int | None = None,
+    source_format: str | None = None,
+    namespace: str = telemetry.NAMESPACE,
+    table: str = telemetry.TABLE,
+    mode: str = "append",
+    schema: str | StructType | None = None,
+    partition_by: str | None = None,
+    sort_by: str | None = None,
+    target_file_size: int | None = None,
+    report: Report = print_progress,
+) -> IngestSummary:
     """Append ``source`` to the lake table ``namespace.table`` (or replace its rows) in one snapshot.
 
     ``source`` is None to generate ``rows`` synthetic telemetry rows (default
@@ -146,8 +159,19 @@ def ingest(spark: SparkSession, lake_url: str, source: Source = None, *, rows: i
     with _Undo(spark, location, source, source_format, spark_schema) as undo:
         catalog = open_catalog(location, create=True)
         lake_table, input_frame, what = _table_and_input(
-            spark, catalog, undo, namespace, table, source, rows, source_format, spark_schema, partition_terms,
-            sort_terms, target_file_size)
+            spark,
+            catalog,
+            undo,
+            namespace,
+            table,
+            source,
+            rows,
+            source_format,
+            spark_schema,
+            partition_terms,
+            sort_terms,
+            target_file_size,
+        )
         undo.read_schema = input_frame.schema
         schema_now = lake_table.metadata.schema()
         change = evolution(input_frame, schema_now, table_name)
@@ -156,17 +180,34 @@ def ingest(spark: SparkSession, lake_url: str, source: Source = None, *, rows: i
         columns = partition_columns(lake_table.spec(), written_schema)
         replaced = _current_files(lake_table) if mode == "overwrite" else None
         verb = "replace the rows of" if mode == "overwrite" else "into"
-        return run_job(spark, lake_table, frame, columns, written_schema, change, f"ingest {what} {verb} {table_name}",
-                       report, replaced)
+        return run_job(
+            spark,
+            lake_table,
+            frame,
+            columns,
+            written_schema,
+            change,
+            f"ingest {what} {verb} {table_name}",
+            report,
+            replaced,
+        )
 
 
 def _current_files(lake_table: Table) -> list[DataFile]:
     return [task.file for task in lake_table.scan().plan_files()] if lake_table.current_snapshot() else []
 
 
-def run_job(spark: SparkSession, lake_table: Table, frame: DataFrame, columns: list[PartitionColumn],
-            written_schema: Schema, change: Evolution, what: str, report: Report,
-            replaced: list[DataFile] | None = None) -> IngestSummary:
+def run_job(
+    spark: SparkSession,
+    lake_table: Table,
+    frame: DataFrame,
+    columns: list[PartitionColumn],
+    written_schema: Schema,
+    change: Evolution,
+    what: str,
+    report: Report,
+    replaced: list[DataFile] | None = None,
+) -> IngestSummary:
     """Write ``frame`` under a staging folder, then commit it as one snapshot (or remove it).
 
     The snapshot applies ``change`` to the schema and removes the ``replaced`` files
@@ -176,17 +217,19 @@ def run_job(spark: SparkSession, lake_table: Table, frame: DataFrame, columns: l
     data_uri = lake_table.properties.get(TableProperties.WRITE_DATA_PATH, f"{lake_table.location()}/data").rstrip("/")
     staging_uri, final_uri = f"{data_uri}/_staging-{job_id}", f"{data_uri}/{job_id}"
     table_name = ".".join(lake_table.name())
-    report(what + (f" ({change})" if change else "") +
-           f": job {job_id}, writing under {staging_uri}")
+    report(what + (f" ({change})" if change else "") + f": job {job_id}, writing under {staging_uri}")
     started = time.monotonic()
     try:
         with _watch_tasks(spark, report):
             _write(spark, frame, columns, _sort_columns(lake_table), staging_uri, lake_table.properties)
-        written = collect_data_files(lake_table, columns, staging_uri, final_uri, _sort_order_id(lake_table),
-                                     written_schema)
+        written = collect_data_files(
+            lake_table, columns, staging_uri, final_uri, _sort_order_id(lake_table), written_schema
+        )
         write_seconds = time.monotonic() - started
-        report(f"wrote {len(written.data_files)} files, {written.row_groups} row groups, {written.rows:,} rows, "
-               f"{written.bytes / 1e6:,.1f} MB in {write_seconds:.1f} s")
+        report(
+            f"wrote {len(written.data_files)} files, {written.row_groups} row groups, {written.rows:,} rows, "
+            f"{written.bytes / 1e6:,.1f} MB in {write_seconds:.1f} s"
+        )
         if written.data_files or replaced:
             if written.data_files:
                 _move(staging_uri, final_uri)
@@ -201,17 +244,34 @@ def run_job(spark: SparkSession, lake_table: Table, frame: DataFrame, columns: l
             _remove(final_uri)
         raise
     snapshot = job_snapshot(lake_table, job_id)
-    summary = IngestSummary(table_name, snapshot.snapshot_id if snapshot else None, job_id, len(written.data_files),
-                            written.row_groups, written.rows, written.bytes, write_seconds,
-                            time.monotonic() - started - write_seconds)
+    summary = IngestSummary(
+        table_name,
+        snapshot.snapshot_id if snapshot else None,
+        job_id,
+        len(written.data_files),
+        written.row_groups,
+        written.rows,
+        written.bytes,
+        write_seconds,
+        time.monotonic() - started - write_seconds,
+    )
     report(f"committed snapshot {summary.snapshot_id} in {summary.commit_seconds:.1f} s" if snapshot else str(summary))
     return summary
 
 
-def create_table(spark: SparkSession, lake_url: str, namespace: str, table: str, source: Source = None, *,
-                 source_format: str | None = None, schema: str | StructType | None = None,
-                 partition_by: str | None = None, sort_by: str | None = None,
-                 target_file_size: int | None = None) -> Table:
+def create_table(
+    spark: SparkSession,
+    lake_url: str,
+    namespace: str,
+    table: str,
+    source: Source = None,
+    *,
+    source_format: str | None = None,
+    schema: str | StructType | None = None,
+    partition_by: str | None = None,
+    sort_by: str | None = None,
+    target_file_size: int | None = None,
+) -> Table:
     """Create an empty lake table ``namespace.table`` and return it.
 
     Its columns are ``schema`` (a Spark DDL string or StructType) or those of ``source`` (a
@@ -230,15 +290,32 @@ def create_table(spark: SparkSession, lake_url: str, namespace: str, table: str,
         frame = _input(spark, source, None, source_format, None, spark_schema)[0] if source is not None else None
         columns = frame.schema if frame is not None else spark_schema
         assert columns is not None
-        return _create(catalog, undo, namespace, table, iceberg_schema(columns),
-                       parse_partition_by(partition_by or ""), parse_sort_by(sort_by or ""), target_file_size)
+        return _create(
+            catalog,
+            undo,
+            namespace,
+            table,
+            iceberg_schema(columns),
+            parse_partition_by(partition_by or ""),
+            parse_sort_by(sort_by or ""),
+            target_file_size,
+        )
 
 
-def _table_and_input(spark: SparkSession, catalog: Catalog, undo: _Undo, namespace: str, table: str,
-                     source: Source, rows: int | None, source_format: str | None,
-                     spark_schema: StructType | None, partition_terms: tuple[PartitionTerm, ...] | None,
-                     sort_terms: tuple[SortTerm, ...] | None,
-                     target_file_size: int | None) -> tuple[Table, DataFrame, str]:
+def _table_and_input(
+    spark: SparkSession,
+    catalog: Catalog,
+    undo: _Undo,
+    namespace: str,
+    table: str,
+    source: Source,
+    rows: int | None,
+    source_format: str | None,
+    spark_schema: StructType | None,
+    partition_terms: tuple[PartitionTerm, ...] | None,
+    sort_terms: tuple[SortTerm, ...] | None,
+    target_file_size: int | None,
+) -> tuple[Table, DataFrame, str]:
     """The table (created when missing) and the input as a DataFrame, with a phrase for the report."""
     if catalog.table_exists((namespace, table)):
         lake_table = catalog.load_table((namespace, table))
@@ -247,25 +324,49 @@ def _table_and_input(spark: SparkSession, catalog: Catalog, undo: _Undo, namespa
         return lake_table, frame, what
     if source is None or (namespace, table) == (telemetry.NAMESPACE, telemetry.TABLE):
         table_schema = telemetry.schema()
-        lake_table = _create(catalog, undo, namespace, table, table_schema,
-                             telemetry.PARTITION_BY if partition_terms is None else partition_terms,
-                             telemetry.SORT_BY if sort_terms is None else sort_terms, target_file_size)
+        lake_table = _create(
+            catalog,
+            undo,
+            namespace,
+            table,
+            table_schema,
+            telemetry.PARTITION_BY if partition_terms is None else partition_terms,
+            telemetry.SORT_BY if sort_terms is None else sort_terms,
+            target_file_size,
+        )
         frame, what = _input(spark, source, rows, source_format, lake_table, spark_schema)
         missing = [field.name for field in table_schema.fields if field.name not in frame.columns]
         if source is not None and 2 * len(missing) > len(table_schema.fields):  # someone else's data, not telemetry
-            raise ConfigError(f"{what} lacks column(s) {', '.join(missing)} of {namespace}.{table}, the demo's "
-                              "telemetry table: name a table of your own (--namespace and --table) to create it "
-                              "from the input's columns")
+            raise ConfigError(
+                f"{what} lacks column(s) {', '.join(missing)} of {namespace}.{table}, the demo's "
+                "telemetry table: name a table of your own (--namespace and --table) to create it "
+                "from the input's columns"
+            )
         return lake_table, frame, what
     frame, what = _input(spark, source, rows, source_format, None, spark_schema)
-    lake_table = _create(catalog, undo, namespace, table, iceberg_schema(frame.schema), partition_terms or (),
-                         sort_terms or (), target_file_size)
+    lake_table = _create(
+        catalog,
+        undo,
+        namespace,
+        table,
+        iceberg_schema(frame.schema),
+        partition_terms or (),
+        sort_terms or (),
+        target_file_size,
+    )
     return lake_table, frame, what
 
 
-def _create(catalog: Catalog, undo: _Undo, namespace: str, table: str, table_schema: Schema,
-            partition_terms: tuple[PartitionTerm, ...], sort_terms: tuple[SortTerm, ...],
-            target_file_size: int | None) -> Table:
+def _create(
+    catalog: Catalog,
+    undo: _Undo,
+    namespace: str,
+    table: str,
+    table_schema: Schema,
+    partition_terms: tuple[PartitionTerm, ...],
+    sort_terms: tuple[SortTerm, ...],
+    target_file_size: int | None,
+) -> Table:
     """Create the table (and its namespace), noting both in ``undo`` so a failed job drops them.
 
     Two jobs creating a new lake at once race between PyIceberg's "does the namespace
@@ -286,30 +387,39 @@ def _create(catalog: Catalog, undo: _Undo, namespace: str, table: str, table_sch
         except (NamespaceAlreadyExistsError, IntegrityError):
             pass
     try:
-        lake_table = catalog.create_table((namespace, table), schema=table_schema, partition_spec=spec,
-                                          sort_order=order, properties=properties)
+        lake_table = catalog.create_table(
+            (namespace, table), schema=table_schema, partition_spec=spec, sort_order=order, properties=properties
+        )
     except (TableAlreadyExistsError, IntegrityError):
         return catalog.load_table((namespace, table))
     undo.table = (catalog, (namespace, table), lake_table.location())
     return lake_table
 
 
-def _check_layout(lake_table: Table, partition_terms: tuple[PartitionTerm, ...] | None,
-                  sort_terms: tuple[SortTerm, ...] | None) -> None:
+def _check_layout(
+    lake_table: Table, partition_terms: tuple[PartitionTerm, ...] | None, sort_terms: tuple[SortTerm, ...] | None
+) -> None:
     """A layout given for an existing table must be the one it has."""
     name = ".".join(lake_table.name())
     schema = lake_table.schema()
     if partition_terms is not None:
         wanted = [(field.source_id, str(field.transform)) for field in partition_spec(partition_terms, schema).fields]
         if wanted != [(field.source_id, str(field.transform)) for field in lake_table.spec().fields]:
-            raise ConfigError(f"lake table {name} exists, partitioned by {describe_spec(lake_table)}: the partitioning "
-                              "of a new table cannot be given for it")
+            raise ConfigError(
+                f"lake table {name} exists, partitioned by {describe_spec(lake_table)}: the partitioning "
+                "of a new table cannot be given for it"
+            )
     if sort_terms is not None:
-        wanted_order = [(field.source_id, field.direction, field.null_order)
-                        for field in sort_order(sort_terms, schema).fields]
-        if wanted_order != [(field.source_id, field.direction, field.null_order) for field in lake_table.sort_order().fields]:
-            raise ConfigError(f"lake table {name} exists, sorted by {describe_sort(lake_table)}: the sort order "
-                              "of a new table cannot be given for it")
+        wanted_order = [
+            (field.source_id, field.direction, field.null_order) for field in sort_order(sort_terms, schema).fields
+        ]
+        if wanted_order != [
+            (field.source_id, field.direction, field.null_order) for field in lake_table.sort_order().fields
+        ]:
+            raise ConfigError(
+                f"lake table {name} exists, sorted by {describe_sort(lake_table)}: the sort order "
+                "of a new table cannot be given for it"
+            )
 
 
 def describe_spec(lake_table: Table) -> str:
@@ -330,10 +440,15 @@ def describe_sort(lake_table: Table) -> str:
     """The table's sort order as ``--sort-by`` text (``none`` when unsorted)."""
     from pyiceberg.table.sorting import NullOrder, SortDirection
 
-    return ", ".join(f"{lake_table.schema().find_column_name(field.source_id)} "
-                     f"{'asc' if field.direction == SortDirection.ASC else 'desc'} "
-                     f"nulls {'first' if field.null_order == NullOrder.NULLS_FIRST else 'last'}"
-                     for field in lake_table.sort_order().fields) or "none"
+    return (
+        ", ".join(
+            f"{lake_table.schema().find_column_name(field.source_id)} "
+            f"{'asc' if field.direction == SortDirection.ASC else 'desc'} "
+            f"nulls {'first' if field.null_order == NullOrder.NULLS_FIRST else 'last'}"
+            for field in lake_table.sort_order().fields
+        )
+        or "none"
+    )
 
 
 class _Undo:
@@ -347,8 +462,14 @@ class _Undo:
     input was read with).
     """
 
-    def __init__(self, spark: SparkSession, location: LakeLocation, source: Source, source_format: str | None,
-                 read_schema: StructType | None) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        location: LakeLocation,
+        source: Source,
+        source_format: str | None,
+        read_schema: StructType | None,
+    ) -> None:
         self.spark, self.location, self.source, self.source_format = spark, location, source, source_format
         self.read_schema = read_schema
         self.new_catalog = not os.path.exists(location.catalog_path)
@@ -368,8 +489,9 @@ class _Undo:
         self.run()
         if isinstance(error, (CapturedException, Py4JJavaError)) and isinstance(self.source, (str, Path)):
             path = str(self.source)
-            raise ConfigError(bad_input_message(self.spark, path, _format_of(path, self.source_format),
-                                                self.read_schema, error)) from None
+            raise ConfigError(
+                bad_input_message(self.spark, path, _format_of(path, self.source_format), self.read_schema, error)
+            ) from None
 
     def run(self) -> None:
         import shutil
@@ -414,12 +536,20 @@ def _spark_schema(schema: str | StructType | None) -> StructType | None:
 def _format_of(path: str, source_format: str | None) -> str:
     kind = source_format or FORMATS.get(os.path.splitext(path.rstrip("/"))[1].lower())
     if kind not in set(FORMATS.values()):
-        raise ConfigError(f"cannot tell the format of {path!r}: give a format ({', '.join(sorted(set(FORMATS.values())))})")
+        raise ConfigError(
+            f"cannot tell the format of {path!r}: give a format ({', '.join(sorted(set(FORMATS.values())))})"
+        )
     return kind
 
 
-def _input(spark: SparkSession, source: Source, rows: int | None, source_format: str | None,
-           lake_table: Table | None, spark_schema: StructType | None) -> tuple[DataFrame, str]:
+def _input(
+    spark: SparkSession,
+    source: Source,
+    rows: int | None,
+    source_format: str | None,
+    lake_table: Table | None,
+    spark_schema: StructType | None,
+) -> tuple[DataFrame, str]:
     """The input DataFrame and a phrase for the progress report."""
     from pyspark.sql import DataFrame
 
@@ -439,8 +569,9 @@ def _input(spark: SparkSession, source: Source, rows: int | None, source_format:
     return read_files(spark, path, kind, lake_table, spark_schema), f"{kind} {path}"
 
 
-def read_files(spark: SparkSession, path: str, kind: str, lake_table: Table | None = None,
-               schema: StructType | None = None) -> DataFrame:
+def read_files(
+    spark: SparkSession, path: str, kind: str, lake_table: Table | None = None, schema: StructType | None = None
+) -> DataFrame:
     """A CSV, JSON or Parquet file or folder as a DataFrame, every value parsed or the job fails.
 
     Parquet keeps its own types (checked later). CSV and JSON columns the table has are
@@ -478,8 +609,9 @@ def _reader(spark: SparkSession, kind: str, schema: StructType | None, mode: str
     if schema is not None:
         reader = reader.schema(schema)
     if kind == "csv":
-        reader = reader.options(header=True, enforceSchema=False, nullValue=CSV_NO_NULL_TEXT,
-                                inferSchema=schema is None)
+        reader = reader.options(
+            header=True, enforceSchema=False, nullValue=CSV_NO_NULL_TEXT, inferSchema=schema is None
+        )
     return reader
 
 
@@ -505,8 +637,14 @@ def _sort_order_id(lake_table: Table) -> int | None:
     return order.order_id if order.fields else None
 
 
-def _write(spark: SparkSession, frame: DataFrame, columns: list[PartitionColumn], sort_by: list[Column],
-           staging_uri: str, properties: dict[str, str]) -> None:
+def _write(
+    spark: SparkSession,
+    frame: DataFrame,
+    columns: list[PartitionColumn],
+    sort_by: list[Column],
+    staging_uri: str,
+    properties: dict[str, str],
+) -> None:
     """Write ``frame`` under ``staging_uri``: one folder per partition, one file per folder, sorted.
 
     Repartitioning by the partition columns sends all rows of a partition to one task, so
@@ -532,9 +670,12 @@ def _write(spark: SparkSession, frame: DataFrame, columns: list[PartitionColumn]
     writer = distributed.write.partitionBy(*keys) if keys else distributed.write
     # Spark's default INT96 timestamps are not what Iceberg reads as timestamptz
     with _session_conf(spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}):
-        (writer.option("compression", codec).option("parquet.block.size", row_group_bytes)
-         .option("maxRecordsPerFile", max(1, target // row_bytes))
-         .parquet(staging_uri))
+        (
+            writer.option("compression", codec)
+            .option("parquet.block.size", row_group_bytes)
+            .option("maxRecordsPerFile", max(1, target // row_bytes))
+            .parquet(staging_uri)
+        )
 
 
 def _file_count(spark: SparkSession, frame: DataFrame, target: int) -> int:
@@ -617,8 +758,10 @@ def _watch_tasks(spark: SparkSession, report: Report) -> Iterator[None]:
     def watch() -> None:
         while not stop.wait(PROGRESS_INTERVAL_S):
             stages = [info for info in map(tracker.getStageInfo, tracker.getActiveStageIds()) if info is not None]
-            counts = ", ".join(f"stage {info.stageId}: {info.numCompletedTasks}/{info.numTasks} tasks"
-                               for info in sorted(stages, key=lambda info: info.stageId))
+            counts = ", ".join(
+                f"stage {info.stageId}: {info.numCompletedTasks}/{info.numTasks} tasks"
+                for info in sorted(stages, key=lambda info: info.stageId)
+            )
             report(f"writing, {time.monotonic() - started:.0f} s: {counts or 'between stages'}")
 
     watcher = threading.Thread(target=watch, name="sluice-ingest-progress", daemon=True)

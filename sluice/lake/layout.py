@@ -34,8 +34,19 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
 #: Iceberg's name of each transform the text may use (Spark's plural spellings included)
-TRANSFORMS = {"identity": "identity", "year": "year", "years": "year", "month": "month", "months": "month",
-              "day": "day", "days": "day", "hour": "hour", "hours": "hour", "bucket": "bucket", "truncate": "truncate"}
+TRANSFORMS = {
+    "identity": "identity",
+    "year": "year",
+    "years": "year",
+    "month": "month",
+    "months": "month",
+    "day": "day",
+    "days": "day",
+    "hour": "hour",
+    "hours": "hour",
+    "bucket": "bucket",
+    "truncate": "truncate",
+}
 #: transforms that take a number (buckets, width)
 WITH_NUMBER = ("bucket", "truncate")
 
@@ -112,8 +123,10 @@ def parse_partition_by(text: str) -> tuple[PartitionTerm, ...]:
             continue
         function = call["function"].lower()
         if function not in TRANSFORMS:
-            raise ConfigError(f"partition term {item!r}: unknown transform {call['function']} "
-                              "(identity, year, month, day, hour, bucket(N, c), truncate(W, c))")
+            raise ConfigError(
+                f"partition term {item!r}: unknown transform {call['function']} "
+                "(identity, year, month, day, hour, bucket(N, c), truncate(W, c))"
+            )
         transform = TRANSFORMS[function]
         arguments = [argument.strip() for argument in call["arguments"].split(",")]
         if transform not in WITH_NUMBER:
@@ -124,12 +137,14 @@ def parse_partition_by(text: str) -> tuple[PartitionTerm, ...]:
         numbers = [argument for argument in arguments if re.fullmatch(r"\d+", argument)]
         names = [argument for argument in arguments if argument not in numbers]
         if len(arguments) != 2 or len(numbers) != 1:
-            raise ConfigError(f"partition term {item!r}: {transform} takes a number and a column, "
-                              f"as in {transform}(16, id)")
+            raise ConfigError(
+                f"partition term {item!r}: {transform} takes a number and a column, as in {transform}(16, id)"
+            )
         number = int(numbers[0])
         if number < 1:
-            raise ConfigError(f"partition term {item!r}: the {'buckets' if transform == 'bucket' else 'width'} "
-                              "must be at least 1")
+            raise ConfigError(
+                f"partition term {item!r}: the {'buckets' if transform == 'bucket' else 'width'} must be at least 1"
+            )
         terms.append(PartitionTerm(transform, _column(names[0], f"partition term {item!r}"), number))
     duplicates = sorted({str(term) for term in terms if terms.count(term) > 1})
     if duplicates:
@@ -145,12 +160,18 @@ def parse_sort_by(text: str) -> tuple[SortTerm, ...]:
     for item in _split(text):
         match = _SORT.match(" ".join(item.split()))
         if not match:
-            raise ConfigError(f"sort key {item!r}: expected a column name, then optionally asc or desc and "
-                              "nulls first or nulls last")
+            raise ConfigError(
+                f"sort key {item!r}: expected a column name, then optionally asc or desc and nulls first or nulls last"
+            )
         descending = (match["direction"] or "asc").lower() == "desc"
         nulls = match["nulls"]
-        terms.append(SortTerm(_column(match["name"], f"sort key {item!r}"), descending,
-                              not descending if nulls is None else nulls.lower() == "first"))
+        terms.append(
+            SortTerm(
+                _column(match["name"], f"sort key {item!r}"),
+                descending,
+                not descending if nulls is None else nulls.lower() == "first",
+            )
+        )
     return tuple(terms)
 
 
@@ -158,7 +179,9 @@ def _field(schema: Schema, name: str, what: str) -> NestedField:
     try:
         return schema.find_field(name, case_sensitive=False)
     except ValueError:
-        raise ConfigError(f"{what}: no column {name} (columns: {', '.join(field.name for field in schema.fields)})") from None
+        raise ConfigError(
+            f"{what}: no column {name} (columns: {', '.join(field.name for field in schema.fields)})"
+        ) from None
 
 
 def _transform(term: PartitionTerm) -> Transform[Any, Any]:
@@ -176,8 +199,13 @@ def _transform(term: PartitionTerm) -> Transform[Any, Any]:
         return BucketTransform(term.number)
     if term.transform == "truncate":
         return TruncateTransform(term.number)
-    return {"identity": IdentityTransform, "year": YearTransform, "month": MonthTransform, "day": DayTransform,
-            "hour": HourTransform}[term.transform]()
+    return {
+        "identity": IdentityTransform,
+        "year": YearTransform,
+        "month": MonthTransform,
+        "day": DayTransform,
+        "hour": HourTransform,
+    }[term.transform]()
 
 
 def partition_spec(terms: tuple[PartitionTerm, ...], schema: Schema) -> PartitionSpec:
@@ -190,8 +218,10 @@ def partition_spec(terms: tuple[PartitionTerm, ...], schema: Schema) -> Partitio
         source = _field(schema, term.column, f"partition term {term}")
         transform = _transform(term)
         if not transform.can_transform(source.field_type):
-            raise ConfigError(f"partition term {term}: {term.transform} cannot be applied to column {source.name} "
-                              f"of type {source.field_type}")
+            raise ConfigError(
+                f"partition term {term}: {term.transform} cannot be applied to column {source.name} "
+                f"of type {source.field_type}"
+            )
         name = source.name if term.transform == "identity" else f"{source.name}_{term.transform}"
         fields.append(PartitionField(source_id=source.field_id, field_id=1000 + number, transform=transform, name=name))
     return PartitionSpec(*fields)
@@ -204,11 +234,17 @@ def sort_order(terms: tuple[SortTerm, ...], schema: Schema) -> SortOrder:
 
     if not terms:
         return UNSORTED_SORT_ORDER
-    return SortOrder(*(SortField(source_id=_field(schema, term.column, f"sort key {term}").field_id,
-                                 transform=IdentityTransform(),
-                                 direction=SortDirection.DESC if term.descending else SortDirection.ASC,
-                                 null_order=NullOrder.NULLS_FIRST if term.nulls_first else NullOrder.NULLS_LAST)
-                       for term in terms))
+    return SortOrder(
+        *(
+            SortField(
+                source_id=_field(schema, term.column, f"sort key {term}").field_id,
+                transform=IdentityTransform(),
+                direction=SortDirection.DESC if term.descending else SortDirection.ASC,
+                null_order=NullOrder.NULLS_FIRST if term.nulls_first else NullOrder.NULLS_LAST,
+            )
+            for term in terms
+        )
+    )
 
 
 def iceberg_type(spark_type: DataType, column: str) -> IcebergType:
@@ -217,10 +253,20 @@ def iceberg_type(spark_type: DataType, column: str) -> IcebergType:
     from pyiceberg import types as ice
     from pyspark.sql import types as sp
 
-    simple: dict[type[DataType], Callable[[], IcebergType]] = {sp.BooleanType: ice.BooleanType, sp.ByteType: ice.IntegerType, sp.ShortType: ice.IntegerType,
-              sp.IntegerType: ice.IntegerType, sp.LongType: ice.LongType, sp.FloatType: ice.FloatType,
-              sp.DoubleType: ice.DoubleType, sp.DateType: ice.DateType, sp.TimestampType: ice.TimestamptzType,
-              sp.TimestampNTZType: ice.TimestampType, sp.StringType: ice.StringType, sp.BinaryType: ice.BinaryType}
+    simple: dict[type[DataType], Callable[[], IcebergType]] = {
+        sp.BooleanType: ice.BooleanType,
+        sp.ByteType: ice.IntegerType,
+        sp.ShortType: ice.IntegerType,
+        sp.IntegerType: ice.IntegerType,
+        sp.LongType: ice.LongType,
+        sp.FloatType: ice.FloatType,
+        sp.DoubleType: ice.DoubleType,
+        sp.DateType: ice.DateType,
+        sp.TimestampType: ice.TimestamptzType,
+        sp.TimestampNTZType: ice.TimestampType,
+        sp.StringType: ice.StringType,
+        sp.BinaryType: ice.BinaryType,
+    }
     if type(spark_type) in simple:
         return simple[type(spark_type)]()
     if isinstance(spark_type, sp.DecimalType):
@@ -239,5 +285,9 @@ def iceberg_schema(spark_schema: StructType) -> Schema:
     twice = sorted({name for name in names if [other.lower() for other in names].count(name.lower()) > 1})
     if twice:
         raise ConfigError(f"column(s) {', '.join(twice)} appear more than once (names are compared ignoring case)")
-    return Schema(*(NestedField(number, field.name, iceberg_type(field.dataType, field.name), required=False)
-                    for number, field in enumerate(spark_schema.fields, 1)))
+    return Schema(
+        *(
+            NestedField(number, field.name, iceberg_type(field.dataType, field.name), required=False)
+            for number, field in enumerate(spark_schema.fields, 1)
+        )
+    )

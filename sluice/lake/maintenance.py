@@ -45,8 +45,10 @@ class ExpireSummary:
     kept: int
 
     def __str__(self) -> str:
-        return (f"{self.table}: expired {self.snapshots} snapshot(s), deleted {self.data_files} data file(s) and "
-                f"{self.metadata_files} manifest file(s); {self.kept} snapshot(s) kept")
+        return (
+            f"{self.table}: expired {self.snapshots} snapshot(s), deleted {self.data_files} data file(s) and "
+            f"{self.metadata_files} manifest file(s); {self.kept} snapshot(s) kept"
+        )
 
 
 def _references(snapshots: list[Snapshot], io: FileIO) -> tuple[set[str], set[str]]:
@@ -57,12 +59,15 @@ def _references(snapshots: list[Snapshot], io: FileIO) -> tuple[set[str], set[st
         metadata.add(snapshot.manifest_list)
         for manifest in snapshot.manifests(io):
             metadata.add(manifest.manifest_path)
-            data_files.update(entry.data_file.file_path for entry in manifest.fetch_manifest_entry(io, discard_deleted=True))
+            data_files.update(
+                entry.data_file.file_path for entry in manifest.fetch_manifest_entry(io, discard_deleted=True)
+            )
     return data_files, metadata
 
 
-def expire_snapshots(lake_url: str, namespace: str, table: str, *, older_than: dt.datetime | None = None,
-                     retain_last: int = 1) -> ExpireSummary:
+def expire_snapshots(
+    lake_url: str, namespace: str, table: str, *, older_than: dt.datetime | None = None, retain_last: int = 1
+) -> ExpireSummary:
     """Expire the snapshots of ``namespace.table`` older than ``older_than`` (default: now), keeping
     the newest ``retain_last`` (at least 1: the current snapshot is always kept), and delete the
     files only they referenced."""
@@ -76,8 +81,11 @@ def expire_snapshots(lake_url: str, namespace: str, table: str, *, older_than: d
     protected = {snapshot.snapshot_id for snapshot in snapshots[-retain_last:]}
     protected |= {ref.snapshot_id for ref in lake_table.metadata.refs.values()}
     cutoff_ms = int(cutoff.timestamp() * 1000)
-    expired = [snapshot for snapshot in snapshots
-               if snapshot.snapshot_id not in protected and snapshot.timestamp_ms < cutoff_ms]
+    expired = [
+        snapshot
+        for snapshot in snapshots
+        if snapshot.snapshot_id not in protected and snapshot.timestamp_ms < cutoff_ms
+    ]
     name = f"{namespace}.{table}"
     if not expired:
         return ExpireSummary(name, 0, 0, 0, len(snapshots))
@@ -92,8 +100,9 @@ def expire_snapshots(lake_url: str, namespace: str, table: str, *, older_than: d
     return ExpireSummary(name, len(expired), len(doomed_data), len(doomed_metadata), len(lake_table.snapshots()))
 
 
-def optimize(spark: SparkSession, lake_url: str, namespace: str, table: str,
-             report: Report | None = None) -> IngestSummary | None:
+def optimize(
+    spark: SparkSession, lake_url: str, namespace: str, table: str, report: Report | None = None
+) -> IngestSummary | None:
     """Rewrite the partitions of ``namespace.table`` that hold several files into one file each
     (sorted, at most the target size), in one snapshot; None when no partition needs it."""
     from collections import defaultdict
@@ -121,6 +130,14 @@ def optimize(spark: SparkSession, lake_url: str, namespace: str, table: str,
     frame = spark.read.schema(read_schema).parquet(*(data_file.file_path for data_file in replaced))
     frame = frame.select(*(F.col(field.name) for field in schema.fields))
     partitions = len([files for files in by_partition.values() if len(files) > 1])
-    return run_job(spark, lake_table, frame, partition_columns(lake_table.spec(), schema), schema, Evolution(),
-                   f"optimize {namespace}.{table}: rewrite {len(replaced)} files of {partitions} partition(s)",
-                   report or print_progress, replaced)
+    return run_job(
+        spark,
+        lake_table,
+        frame,
+        partition_columns(lake_table.spec(), schema),
+        schema,
+        Evolution(),
+        f"optimize {namespace}.{table}: rewrite {len(replaced)} files of {partitions} partition(s)",
+        report or print_progress,
+        replaced,
+    )

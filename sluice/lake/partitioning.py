@@ -157,7 +157,7 @@ class PartitionColumn:
         if self.kind == "day" or self.value_type == "date":
             return (dt.date.fromisoformat(text) - EPOCH).days
         if self.value_type == "string":
-            return unquote(text)[len(STRING_PREFIX):]  # Spark escapes /, =, % ... as %XX
+            return unquote(text)[len(STRING_PREFIX) :]  # Spark escapes /, =, % ... as %XX
         if self.value_type == "boolean":
             return text == "true"
         if self.value_type.startswith("decimal"):
@@ -209,15 +209,24 @@ def partition_columns(spec: PartitionSpec, schema: Schema) -> list[PartitionColu
         base_type = "decimal" if isinstance(source.field_type, DecimalType) else source_type
         transform = field.transform
         kind = {IdentityTransform: "identity", BucketTransform: "bucket", TruncateTransform: "truncate"}.get(
-            type(transform), "time" if type(transform).__name__ in ("YearTransform", "MonthTransform", "DayTransform",
-                                                                    "HourTransform") else None)
-        allowed = {"identity": _IDENTITY_TYPES, "bucket": _BUCKET_TYPES, "truncate": _TRUNCATE_TYPES,
-                   "time": _TIME_TYPES}.get(kind or "", ())
+            type(transform),
+            "time"
+            if type(transform).__name__ in ("YearTransform", "MonthTransform", "DayTransform", "HourTransform")
+            else None,
+        )
+        allowed = {
+            "identity": _IDENTITY_TYPES,
+            "bucket": _BUCKET_TYPES,
+            "truncate": _TRUNCATE_TYPES,
+            "time": _TIME_TYPES,
+        }.get(kind or "", ())
         if base_type not in allowed:
-            raise ConfigError(f"partition field {field.name} = {transform}({source.name} {source.field_type}): the "
-                              "ingest pipeline writes identity of int/long/string/date/boolean/decimal, "
-                              "year/month/day/hour of date/timestamptz/timestamp, bucket of "
-                              "int/long/string/date/timestamp/decimal/binary and truncate of int/long/string only")
+            raise ConfigError(
+                f"partition field {field.name} = {transform}({source.name} {source.field_type}): the "
+                "ingest pipeline writes identity of int/long/string/date/boolean/decimal, "
+                "year/month/day/hour of date/timestamptz/timestamp, bucket of "
+                "int/long/string/date/timestamp/decimal/binary and truncate of int/long/string only"
+            )
         # Spark drops partitionBy columns from the files, so the folder key must not be a table column
         suffix = "identity" if kind == "identity" else str(transform).split("[")[0]
         folder_key = f"{field.name}_{suffix}" if field.name.lower() in column_names else field.name
@@ -229,8 +238,16 @@ def partition_columns(spec: PartitionSpec, schema: Schema) -> list[PartitionColu
             columns.append(PartitionColumn(folder_key, source.name, "bucket", transform.num_buckets))
         else:
             value_type = source_type if kind == "truncate" else "int"
-            columns.append(PartitionColumn(folder_key, source.name, "transform", transform=str(transform),
-                                           source_type=source_type, value_type=value_type))
+            columns.append(
+                PartitionColumn(
+                    folder_key,
+                    source.name,
+                    "transform",
+                    transform=str(transform),
+                    source_type=source_type,
+                    value_type=value_type,
+                )
+            )
     return columns
 
 

@@ -42,9 +42,15 @@ def bars(pyramid: Pyramid) -> list[Bar]:
     for index, tier in enumerate(pyramid.tiers):
         share = tier.bytes_kept / whole if whole else 0.0
         read = " (projected columns: what is read)" if index == len(pyramid.tiers) - 1 else ""
-        drawn.append(Bar(tier.level, min(share, 1.0), f"{tier.kept:,} of {tier.total:,} {tier.unit} kept "
-                                                       f"({tier.pruned_ratio:.0%} pruned), {size_text(tier.bytes_kept)} "
-                                                       f"= {share:.2%} of the table{read}"))
+        drawn.append(
+            Bar(
+                tier.level,
+                min(share, 1.0),
+                f"{tier.kept:,} of {tier.total:,} {tier.unit} kept "
+                f"({tier.pruned_ratio:.0%} pruned), {size_text(tier.bytes_kept)} "
+                f"= {share:.2%} of the table{read}",
+            )
+        )
     return drawn
 
 
@@ -65,19 +71,27 @@ def pyramid_figure(pyramids: dict[str, Pyramid], title: str = "") -> Figure:
         names = [bar.level for bar in drawn]
         low = _axis_start([bar.share for bar in drawn])
         axis.barh(names, [1.0 - low] * len(drawn), left=low, color="#eeeeee", edgecolor="#bbbbbb")
-        axis.barh(names, [max(bar.share - low, 0.0) for bar in drawn], left=low,
-                  color=["#2f7ebc"] * (len(drawn) - 1) + ["#7f7f7f"])
+        axis.barh(
+            names,
+            [max(bar.share - low, 0.0) for bar in drawn],
+            left=low,
+            color=["#2f7ebc"] * (len(drawn) - 1) + ["#7f7f7f"],
+        )
         for row, bar in enumerate(drawn):
             axis.text(1.15, row, bar.label, va="center", fontsize=8)
         axis.set_xscale("log")
         axis.set_xlim(low, 1)
-        ticks = [10.0 ** -k for k in range(round(-math.log10(low)), -1, -1)]
+        ticks = [10.0**-k for k in range(round(-math.log10(low)), -1, -1)]
         axis.set_xticks(ticks)
         axis.set_xticklabels([f"{t:.{max(0, round(-math.log10(t)) - 2)}%}" for t in ticks], fontsize=8)
         axis.minorticks_off()
         axis.set_xlabel("share of the table's bytes kept (log scale)", fontsize=8)
-        axis.set_title(f"{alias}: {pyramid.table} (snapshot {pyramid.snapshot_id}): "
-                       f"reads {size_text(pyramid.bytes_read)} of {size_text(pyramid.table_bytes)}", fontsize=9, loc="left")
+        axis.set_title(
+            f"{alias}: {pyramid.table} (snapshot {pyramid.snapshot_id}): "
+            f"reads {size_text(pyramid.bytes_read)} of {size_text(pyramid.table_bytes)}",
+            fontsize=9,
+            loc="left",
+        )
     if title:
         figure.suptitle(title, fontsize=10)
     figure.tight_layout()
@@ -89,7 +103,7 @@ def _axis_start(shares: list[float]) -> float:
     that bar has length (between 0.001% and 1%)."""
     smallest = min((share for share in shares if share > 0), default=1.0)
     power = math.floor(math.log10(smallest))
-    if 10.0 ** power >= smallest:
+    if 10.0**power >= smallest:
         power -= 1
     return 10.0 ** max(-5, min(-2, power))
 

@@ -106,20 +106,32 @@ class Pyramid:
         return sum(1 for r in self.reads if not r.filtered)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"table": self.table, "snapshot_id": self.snapshot_id, "table_rows": self.table_rows,
-                "table_bytes": self.table_bytes, "bytes_read": self.bytes_read,
-                "files_read_unfiltered": self.unfiltered_files,
-                "tiers": [t.to_dict() for t in self.tiers], "conjuncts": [c.to_dict() for c in self.conjuncts]}
+        return {
+            "table": self.table,
+            "snapshot_id": self.snapshot_id,
+            "table_rows": self.table_rows,
+            "table_bytes": self.table_bytes,
+            "bytes_read": self.bytes_read,
+            "files_read_unfiltered": self.unfiltered_files,
+            "tiers": [t.to_dict() for t in self.tiers],
+            "conjuncts": [c.to_dict() for c in self.conjuncts],
+        }
 
     def render(self) -> list[str]:
         """Text lines for EXPLAIN: one per level, then each conjunct's partition pruning."""
-        lines = [f"pruning pyramid (snapshot {self.snapshot_id}; table: {self.table_rows:,} rows, {size_text(self.table_bytes)}):",
-                 f"    {'level':<16} {'total':>8} {'kept':>8} {'pruned':>7} {'rows kept':>12} {'bytes kept':>10}"]
+        lines = [
+            f"pruning pyramid (snapshot {self.snapshot_id}; table: {self.table_rows:,} rows, {size_text(self.table_bytes)}):",
+            f"    {'level':<16} {'total':>8} {'kept':>8} {'pruned':>7} {'rows kept':>12} {'bytes kept':>10}",
+        ]
         for tier in self.tiers:
-            lines.append(f"    {tier.level:<16} {tier.total:>8,} {tier.kept:>8,} {tier.pruned_ratio:>7.1%} "
-                         f"{tier.rows_kept:>12,} {size_text(tier.bytes_kept):>10}")
-        lines.append(f"    bytes to read: {size_text(self.bytes_read)} (projected columns of kept row groups); "
-                     f"{self.unfiltered_files} of {len(self.reads)} files proven to match entirely (read unfiltered)")
+            lines.append(
+                f"    {tier.level:<16} {tier.total:>8,} {tier.kept:>8,} {tier.pruned_ratio:>7.1%} "
+                f"{tier.rows_kept:>12,} {size_text(tier.bytes_kept):>10}"
+            )
+        lines.append(
+            f"    bytes to read: {size_text(self.bytes_read)} (projected columns of kept row groups); "
+            f"{self.unfiltered_files} of {len(self.reads)} files proven to match entirely (read unfiltered)"
+        )
         for conjunct in self.conjuncts:
             lines.append(f"    {conjunct.sql}  ->  {conjunct.iceberg}  [partition pruning: {conjunct.partition}]")
         return lines
@@ -149,11 +161,20 @@ def plan_pyramid(table: Table, name: str, where: tuple[str, ...], columns: tuple
     if any(m.content == ManifestContent.DELETES for m in manifests):
         raise ValueError(f"lake table {name} has row-level delete files, which Sluice does not apply yet")
     summary = snapshot.summary.additional_properties if snapshot.summary is not None else {}
-    totals = (int(summary.get("total-data-files", 0)), int(summary.get("total-records", 0)), int(summary.get("total-files-size", 0)))
+    totals = (
+        int(summary.get("total-data-files", 0)),
+        int(summary.get("total-records", 0)),
+        int(summary.get("total-files-size", 0)),
+    )
     return _Pruner(table, name, schema, scan_filter, columns).run(snapshot.snapshot_id, manifests, totals, conjuncts)
 
 
-_LEVELS = (("manifests", "manifests"), ("partitions", "files"), ("file statistics", "files"), ("row groups", "row groups"))
+_LEVELS = (
+    ("manifests", "manifests"),
+    ("partitions", "files"),
+    ("file statistics", "files"),
+    ("row groups", "row groups"),
+)
 
 
 def _conjunct_pruning(sql: str, conjunct: IcebergFilter, schema: Schema, spec: PartitionSpec) -> ConjunctPruning:
@@ -175,7 +196,10 @@ def _comparable(expression: BooleanExpression) -> Any:
     literal = getattr(expression, "literal", None)
     value = getattr(literal, "value", None)
     if isinstance(value, int) and not isinstance(value, bool):
-        name, term = type(expression).__name__, str(getattr(expression, "term", None))  # a predicate with a literal has a term
+        name, term = (
+            type(expression).__name__,
+            str(getattr(expression, "term", None)),
+        )  # a predicate with a literal has a term
         if name == "GreaterThan":
             return ("GreaterThanOrEqual", term, value + 1)
         if name == "LessThan":
@@ -185,7 +209,9 @@ def _comparable(expression: BooleanExpression) -> Any:
 
 
 class _Pruner:
-    def __init__(self, table: Table, name: str, schema: Schema, scan_filter: IcebergFilter, columns: tuple[str, ...]) -> None:
+    def __init__(
+        self, table: Table, name: str, schema: Schema, scan_filter: IcebergFilter, columns: tuple[str, ...]
+    ) -> None:
         self.table, self.name, self.schema, self.columns = table, name, schema, columns
         self.expression: BooleanExpression = scan_filter.expression
         self.exact = scan_filter.exact
@@ -195,16 +221,21 @@ class _Pruner:
         partition_expression = with_value_sets(self.expression, schema)
         projected = {sid: inclusive_projection(schema, spec)(partition_expression) for sid, spec in self.specs.items()}
         self.partition_filters = projected
-        self.partition_admits = {sid: expression_evaluator(Schema(*spec.partition_type(schema).fields), projected[sid], True)
-                                 for sid, spec in self.specs.items()}
+        self.partition_admits = {
+            sid: expression_evaluator(Schema(*spec.partition_type(schema).fields), projected[sid], True)
+            for sid, spec in self.specs.items()
+        }
         self.residuals = {sid: residual_evaluator(spec, self.expression, schema) for sid, spec in self.specs.items()}
         self.strict_file = _StrictMetricsEvaluator(schema, self.expression) if self.exact else None
 
-    def run(self, snapshot_id: int, manifests: list, totals: tuple[int, int, int],
-            conjuncts: tuple[ConjunctPruning, ...]) -> Pyramid:
+    def run(
+        self, snapshot_id: int, manifests: list, totals: tuple[int, int, int], conjuncts: tuple[ConjunctPruning, ...]
+    ) -> Pyramid:
         """``totals``: the snapshot's data files, rows and bytes (from its summary)."""
         table_files, table_rows, table_bytes = totals
-        manifest_ok = {sid: manifest_evaluator(spec, self.schema, self.partition_filters[sid]) for sid, spec in self.specs.items()}
+        manifest_ok = {
+            sid: manifest_evaluator(spec, self.schema, self.partition_filters[sid]) for sid, spec in self.specs.items()
+        }
         kept_manifests = [m for m in manifests if manifest_ok[m.partition_spec_id](m)]
         files_in_kept = [e.data_file for m in kept_manifests for e in _manifest_entries(m, self.table.io)]
         by_partition = [f for f in files_in_kept if self.partition_admits[f.spec_id](f.partition)]
@@ -212,10 +243,24 @@ class _Pruner:
         by_stats = [f for f in by_partition if metrics.eval(f)]
         reads, groups_total, groups_kept = self._row_groups(by_stats)
         tiers = (
-            Tier("manifests", "manifests", len(manifests), len(kept_manifests), _rows(files_in_kept), _bytes(files_in_kept)),
+            Tier(
+                "manifests",
+                "manifests",
+                len(manifests),
+                len(kept_manifests),
+                _rows(files_in_kept),
+                _bytes(files_in_kept),
+            ),
             Tier("partitions", "files", table_files, len(by_partition), _rows(by_partition), _bytes(by_partition)),
             Tier("file statistics", "files", len(by_partition), len(by_stats), _rows(by_stats), _bytes(by_stats)),
-            Tier("row groups", "row groups", groups_total, groups_kept, sum(r.rows for r in reads), sum(r.bytes for r in reads)),
+            Tier(
+                "row groups",
+                "row groups",
+                groups_total,
+                groups_kept,
+                sum(r.rows for r in reads),
+                sum(r.bytes for r in reads),
+            ),
         )
         return Pyramid(self.name, snapshot_id, table_rows, table_bytes, tiers, tuple(reads), conjuncts)
 
@@ -240,8 +285,15 @@ class _Pruner:
                 continue
             whole = whole or (strict is not None and all(strict.eval(g) for g in admitted))  # type: ignore[arg-type]  # the evaluator reads the metrics fields of a DataFile, which RowGroupMetrics has
             nbytes = sum(g.column_bytes.get(c, 0) for g in admitted for c in self.columns)
-            reads.append(FileRead(data_file.file_path, tuple(g.index for g in admitted), sum(g.record_count for g in admitted),
-                                  nbytes, filtered=not whole))
+            reads.append(
+                FileRead(
+                    data_file.file_path,
+                    tuple(g.index for g in admitted),
+                    sum(g.record_count for g in admitted),
+                    nbytes,
+                    filtered=not whole,
+                )
+            )
         return reads, total, kept
 
 
@@ -296,7 +348,7 @@ def open_input(path: str) -> Any:
     file that does not exist.
     """
     if path.startswith("file:"):  # file:///tmp/x, and Hadoop's file:/tmp/x
-        return pafs.LocalFileSystem().open_input_file("/" + path[len("file:"):].lstrip("/"))
+        return pafs.LocalFileSystem().open_input_file("/" + path[len("file:") :].lstrip("/"))
     if "://" not in path:
         return pafs.LocalFileSystem().open_input_file(path)
     scheme, rest = path.split("://", 1)

@@ -25,8 +25,11 @@ BUCKETS = 4
 #: the clustering order within files (Spark sorts each file's rows by these)
 CLUSTER_BY = ("payload_id", "ts")
 #: the layout as the ingest pipeline takes it (``--partition-by``/``--sort-by`` for a new table)
-PARTITION_BY = (PartitionTerm("identity", "mission_id"), PartitionTerm("day", "ts"),
-                PartitionTerm("bucket", "payload_id", BUCKETS))
+PARTITION_BY = (
+    PartitionTerm("identity", "mission_id"),
+    PartitionTerm("day", "ts"),
+    PartitionTerm("bucket", "payload_id", BUCKETS),
+)
 SORT_BY = tuple(SortTerm(name) for name in CLUSTER_BY)
 
 
@@ -65,7 +68,12 @@ def create_readings(catalog: Catalog, namespace: str = NAMESPACE, table: str = T
 
     catalog.create_namespace_if_not_exists(namespace)
     table_schema = schema()
-    order = SortOrder(*(SortField(source_id=table_schema.find_field(name).field_id, transform=IdentityTransform())
-                        for name in CLUSTER_BY))
-    return catalog.create_table_if_not_exists((namespace, table), schema=table_schema,
-                                              partition_spec=partition_spec(), sort_order=order)
+    order = SortOrder(
+        *(
+            SortField(source_id=table_schema.find_field(name).field_id, transform=IdentityTransform())
+            for name in CLUSTER_BY
+        )
+    )
+    return catalog.create_table_if_not_exists(
+        (namespace, table), schema=table_schema, partition_spec=partition_spec(), sort_order=order
+    )

@@ -57,13 +57,25 @@ class Output:
     distinct: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "sql": self.sql, "type": self.type.name, "function": self.function,
-                "column": self.column, "distinct": self.distinct}
+        return {
+            "name": self.name,
+            "sql": self.sql,
+            "type": self.type.name,
+            "function": self.function,
+            "column": self.column,
+            "distinct": self.distinct,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Output:
-        return cls(data["name"], data["sql"], SparkType(data["type"]), data.get("function"), data.get("column"),
-                   bool(data.get("distinct")))
+        return cls(
+            data["name"],
+            data["sql"],
+            SparkType(data["type"]),
+            data.get("function"),
+            data.get("column"),
+            bool(data.get("distinct")),
+        )
 
 
 @dataclass(frozen=True)
@@ -136,7 +148,9 @@ class _Builder:
             return Verdict(f"GROUP BY {shown}", Level.UNSUPPORTED, str(reason))
         self.keys.append(sql)
         self._output(self._select(sql, column.type), column.type)
-        return Verdict(f"GROUP BY {shown}", Level.EXACT, "grouped exactly as Spark groups these values", f"GROUP BY {sql}")
+        return Verdict(
+            f"GROUP BY {shown}", Level.EXACT, "grouped exactly as Spark groups these values", f"GROUP BY {sql}"
+        )
 
     def aggregate(self, function: dict[str, Any]) -> Verdict:
         name = str(function.get("fn", "?"))
@@ -149,7 +163,9 @@ class _Builder:
         except _Refused as why:
             return Verdict(shown, Level.UNSUPPORTED, str(why))
         column = self.table.column(str(args[0]["ref"][0])).name if args else None
-        self.outputs.append(Output(f"sluice_{len(self.outputs)}", self._select(sql, read_type), read_type, name, column, distinct))
+        self.outputs.append(
+            Output(f"sluice_{len(self.outputs)}", self._select(sql, read_type), read_type, name, column, distinct)
+        )
         return Verdict(shown, Level.EXACT, reason, sql)
 
     def _function(self, name: str, distinct: bool, args: list[Any]) -> tuple[str, SparkType, str]:
@@ -177,15 +193,22 @@ class _Builder:
     def _sum(self, column: Column, value: str, keyword: str) -> tuple[str, SparkType, str]:
         kind = column.type.kind
         if kind not in (Kind.INTEGRAL, Kind.DECIMAL):
-            raise _Refused(f"SUM of {column.type}: floating-point sums depend on the order of additions "
-                           "(and some engines compensate rounding), so Spark sums them itself")
+            raise _Refused(
+                f"SUM of {column.type}: floating-point sums depend on the order of additions "
+                "(and some engines compensate rounding), so Spark sums them itself"
+            )
         if not self.ansi:
-            raise _Refused("SUM with spark.sql.ansi.enabled=false: Spark wraps or nulls an overflowing sum; "
-                           "the source's exact sum would not")
+            raise _Refused(
+                "SUM with spark.sql.ansi.enabled=false: Spark wraps or nulls an overflowing sum; "
+                "the source's exact sum would not"
+            )
         scale = column.type.precision_scale[1] if kind is Kind.DECIMAL else 0
         read_type = SparkType(f"decimal({_MAX_PRECISION},{scale})")
-        return (f"SUM({keyword}{value})", read_type,
-                "summed exactly by the source, read as decimal(38) and cast by Spark to its SUM type (raising on overflow)")
+        return (
+            f"SUM({keyword}{value})",
+            read_type,
+            "summed exactly by the source, read as decimal(38) and cast by Spark to its SUM type (raising on overflow)",
+        )
 
     # ------------------------------------------------------------ columns
     def _column(self, expression: dict[str, Any]) -> Column:
@@ -193,8 +216,12 @@ class _Builder:
         if not isinstance(ref, list) or len(ref) != 1:
             raise _Refused("only columns are pushed as aggregate arguments and grouping keys, not expressions")
         column = self.table.column(str(ref[0]))
-        why = (column.unpushable or (f"{column.describe()} is read as text" if column.read_as_text else None)
-               or self.dialect.incomparable(column) or self.dialect.aggregated(column))
+        why = (
+            column.unpushable
+            or (f"{column.describe()} is read as text" if column.read_as_text else None)
+            or self.dialect.incomparable(column)
+            or self.dialect.aggregated(column)
+        )
         suspect = self.dialect.suspect(column)
         if why is None and suspect is not None:
             why = suspect[1]

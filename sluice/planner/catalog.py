@@ -42,10 +42,29 @@ Answer = dict[str, Any]
 
 #: the name a DataFrame reader's table is planned under (its options name no catalog)
 READER_SOURCE = "sluice"
-_ORDERABLE = (Kind.INTEGRAL, Kind.DECIMAL, Kind.FLOAT, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.BOOLEAN, Kind.STRING)
+_ORDERABLE = (
+    Kind.INTEGRAL,
+    Kind.DECIMAL,
+    Kind.FLOAT,
+    Kind.DATE,
+    Kind.TIMESTAMP,
+    Kind.TIMESTAMP_NTZ,
+    Kind.BOOLEAN,
+    Kind.STRING,
+)
 #: bytes per value Spark should assume when sizing a scan (it broadcasts below 10 MiB)
-_WIDTH = {Kind.BOOLEAN: 1, Kind.INTEGRAL: 8, Kind.FLOAT: 8, Kind.DECIMAL: 16, Kind.DATE: 4,
-          Kind.TIMESTAMP: 8, Kind.TIMESTAMP_NTZ: 8, Kind.STRING: 32, Kind.BINARY: 64, Kind.NULL: 1}
+_WIDTH = {
+    Kind.BOOLEAN: 1,
+    Kind.INTEGRAL: 8,
+    Kind.FLOAT: 8,
+    Kind.DECIMAL: 16,
+    Kind.DATE: 4,
+    Kind.TIMESTAMP: 8,
+    Kind.TIMESTAMP_NTZ: 8,
+    Kind.STRING: 32,
+    Kind.BINARY: 64,
+    Kind.NULL: 1,
+}
 
 
 class NoSuchTable(Exception):
@@ -97,7 +116,10 @@ class CatalogPlanner:
         source = self.source(request)
         schema = namespace[0] if len(namespace) == 1 else None
         # matched the way the source matches names ("Cs" and cs are two PostgreSQL tables, one SQLite table)
-        key = (_key(request.get("catalog"), request.get("options", {})), (len(namespace), *source.table_key(schema, name)))
+        key = (
+            _key(request.get("catalog"), request.get("options", {})),
+            (len(namespace), *source.table_key(schema, name)),
+        )
         with self._lock:
             known = self._tables.get(key)
         if known is not None:
@@ -133,8 +155,11 @@ class CatalogPlanner:
         else:
             namespace, name = list(request.get("namespace") or []), request["name"]
         table = self._table(request, namespace, name)
-        return {"name": table.qualified_name, "schema": _struct([(c.name, c.type) for c in table.columns]),
-                "handle": {"table": table_to_dict(table)}}
+        return {
+            "name": table.qualified_name,
+            "schema": _struct([(c.name, c.type) for c in table.columns]),
+            "handle": {"table": table_to_dict(table)},
+        }
 
     # ------------------------------------------------------------ negotiation
     def filters(self, request: Request) -> Answer:
@@ -156,7 +181,11 @@ class CatalogPlanner:
     def aggregate(self, request: Request) -> Answer:
         """Whether the source answers the offered aggregation completely, with each item's verdict."""
         decision = self._aggregation(request, request["aggregation"])
-        return {"complete": decision.complete, "verdicts": [v.to_dict() for v in decision.verdicts], "note": decision.note}
+        return {
+            "complete": decision.complete,
+            "verdicts": [v.to_dict() for v in decision.verdicts],
+            "note": decision.note,
+        }
 
     def _aggregation(self, request: Request, offered: dict[str, Any]) -> aggregates.Decision:
         table = table_from_dict(request["table"]["table"])
@@ -176,14 +205,31 @@ class CatalogPlanner:
         aggregation = grouped.aggregation if grouped is not None and "aggregation" in request else None
         if "aggregation" in request and aggregation is None:  # Spark pushed what the planner refused: never
             raise ConfigError("Spark pushed an aggregation the planner did not accept")
-        limit, order, why = self._limit(source, table, request, verdicts) if aggregation is None else (
-            None, None, "LIMIT over pushed aggregates: Spark applies it" if request.get("limit") is not None else None)
-        spec = ScanSpec.for_source(source, table, columns, where=pushed, limit=limit, order=order,
-                                   partitions=source.default_partitions(table), fewer_when_selective=source.partitions is None,
-                                   aggregate=aggregation)
+        limit, order, why = (
+            self._limit(source, table, request, verdicts)
+            if aggregation is None
+            else (
+                None,
+                None,
+                "LIMIT over pushed aggregates: Spark applies it" if request.get("limit") is not None else None,
+            )
+        )
+        spec = ScanSpec.for_source(
+            source,
+            table,
+            columns,
+            where=pushed,
+            limit=limit,
+            order=order,
+            partitions=source.default_partitions(table),
+            fewer_when_selective=source.partitions is None,
+            aggregate=aggregation,
+        )
         remote = source.masked(source.request_text(spec))
         # one id for the scan whatever join keys Spark hands it at run time (its metrics are found by it)
-        static = replace(spec, where=tuple(v.remote_sql for v in verdicts if v.level.pushed and v.remote_sql is not None))
+        static = replace(
+            spec, where=tuple(v.remote_sql for v in verdicts if v.level.pushed and v.remote_sql is not None)
+        )
         scan_id = hashlib.sha256(static.to_json().encode()).hexdigest()[:16]
         if request.get("metrics_dir"):
             metrics_dir = os.path.join(request["metrics_dir"], scan_id)
@@ -191,14 +237,27 @@ class CatalogPlanner:
             os.makedirs(metrics_dir, exist_ok=True)
         read = _read_fields(table, columns, aggregation)
         answer: Answer = {
-            "scan": spec.to_json(), "scan_id": scan_id, "columns": [name for name, _ in read], "table": table.qualified_name,
-            "read_schema": _struct(read), "aggregates": [v.to_dict() for v in grouped.verdicts] if grouped else [],
-            "aggregates_pushed": aggregation is not None, "runtime": [v.to_dict() for v in at_runtime],
+            "scan": spec.to_json(),
+            "scan_id": scan_id,
+            "columns": [name for name, _ in read],
+            "table": table.qualified_name,
+            "read_schema": _struct(read),
+            "aggregates": [v.to_dict() for v in grouped.verdicts] if grouped else [],
+            "aggregates_pushed": aggregation is not None,
+            "runtime": [v.to_dict() for v in at_runtime],
             # the reference path (pushdown off) takes no join keys either
-            "runtime_columns": (runtime.filterable([table.column(c) for c in columns])
-                                if aggregation is None and limit is None and request.get("pushdown", True) else []),
-            "source": source.name, "source_url": mask_url(source.url), "remote_query": remote,
-            "verdicts": [v.to_dict() for v in verdicts], "limit": limit, "order": order, "limit_note": why,
+            "runtime_columns": (
+                runtime.filterable([table.column(c) for c in columns])
+                if aggregation is None and limit is None and request.get("pushdown", True)
+                else []
+            ),
+            "source": source.name,
+            "source_url": mask_url(source.url),
+            "remote_query": remote,
+            "verdicts": [v.to_dict() for v in verdicts],
+            "limit": limit,
+            "order": order,
+            "limit_note": why,
             "partitions": 1 if limit is not None or aggregation is not None else spec.partitions,
             "description": _description(source, table, remote, verdicts, why, grouped, at_runtime),
             "trace": _trace(request, verdicts, tuple(name for name, _ in read), limit, order, why, grouped),
@@ -224,10 +283,13 @@ class CatalogPlanner:
             except Unsupported:
                 continue  # Spark joins anyway: a key Sluice cannot read as a tree is simply not pushed
         verdicts = source.classify(table, found, request.get("session_zone") or "UTC")
-        return [replace(v, reason=f"{note}; {v.reason}") if note else v for v, note in zip(verdicts, notes, strict=True)]
+        return [
+            replace(v, reason=f"{note}; {v.reason}") if note else v for v, note in zip(verdicts, notes, strict=True)
+        ]
 
-    def _limit(self, source: Source, table: TableSchema, request: Request,
-               verdicts: list[Verdict]) -> tuple[int | None, str | None, str | None]:
+    def _limit(
+        self, source: Source, table: TableSchema, request: Request, verdicts: list[Verdict]
+    ) -> tuple[int | None, str | None, str | None]:
         """The limit (and ORDER BY) the source applies, and why; Spark re-applies both anyway."""
         limit = request.get("limit")
         if limit is None:
@@ -245,10 +307,17 @@ class CatalogPlanner:
                 value = translator.value(v2.to_tree(expression))
             except Unsupported as reason:
                 return None, None, f"LIMIT {limit} not pushed: {reason}"
-            if value.type.kind not in _ORDERABLE or (value.text is not None and value.text.ordering is None) or (
-                    value.type.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and not source.dialect.orders_timestamps) or (
-                    source.dialect.suspect(column) is not None):  # some stored values sort differently remotely
-                return None, None, f"LIMIT {limit} not pushed: {source.dialect.name} orders {column.describe()} differently from Spark"
+            if (
+                value.type.kind not in _ORDERABLE
+                or (value.text is not None and value.text.ordering is None)
+                or (value.type.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and not source.dialect.orders_timestamps)
+                or (source.dialect.suspect(column) is not None)
+            ):  # some stored values sort differently remotely
+                return (
+                    None,
+                    None,
+                    f"LIMIT {limit} not pushed: {source.dialect.name} orders {column.describe()} differently from Spark",
+                )
             keys.append(OrderKey(column.name, bool(key["descending"]), bool(key["nulls_first"])))
         return int(limit), order_by(source.dialect, table, tuple(keys)), None
 
@@ -265,8 +334,9 @@ def _open(name: str, options: dict[str, str]) -> Source:
     if password is None and options.get("password.env"):
         password = os.environ.get(options["password.env"])
         if password is None:
-            raise ConfigError(f"catalog {name!r}: environment variable {options['password.env']!r} "
-                              "(option password.env) is not set")
+            raise ConfigError(
+                f"catalog {name!r}: environment variable {options['password.env']!r} (option password.env) is not set"
+            )
     numbers: dict[str, float] = {}
     try:
         if "partitions" in options:
@@ -283,29 +353,49 @@ def _struct(fields: list[tuple[str, SparkType]]) -> dict[str, Any]:
     """Spark's JSON form of a StructType (every column nullable, as the reader's: a remote
     NOT NULL is no promise Spark's optimizer should build on)."""
     names = {"tinyint": "byte", "smallint": "short", "int": "integer", "bigint": "long", "null": "void"}
-    return {"type": "struct", "fields": [{"name": name, "type": names.get(kind.name, kind.name),
-                                          "nullable": True, "metadata": {}} for name, kind in fields]}
+    return {
+        "type": "struct",
+        "fields": [
+            {"name": name, "type": names.get(kind.name, kind.name), "nullable": True, "metadata": {}}
+            for name, kind in fields
+        ],
+    }
 
 
-def _read_fields(table: TableSchema, columns: tuple[str, ...],
-                 aggregation: aggregates.Aggregation | None) -> list[tuple[str, SparkType]]:
+def _read_fields(
+    table: TableSchema, columns: tuple[str, ...], aggregation: aggregates.Aggregation | None
+) -> list[tuple[str, SparkType]]:
     """What the scan reads: the columns, or the pushed grouping keys and aggregates."""
     if aggregation is not None:
         return [(output.name, output.type) for output in aggregation.outputs]
     return [(column.name, column.type) for column in map(table.column, columns)]
 
 
-def _trace(request: Request, verdicts: list[Verdict], columns: tuple[str, ...], limit: int | None,
-           order: str | None, why: str | None, grouped: aggregates.Decision | None) -> list[dict[str, Any]]:
+def _trace(
+    request: Request,
+    verdicts: list[Verdict],
+    columns: tuple[str, ...],
+    limit: int | None,
+    order: str | None,
+    why: str | None,
+    grouped: aggregates.Decision | None,
+) -> list[dict[str, Any]]:
     """What each step of the negotiation decided, in order (EXPLAIN VERBOSE)."""
     asked = request.get("columns") or []
     steps = [
         ("classify_filters", "; ".join(f"{v.level.value} {v.sql}" for v in verdicts), bool(verdicts)),
         ("push_aggregates", _aggregates_text(grouped), grouped is not None and grouped.complete),
-        ("push_projection", f"read {', '.join(columns)}" + ("" if asked or grouped and grouped.complete
-                                                              else " (Spark needs no column: count only)"), True),
-        ("push_limit", why or (f"LIMIT {limit}" + (f" {order}" if order else "") if limit is not None else "no LIMIT offered"),
-         request.get("limit") is not None),
+        (
+            "push_projection",
+            f"read {', '.join(columns)}"
+            + ("" if asked or grouped and grouped.complete else " (Spark needs no column: count only)"),
+            True,
+        ),
+        (
+            "push_limit",
+            why or (f"LIMIT {limit}" + (f" {order}" if order else "") if limit is not None else "no LIMIT offered"),
+            request.get("limit") is not None,
+        ),
     ]
     return [{"rule": rule, "text": text, "changed": changed} for rule, text, changed in steps]
 
@@ -335,12 +425,23 @@ def _shown(offered: object) -> str:
 def _aggregates_text(grouped: aggregates.Decision | None) -> str:
     if grouped is None:
         return "no aggregate offered"
-    head = "aggregates pushed completely" if grouped.complete else f"aggregates not pushed{': ' + grouped.note if grouped.note else ''}"
+    head = (
+        "aggregates pushed completely"
+        if grouped.complete
+        else f"aggregates not pushed{': ' + grouped.note if grouped.note else ''}"
+    )
     return "; ".join([head] + [f"{v.level.value} {v.sql}" for v in grouped.verdicts])
 
 
-def _description(source: Source, table: TableSchema, remote: str, verdicts: list[Verdict], limit_note: str | None,
-                 grouped: aggregates.Decision | None = None, at_runtime: list[Verdict] | None = None) -> str:
+def _description(
+    source: Source,
+    table: TableSchema,
+    remote: str,
+    verdicts: list[Verdict],
+    limit_note: str | None,
+    grouped: aggregates.Decision | None = None,
+    at_runtime: list[Verdict] | None = None,
+) -> str:
     """What Spark's EXPLAIN shows for the scan: the remote query and why each filter and aggregate is where it is."""
     parts = [f"Sluice {table.qualified_name} on {source.name} ({mask_url(source.url)})", f"RemoteQuery: {remote}"]
     parts += [f"[{v.level.value}] {v.sql} -- {v.reason}" for v in verdicts]

@@ -43,9 +43,19 @@ class ScanPlan:
         """The planner's answer for a scan (sluice/spark/planner.py), as Spark kept it."""
         verdicts = tuple(_verdict(v) for v in answer["verdicts"])
         trace = tuple(TraceStep(s["rule"], s["text"], s["changed"]) for s in answer.get("trace", []))
-        return cls(answer["scan_id"], answer["table"], answer["source"], answer["source_url"], answer["table"],
-                   ScanSpec.from_json(answer["scan"]), verdicts, answer["remote_query"], trace,
-                   tuple(_verdict(v) for v in answer.get("aggregates", [])), tuple(_verdict(v) for v in answer.get("runtime", [])))
+        return cls(
+            answer["scan_id"],
+            answer["table"],
+            answer["source"],
+            answer["source_url"],
+            answer["table"],
+            ScanSpec.from_json(answer["scan"]),
+            verdicts,
+            answer["remote_query"],
+            trace,
+            tuple(_verdict(v) for v in answer.get("aggregates", [])),
+            tuple(_verdict(v) for v in answer.get("runtime", [])),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,7 +65,9 @@ class ScanPlan:
             "source_url": self.source_url,
             "table": self.table,
             "remote_query": self.remote_query,
-            "columns": [o.name for o in self.spec.aggregate.outputs] if self.spec.aggregate else list(self.spec.columns),
+            "columns": [o.name for o in self.spec.aggregate.outputs]
+            if self.spec.aggregate
+            else list(self.spec.columns),
             "filters": [v.to_dict() for v in self.verdicts],
             "aggregates": [v.to_dict() for v in self.aggregates],
             "aggregates_pushed": self.spec.aggregate is not None,
@@ -80,7 +92,9 @@ class QueryPlan:
         for answer in json.loads(scans_json):
             scan = ScanPlan.from_answer(answer)
             seen[scan.table] += 1
-            scans.append(replace(scan, alias=scan.table if seen[scan.table] == 1 else f"{scan.table}#{seen[scan.table]}"))
+            scans.append(
+                replace(scan, alias=scan.table if seen[scan.table] == 1 else f"{scan.table}#{seen[scan.table]}")
+            )
         return cls(query, spark_plan, tuple(scans))
 
     def to_dict(self, trace: bool = False) -> dict[str, Any]:
@@ -88,7 +102,9 @@ class QueryPlan:
         for scan in self.scans:
             entry = scan.to_dict()
             if trace:
-                entry["rules"] = [{"rule": step.rule, "changed": step.changed, "text": step.text} for step in scan.trace]
+                entry["rules"] = [
+                    {"rule": step.rule, "changed": step.changed, "text": step.text} for step in scan.trace
+                ]
             scans.append(entry)
         return {"query": self.query, "spark_plan": self.spark_plan, "scans": scans}
 

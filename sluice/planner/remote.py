@@ -37,8 +37,14 @@ def order_by(dialect: Dialect, table: TableSchema, keys: tuple[OrderKey, ...]) -
     return "ORDER BY " + ", ".join(parts)
 
 
-def build_query(select_list: list[str], table_sql: str, where: list[str], order: str | None, limit: int | None,
-                group_by: tuple[str, ...] = ()) -> str:
+def build_query(
+    select_list: list[str],
+    table_sql: str,
+    where: list[str],
+    order: str | None,
+    limit: int | None,
+    group_by: tuple[str, ...] = (),
+) -> str:
     """Assemble the query; every pushed predicate is parenthesised on its own."""
     sql = f"SELECT {', '.join(select_list)} FROM {table_sql}"
     if where:
@@ -58,5 +64,5 @@ def _conjunction(parts: list[str]) -> str:
     parenthesis costs its parser a little stack (it overflows at about 100), so chunks
     stay flat and few."""
     while len(parts) > AND_CHUNK:
-        parts = [f"({' AND '.join(parts[i:i + AND_CHUNK])})" for i in range(0, len(parts), AND_CHUNK)]
+        parts = [f"({' AND '.join(parts[i : i + AND_CHUNK])})" for i in range(0, len(parts), AND_CHUNK)]
     return " AND ".join(parts)

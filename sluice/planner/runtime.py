@@ -24,7 +24,11 @@ MAX_VALUES = 10_000
 #: kinds whose join keys a runtime filter may restrict (a float key's -0.0/NaN join rules are Spark's)
 KINDS = (Kind.INTEGRAL, Kind.DECIMAL, Kind.DATE, Kind.STRING, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ)
 _ORDER: dict[Kind, Callable[[str], Any]] = {
-    Kind.INTEGRAL: int, Kind.DATE: int, Kind.TIMESTAMP: int, Kind.TIMESTAMP_NTZ: int, Kind.DECIMAL: Decimal,
+    Kind.INTEGRAL: int,
+    Kind.DATE: int,
+    Kind.TIMESTAMP: int,
+    Kind.TIMESTAMP_NTZ: int,
+    Kind.DECIMAL: Decimal,
     Kind.STRING: lambda text: text.encode("utf-8", "surrogatepass"),
 }
 

@@ -27,14 +27,27 @@ from sluice.types import Kind, SparkType
 Node = dict[str, Any]
 
 _COMPARISONS: dict[str, type[exp.Expression]] = {
-    "=": exp.EQ, "<>": exp.NEQ, "<=>": exp.NullSafeEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE,
+    "=": exp.EQ,
+    "<>": exp.NEQ,
+    "<=>": exp.NullSafeEQ,
+    "<": exp.LT,
+    "<=": exp.LTE,
+    ">": exp.GT,
+    ">=": exp.GTE,
 }
 _BINARY: dict[str, type[exp.Expression]] = {
-    "+": exp.Add, "*": exp.Mul, "/": exp.Div, "%": exp.Mod,
-    "&": exp.BitwiseAnd, "|": exp.BitwiseOr, "^": exp.BitwiseXor,
+    "+": exp.Add,
+    "*": exp.Mul,
+    "/": exp.Div,
+    "%": exp.Mod,
+    "&": exp.BitwiseAnd,
+    "|": exp.BitwiseOr,
+    "^": exp.BitwiseXor,
 }
 _STRING_MATCH: dict[str, type[exp.Expression]] = {
-    "STARTS_WITH": exp.StartsWith, "ENDS_WITH": exp.EndsWith, "CONTAINS": exp.Contains,
+    "STARTS_WITH": exp.StartsWith,
+    "ENDS_WITH": exp.EndsWith,
+    "CONTAINS": exp.Contains,
 }
 #: Spark's catalogString -> the type's name in Spark SQL (what Sluice's types call it)
 _TYPE_NAMES = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
@@ -55,7 +68,9 @@ def spark_type(catalog_string: str) -> SparkType:
     if kind.kind is Kind.DECIMAL:
         precision, scale = kind.precision_scale
         if not 1 <= precision <= 38 or scale > precision:
-            raise Unsupported(f"{catalog_string} is not a Spark decimal type (precision 1 to 38, scale at most the precision)")
+            raise Unsupported(
+                f"{catalog_string} is not a Spark decimal type (precision 1 to 38, scale at most the precision)"
+            )
     return kind
 
 
@@ -192,8 +207,17 @@ def _substring(node: Node, args: list[exp.Expression]) -> exp.Expression:
 #: operands each operator takes (min, max); absent: at least one
 _ARITY: dict[str, tuple[int, int]] = {
     **{op: (2, 2) for op in (*_COMPARISONS, *_BINARY, *_STRING_MATCH)},
-    "-": (1, 2), "NOT": (1, 1), "IS_NULL": (1, 1), "IS_NOT_NULL": (1, 1), "CAST": (1, 1), "ABS": (1, 1),
-    "UPPER": (1, 1), "LOWER": (1, 1), "CHAR_LENGTH": (1, 1), "SUBSTRING": (2, 3), "IN": (1, 1 << 30),
+    "-": (1, 2),
+    "NOT": (1, 1),
+    "IS_NULL": (1, 1),
+    "IS_NOT_NULL": (1, 1),
+    "CAST": (1, 1),
+    "ABS": (1, 1),
+    "UPPER": (1, 1),
+    "LOWER": (1, 1),
+    "CHAR_LENGTH": (1, 1),
+    "SUBSTRING": (2, 3),
+    "IN": (1, 1 << 30),
 }
 
 _OPERATORS: dict[str, Callable[[Node, list[exp.Expression]], exp.Expression]] = {

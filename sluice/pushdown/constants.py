@@ -58,8 +58,15 @@ _TS_ZONE = re.compile(r"(?P<ts>.*?)\s*(?P<zone>Z|UTC|[+-]\d{2}:?\d{2})$")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 #: a numeric literal as Spark's grammar writes one (its type suffix is sqlglot's CAST)
 _NUMBER = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # ASCII digits only, as Spark's lexer
-_FLOAT_WORDS = {"nan": math.nan, "inf": math.inf, "+inf": math.inf, "infinity": math.inf,
-                "+infinity": math.inf, "-inf": -math.inf, "-infinity": -math.inf}
+_FLOAT_WORDS = {
+    "nan": math.nan,
+    "inf": math.inf,
+    "+inf": math.inf,
+    "infinity": math.inf,
+    "+infinity": math.inf,
+    "-inf": -math.inf,
+    "-infinity": -math.inf,
+}
 
 
 def float32(value: float) -> float:
@@ -102,8 +109,15 @@ def parse_timestamp(text: str, zone: str | None) -> dt.datetime | None:
         return None
     year, month, day, hour, minute, second, fraction = parts.groups()
     try:
-        value = dt.datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0),
-                            int(second or 0), int((fraction or "0").ljust(6, "0")))
+        value = dt.datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour or 0),
+            int(minute or 0),
+            int(second or 0),
+            int((fraction or "0").ljust(6, "0")),
+        )
     except ValueError:
         return None
     if zone is None:
@@ -208,7 +222,9 @@ def _cast_literal(node: exp.Cast, zone: str) -> Constant | None:
             if spark is None or not exact.is_finite():
                 return None
             precision, scale = spark.precision_scale
-            fits = exact == exact.quantize(Decimal(1).scaleb(-scale)) and abs(exact) < Decimal(10) ** (precision - scale)
+            fits = exact == exact.quantize(Decimal(1).scaleb(-scale)) and abs(exact) < Decimal(10) ** (
+                precision - scale
+            )
             return Constant(exact, spark) if fits else None  # rounding casts are left to Spark
         if dtype is DT.DATE and inner.type.kind is Kind.STRING and _DATE.fullmatch(text.strip()):
             return Constant(dt.date.fromisoformat(text.strip()), DATE)
@@ -229,10 +245,20 @@ def spark_type_of(target: exp.DataType) -> SparkType | None:
     """Map a sqlglot data type (parsed as Spark SQL) to a Spark type."""
     DT = exp.DataType.Type
     simple = {
-        DT.BOOLEAN: "boolean", DT.TINYINT: "tinyint", DT.SMALLINT: "smallint", DT.INT: "int",
-        DT.BIGINT: "bigint", DT.FLOAT: "float", DT.DOUBLE: "double", DT.TEXT: "string",
-        DT.VARCHAR: "string", DT.DATE: "date", DT.TIMESTAMPTZ: "timestamp",
-        DT.TIMESTAMPLTZ: "timestamp", DT.TIMESTAMPNTZ: "timestamp_ntz", DT.TIMESTAMP: "timestamp_ntz",
+        DT.BOOLEAN: "boolean",
+        DT.TINYINT: "tinyint",
+        DT.SMALLINT: "smallint",
+        DT.INT: "int",
+        DT.BIGINT: "bigint",
+        DT.FLOAT: "float",
+        DT.DOUBLE: "double",
+        DT.TEXT: "string",
+        DT.VARCHAR: "string",
+        DT.DATE: "date",
+        DT.TIMESTAMPTZ: "timestamp",
+        DT.TIMESTAMPLTZ: "timestamp",
+        DT.TIMESTAMPNTZ: "timestamp_ntz",
+        DT.TIMESTAMP: "timestamp_ntz",
         DT.BINARY: "binary",
     }
     if target.this in simple:
@@ -241,7 +267,7 @@ def spark_type_of(target: exp.DataType) -> SparkType | None:
         texts = [p.this.this if isinstance(p.this, exp.Literal) else p.name for p in target.expressions]
         if len(texts) > 2 or not all(text.isascii() and text.isdigit() for text in texts):
             return None
-        precision, scale = ([int(text) for text in texts] + [10, 0][len(texts):])[:2]
+        precision, scale = ([int(text) for text in texts] + [10, 0][len(texts) :])[:2]
         return SparkType(f"decimal({precision},{scale})") if 0 < precision <= 38 and scale <= precision else None
     return None
 

@@ -38,8 +38,11 @@ def depth(tree: exp.Expression, flat: tuple[type[exp.Expression], ...] = ()) -> 
     return deepest
 
 
-def chain(connector: type[exp.And] | type[exp.Or], parts: list[exp.Expression],
-          wrap: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+def chain(
+    connector: type[exp.And] | type[exp.Or],
+    parts: list[exp.Expression],
+    wrap: Callable[[exp.Expression], exp.Expression],
+) -> exp.Expression:
     """``parts`` joined by ``connector`` (``wrap`` parenthesises an operand): left-deep when
     short, balanced when longer than :data:`LONG_CHAIN`, so depth grows with log2(len)."""
     if len(parts) <= LONG_CHAIN:
@@ -49,8 +52,10 @@ def chain(connector: type[exp.And] | type[exp.Or], parts: list[exp.Expression],
         return tree
     level: list[exp.Expression] = list(parts)
     while len(level) > 1:
-        level = [connector(this=wrap(level[i]), expression=wrap(level[i + 1])) if i + 1 < len(level) else level[i]
-                 for i in range(0, len(level), 2)]
+        level = [
+            connector(this=wrap(level[i]), expression=wrap(level[i + 1])) if i + 1 < len(level) else level[i]
+            for i in range(0, len(level), 2)
+        ]
     return level[0]
 
 

@@ -30,7 +30,12 @@ if TYPE_CHECKING:
 MAX_PUSHED_CHARS = 4_000_000
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 _EQUALITIES = (exp.EQ, exp.NullSafeEQ)
-_MIRROR: dict[type[exp.Expression], type[exp.Expression]] = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
+_MIRROR: dict[type[exp.Expression], type[exp.Expression]] = {
+    exp.GT: exp.LT,
+    exp.GTE: exp.LTE,
+    exp.LT: exp.GT,
+    exp.LTE: exp.GTE,
+}
 
 
 class Translator:
@@ -81,7 +86,11 @@ class Translator:
             return self._in(node)
         if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
             value = self.value(node.this)
-            return Translation(Level.EXACT, "IS NULL has the same meaning everywhere", exp.Is(this=paren(value.sql), expression=exp.Null()))
+            return Translation(
+                Level.EXACT,
+                "IS NULL has the same meaning everywhere",
+                exp.Is(this=paren(value.sql), expression=exp.Null()),
+            )
         if isinstance(node, (exp.Like, exp.Escape)):
             return self._like(node)
         if isinstance(node, (exp.StartsWith, exp.EndsWith)) or type(node).__name__ == "Contains":
@@ -106,7 +115,9 @@ class Translator:
         if kept is None:
             return Translation.unsupported(left.reason)
         dropped = right if kept is left else left
-        return Translation(Level.INEXACT, f"{kept.reason}; AND pushed without the part that cannot be ({dropped.reason})", kept.sql)
+        return Translation(
+            Level.INEXACT, f"{kept.reason}; AND pushed without the part that cannot be ({dropped.reason})", kept.sql
+        )
 
     def _or(self, node: exp.Or) -> Translation:
         left, right = self._part(node.this), self._part(node.expression)
@@ -142,7 +153,9 @@ class Translator:
             left, right = self._coerce(left, right_const)
         else:
             right = self.value(node.expression)
-            if left.type != right.type and not (left.type.is_numeric and right.type.is_numeric and left.type.kind is right.type.kind is Kind.INTEGRAL):
+            if left.type != right.type and not (
+                left.type.is_numeric and right.type.is_numeric and left.type.kind is right.type.kind is Kind.INTEGRAL
+            ):
                 raise Unsupported(f"comparison of {left.type} with {right.type}: Spark's coercion is not mirrored")
         level, reason = Level.EXACT, f"{left.type} comparison has the same semantics in {self.dialect.name}"
         left_sql, right_sql = left.sql, right.sql
@@ -163,7 +176,10 @@ class Translator:
             # collations, so compare bytes (what a deterministic collation's = means).
             binary_equality = equality and any(r.binary_equality for r in rules)
             if "collate_c" in orderings and (not equality or right_const is None or binary_equality):
-                exact = op(this=paren(self.dialect.binary_collation(left_sql)), expression=paren(self.dialect.binary_collation(right_sql)))
+                exact = op(
+                    this=paren(self.dialect.binary_collation(left_sql)),
+                    expression=paren(self.dialect.binary_collation(right_sql)),
+                )
                 if op in _EQUALITIES and right_const is not None:  # the native = is a superset that can use an index
                     exact = self.dialect.keep_index(op(this=paren(left_sql), expression=paren(right_sql)), exact)
                 return Translation(level, reason, exact)
@@ -184,7 +200,9 @@ class Translator:
         """Apply Spark's implicit cast for ``value op constant`` on both sides."""
         target = constants.common_type(value.type, constant.type)
         if target is None:
-            raise Unsupported(f"{value.type} compared with a {constant.type} constant: Spark's coercion is not mirrored")
+            raise Unsupported(
+                f"{value.type} compared with a {constant.type} constant: Spark's coercion is not mirrored"
+            )
         if value.type.kind is Kind.TIMESTAMP_NTZ and target.kind is Kind.TIMESTAMP:
             if not constants.is_fixed_offset(self.zone):
                 raise Unsupported(
@@ -192,12 +210,18 @@ class Translator:
                     "whose offset changes (DST); use a TIMESTAMP_NTZ literal to push this"
                 )
             instant = constants.coerce(constant, target, self.zone)
-            wall = None if instant.value is None else instant.value.astimezone(constants.session_zone(self.zone)).replace(tzinfo=None)
+            wall = (
+                None
+                if instant.value is None
+                else instant.value.astimezone(constants.session_zone(self.zone)).replace(tzinfo=None)
+            )
             constant, target = Constant(wall, value.type), value.type
         coerced = constants.coerce(constant, target, self.zone)
         if target != value.type:
             if value.type.kind is Kind.DATE:
-                raise Unsupported(f"date compared with a {constant.type}: Spark compares as {target} at midnight in the session time zone")
+                raise Unsupported(
+                    f"date compared with a {constant.type}: Spark compares as {target} at midnight in the session time zone"
+                )
             if value.type.kind is Kind.DECIMAL and target.kind is Kind.DECIMAL:
                 value = Value(value.sql, target, value.text, value.column)
             elif value.type.kind is Kind.INTEGRAL and target.kind is Kind.INTEGRAL:
@@ -256,7 +280,9 @@ class Translator:
         const = constants.evaluate(node.expression, self.zone)
         if const is None or not isinstance(const.value, str):
             raise Unsupported(f"{node.key} needs a string constant")
-        build = {"startswith": LikePattern.starts_with, "endswith": LikePattern.ends_with}.get(node.key, LikePattern.contains)
+        build = {"startswith": LikePattern.starts_with, "endswith": LikePattern.ends_with}.get(
+            node.key, LikePattern.contains
+        )
         return self._match(self.value(node.this), build(const.value))
 
     def _match(self, value: Value, pattern: LikePattern) -> Translation:
@@ -298,7 +324,12 @@ class Translator:
             unpushable = column.unpushable or self.dialect.incomparable(column)
             if unpushable:
                 raise Unsupported(f"{column.describe()}: {unpushable}")
-            return Value(exp.column(column.name, quoted=True), column.type, self.dialect.text_rules(column) if column.type.kind is Kind.STRING else None, column)
+            return Value(
+                exp.column(column.name, quoted=True),
+                column.type,
+                self.dialect.text_rules(column) if column.type.kind is Kind.STRING else None,
+                column,
+            )
         constant = constants.evaluate(node, self.zone)
         if constant is not None:
             if constant.value is None:
@@ -310,8 +341,9 @@ class Translator:
         raise Unsupported(f"{self.dialect.name} has no faithful translation of {node.sql('spark')}")
 
 
-def classify_conjuncts(dialect: Dialect, table: TableSchema, candidates: Sequence[exp.Expression],
-                       session_zone: str) -> tuple[Verdict, ...]:
+def classify_conjuncts(
+    dialect: Dialect, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str
+) -> tuple[Verdict, ...]:
     """Each candidate conjunct's verdict under ``dialect``: level, reason and remote SQL.
 
     A conjunct nested deeper than remote engines parse, or whose SQL would take the scan's
@@ -322,14 +354,23 @@ def classify_conjuncts(dialect: Dialect, table: TableSchema, candidates: Sequenc
     for candidate in candidates:
         levels = nesting.depth(candidate)
         if levels > nesting.MAX_PUSH_DEPTH:
-            verdicts.append(Verdict(_label(candidate, levels), Level.UNSUPPORTED, f"the predicate is nested {levels} levels deep; "
-                                    f"Sluice pushes at most {nesting.MAX_PUSH_DEPTH} (remote engines limit expression depth)", None))
+            verdicts.append(
+                Verdict(
+                    _label(candidate, levels),
+                    Level.UNSUPPORTED,
+                    f"the predicate is nested {levels} levels deep; "
+                    f"Sluice pushes at most {nesting.MAX_PUSH_DEPTH} (remote engines limit expression depth)",
+                    None,
+                )
+            )
             continue
         translation = translator.predicate(candidate)
         remote_levels = nesting.depth(translation.sql) if translation.sql is not None else 0
         if remote_levels > dialect.max_depth:
-            translation = Translation.unsupported(f"its {dialect.name} SQL nests {remote_levels} levels; "
-                                                  f"{dialect.name}'s parser takes {dialect.max_depth}")
+            translation = Translation.unsupported(
+                f"its {dialect.name} SQL nests {remote_levels} levels; "
+                f"{dialect.name}'s parser takes {dialect.max_depth}"
+            )
         try:
             remote = dialect.render(translation.sql) if translation.sql is not None else None
         except RecursionError:
@@ -338,7 +379,8 @@ def classify_conjuncts(dialect: Dialect, table: TableSchema, candidates: Sequenc
             left = "" if budget == MAX_PUSHED_CHARS else f" ({budget:,} left after the conjuncts before it)"
             translation = Translation.unsupported(
                 f"its SQL is {len(remote):,} characters; a scan pushes at most {MAX_PUSHED_CHARS:,}{left} "
-                "(remote engines limit a statement's length)")
+                "(remote engines limit a statement's length)"
+            )
             remote = None
         budget -= len(remote or "")
         verdicts.append(Verdict(_label(candidate, levels), translation.level, translation.reason, remote))

@@ -34,5 +34,7 @@ def open_source(name: str, url: str, password: str | None = None, **options: Any
     parsed = parse_source_url(name, url)
     if parsed.scheme not in SCHEMES:
         known = ", ".join(sorted(SCHEMES))
-        raise ConfigError(f"source {name!r}: unknown URL scheme {parsed.scheme!r} in {parsed.masked()} (known: {known})")
+        raise ConfigError(
+            f"source {name!r}: unknown URL scheme {parsed.scheme!r} in {parsed.masked()} (known: {known})"
+        )
     return SCHEMES[parsed.scheme](name, url, password=password, **options)

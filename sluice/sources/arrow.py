@@ -52,10 +52,16 @@ def _cast(array: pa.Array, field: pa.Field, table: TableSchema | None) -> pa.Arr
             raise
         value = _first_failing(array, field.type)
         if table.find(field.name) is None:  # an aggregate the source computed (sluice/planner/aggregates.py)
-            raise SourceError(table.source, f"{table.qualified_name}: an aggregate the source computed, {value}, overflows "
-                                            f"Spark's {field.type} (Spark's own SUM raises ARITHMETIC_OVERFLOW)") from None
-        raise SourceError(table.source, f"{table.qualified_name}: column {field.name!r} holds {value}, which Spark's "
-                                        f"{field.type} cannot hold exactly ({error})") from None
+            raise SourceError(
+                table.source,
+                f"{table.qualified_name}: an aggregate the source computed, {value}, overflows "
+                f"Spark's {field.type} (Spark's own SUM raises ARITHMETIC_OVERFLOW)",
+            ) from None
+        raise SourceError(
+            table.source,
+            f"{table.qualified_name}: column {field.name!r} holds {value}, which Spark's "
+            f"{field.type} cannot hold exactly ({error})",
+        ) from None
 
 
 def _first_failing(array: pa.Array, arrow_type: pa.DataType) -> str:
@@ -88,9 +94,12 @@ def _check_calendar(array: pa.Array, field: pa.Field, table: TableSchema) -> Non
     shown = "'infinity' or '-infinity'" if abs(days) > _INFINITE_DAYS else str(np.datetime64(value, unit))
     if days < _FIRST_DAY and abs(days) <= _INFINITE_DAYS:
         shown += " (astronomical years: year 0 is 1 BC)"
-    raise SourceError(table.source, f"{table.qualified_name}: column {field.name!r} holds {shown}, outside Spark's "
-                                    f"{'dates' if unit == 'D' else 'timestamps'} (0001-01-01 to 9999-12-31"
-                                    f"{' UTC' if getattr(field.type, 'tz', None) else ''})")
+    raise SourceError(
+        table.source,
+        f"{table.qualified_name}: column {field.name!r} holds {shown}, outside Spark's "
+        f"{'dates' if unit == 'D' else 'timestamps'} (0001-01-01 to 9999-12-31"
+        f"{' UTC' if getattr(field.type, 'tz', None) else ''})",
+    )
 
 
 def strict_booleans(integers: pa.Array) -> pa.Array:

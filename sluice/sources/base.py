@@ -83,8 +83,10 @@ def file_path(name: str, url: str, kind: str, suffix: str) -> str:
     scheme, _, rest = url.partition("://")
     rest = rest.split("?", 1)[0]
     if not rest.startswith("/") or len(rest) < 2:
-        raise ConfigError(f"source {name!r}: {kind} URLs look like {scheme}:///relative{suffix} or "
-                          f"{scheme}:////abs/path{suffix}, not {mask_url(url)!r}")
+        raise ConfigError(
+            f"source {name!r}: {kind} URLs look like {scheme}:///relative{suffix} or "
+            f"{scheme}:////abs/path{suffix}, not {mask_url(url)!r}"
+        )
     return str(Path(rest[1:]).resolve())
 
 
@@ -121,8 +123,15 @@ class Source(abc.ABC):
     default_schema: ClassVar[str | None] = None
     batch_rows: ClassVar[int] = 65_536
 
-    def __init__(self, name: str, url: str, password: str | None = None, partitions: int | None = None,
-                 statement_timeout_s: float = 600.0, connect_timeout_s: float | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        password: str | None = None,
+        partitions: int | None = None,
+        statement_timeout_s: float = 600.0,
+        connect_timeout_s: float | None = None,
+    ) -> None:
         self.name = name
         self.url = url
         self.parsed = parse_source_url(name, url)
@@ -157,7 +166,10 @@ class Source(abc.ABC):
 
     def timeout_named(self, message: str) -> str:
         """``message``, naming Sluice's setting when the server says the statement ran too long."""
-        if any(words in message for words in ("statement timeout", "max_statement_time", "maximum statement execution time")):
+        if any(
+            words in message
+            for words in ("statement timeout", "max_statement_time", "maximum statement execution time")
+        ):
             return f"{message} (statement_timeout_s={self.statement_timeout_s:g})"
         return message
 
@@ -181,7 +193,9 @@ class Source(abc.ABC):
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         """Run ``task.request`` read-only and yield batches of exactly ``task.schema``."""
 
-    def classify(self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str) -> tuple[Verdict, ...]:
+    def classify(
+        self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str
+    ) -> tuple[Verdict, ...]:
         """Each candidate conjunct's level, reason and remote text (the pushdown contract).
 
         The dialect's translator decides here; a source whose remote end decides for
@@ -245,8 +259,10 @@ class SqlSource(Source):
         except SluiceError:
             raise
         except Exception as error:  # noqa: BLE001 - each driver has its own errors (a table dropped since planning)
-            raise SourceError(self.name, f"cannot split {spec.table.qualified_name} into partitions: "
-                                         f"{self.masked(str(error)).strip()}") from None
+            raise SourceError(
+                self.name,
+                f"cannot split {spec.table.qualified_name} into partitions: {self.masked(str(error)).strip()}",
+            ) from None
         return [self.read_task(spec, predicate, index, schema) for index, predicate in enumerate(parts)]
 
     def read_task(self, spec: ScanSpec, partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
@@ -268,15 +284,22 @@ class SqlSource(Source):
         """
         if not spec.where or spec.limit is not None or spec.aggregate is not None:
             return None
-        guards = [self.dialect.render(suspect[0]) for name in spec.columns
-                  if (suspect := self.dialect.suspect(spec.table.column(name))) is not None]
+        guards = [
+            self.dialect.render(suspect[0])
+            for name in spec.columns
+            if (suspect := self.dialect.suspect(spec.table.column(name))) is not None
+        ]
         if not guards:
             return None
         pushed = " AND ".join(f"({w})" for w in spec.where)
         select = [self.select_expression(name, spec.table) for name in spec.columns]
         select.append(f"CASE WHEN {pushed} THEN NULL ELSE 1 END AS sluice_guard")
-        where = [" OR ".join([f"({pushed})"] + [f"({g})" for g in guards])] + ([partition_predicate] if partition_predicate else [])
-        return build_query(select, self.dialect.quote_table(spec.table.schema, spec.table.name), where, spec.order, None)
+        where = [" OR ".join([f"({pushed})"] + [f"({g})" for g in guards])] + (
+            [partition_predicate] if partition_predicate else []
+        )
+        return build_query(
+            select, self.dialect.quote_table(spec.table.schema, spec.table.name), where, spec.order, None
+        )
 
     def estimated_rows(self, spec: ScanSpec) -> int | None:
         """The rows the source's own planner expects the scan to return; None: no estimate.
@@ -292,8 +315,11 @@ class SqlSource(Source):
 
     def tables(self) -> list[tuple[str | None, str]]:
         task = ReadTask(self.catalog_query, pa.schema([("schema", pa.string()), ("name", pa.string())]))
-        return [(schema, name) for batch in self.read(task)
-                for schema, name in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True)]
+        return [
+            (schema, name)
+            for batch in self.read(task)
+            for schema, name in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True)
+        ]
 
     @abc.abstractmethod
     def split(self, table: TableSchema, count: int) -> list[str | None]:
@@ -316,15 +342,21 @@ class SqlSource(Source):
         """
         where = task.table.qualified_name if task.table is not None else "the query"
         if batch.num_columns != len(task.schema):
-            raise SourceError(self.name, f"{where}: the source returned {batch.num_columns} columns, "
-                                         f"{len(task.schema)} were planned{STALE_PLAN}")
+            raise SourceError(
+                self.name,
+                f"{where}: the source returned {batch.num_columns} columns, "
+                f"{len(task.schema)} were planned{STALE_PLAN}",
+            )
         for field, array in zip(task.schema, batch.columns, strict=True):
             got = array.type.storage_type if isinstance(array.type, pa.ExtensionType) else array.type
             if not _holds(got, field.type):
                 column = task.table.find(field.name) if task.table is not None else None  # None: a computed value
                 planned = column.remote_type if column is not None else field.type
-                raise SourceError(self.name, f"{where}: column {field.name!r} was {planned} when planned (read as "
-                                             f"{field.type}) but the source now returns {got}{STALE_PLAN}")
+                raise SourceError(
+                    self.name,
+                    f"{where}: column {field.name!r} was {planned} when planned (read as "
+                    f"{field.type}) but the source now returns {got}{STALE_PLAN}",
+                )
         return batch
 
     def ensure_unchanged(self, planned: TableSchema, current: Sequence[Column] | None) -> None:
@@ -340,10 +372,15 @@ class SqlSource(Source):
         for column in planned.columns:
             found = now.get(column.name.lower())
             if found is None:
-                raise SourceError(self.name, f"{planned.qualified_name}: column {column.name!r} no longer exists{STALE_PLAN}")
+                raise SourceError(
+                    self.name, f"{planned.qualified_name}: column {column.name!r} no longer exists{STALE_PLAN}"
+                )
             if (found.remote_type, found.collation) != (column.remote_type, column.collation):
-                raise SourceError(self.name, f"{planned.qualified_name}: column {column.name!r} was {_declared(column)} when "
-                                             f"planned and is {_declared(found)} now{STALE_PLAN}")
+                raise SourceError(
+                    self.name,
+                    f"{planned.qualified_name}: column {column.name!r} was {_declared(column)} when "
+                    f"planned and is {_declared(found)} now{STALE_PLAN}",
+                )
 
 
 def _declared(column: Column) -> str:

@@ -33,13 +33,26 @@ if TYPE_CHECKING:
     import duckdb
 
 _SIMPLE_TYPES = {
-    "BOOLEAN": "boolean", "TINYINT": "tinyint", "SMALLINT": "smallint", "INTEGER": "int", "BIGINT": "bigint",
-    "FLOAT": "float", "DOUBLE": "double", "VARCHAR": "string", "DATE": "date", "TIMESTAMP": "timestamp_ntz",
-    "TIMESTAMP WITH TIME ZONE": "timestamp", "BLOB": "binary",
+    "BOOLEAN": "boolean",
+    "TINYINT": "tinyint",
+    "SMALLINT": "smallint",
+    "INTEGER": "int",
+    "BIGINT": "bigint",
+    "FLOAT": "float",
+    "DOUBLE": "double",
+    "VARCHAR": "string",
+    "DATE": "date",
+    "TIMESTAMP": "timestamp_ntz",
+    "TIMESTAMP WITH TIME ZONE": "timestamp",
+    "BLOB": "binary",
 }
 _MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 #: settings every DuckDB session pins (the dialect's facts depend on them)
-SESSION_SETTINGS = ("SET SESSION TimeZone = 'UTC'", "SET SESSION default_collation = ''", "SET SESSION error_on_division_by_zero = true")
+SESSION_SETTINGS = (
+    "SET SESSION TimeZone = 'UTC'",
+    "SET SESSION default_collation = ''",
+    "SET SESSION error_on_division_by_zero = true",
+)
 _RELATION = """
 SELECT table_name, 'table', estimated_size, sql, schema_name FROM duckdb_tables()
  WHERE database_name = current_database() AND lower(schema_name) = lower($1) AND lower(table_name) = lower($2)
@@ -88,7 +101,9 @@ class DuckdbSource(SqlSource):
                 connection.execute(setting)
         except duckdb.Error as error:
             connection.close()
-            raise SourceError(self.name, f"cannot set up a read session on {self.path} (DuckDB 2.0 or newer is needed): {error}") from None
+            raise SourceError(
+                self.name, f"cannot set up a read session on {self.path} (DuckDB 2.0 or newer is needed): {error}"
+            ) from None
         return connection
 
     def _open_failure(self, message: str) -> str:
@@ -111,8 +126,14 @@ class DuckdbSource(SqlSource):
         connection = self._connect()
         try:
             # lower() folds all of Unicode; DuckDB's names fold ASCII only: keep the one it means
-            relation = next((r for r in connection.execute(_RELATION, [schema, table]).fetchall()
-                             if self.name_key(r[0]) == self.name_key(table) and self.name_key(r[4]) == self.name_key(schema)), None)
+            relation = next(
+                (
+                    r
+                    for r in connection.execute(_RELATION, [schema, table]).fetchall()
+                    if self.name_key(r[0]) == self.name_key(table) and self.name_key(r[4]) == self.name_key(schema)
+                ),
+                None,
+            )
             if relation is None:
                 known = connection.execute(
                     "SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE database_name = current_database() "
@@ -131,9 +152,12 @@ class DuckdbSource(SqlSource):
         for _, column_name, data_type, nullable in info:
             collation = UNKNOWN_COLLATION if collations is None else collations.get(column_name.lower())
             columns.append(_column(column_name, data_type, nullable, collation))
-        splittable = kind == "table" and all(c.name.lower() != "rowid" for c in columns)  # a column named rowid hides the row id
-        return TableSchema(self.name, info[0][0], name, tuple(columns), row_estimate=rows,
-                           split_column="rowid" if splittable else None)
+        splittable = kind == "table" and all(
+            c.name.lower() != "rowid" for c in columns
+        )  # a column named rowid hides the row id
+        return TableSchema(
+            self.name, info[0][0], name, tuple(columns), row_estimate=rows, split_column="rowid" if splittable else None
+        )
 
     def select_expression(self, column_name: str, table: TableSchema) -> str:
         column = table.column(column_name)
@@ -141,7 +165,9 @@ class DuckdbSource(SqlSource):
         if column.read_as_text:
             return f"CAST({quoted} AS VARCHAR)"
         if column.remote_type in WIDENED_TYPES:
-            return self.dialect.render(self.dialect.cast(exp.column(column.name, quoted=True), column.type, column.type))
+            return self.dialect.render(
+                self.dialect.cast(exp.column(column.name, quoted=True), column.type, column.type)
+            )
         return quoted
 
     # ------------------------------------------------------------ reading
@@ -150,7 +176,9 @@ class DuckdbSource(SqlSource):
             return [None]
         connection = self._connect()
         try:
-            row = connection.execute(f"SELECT min(rowid), max(rowid) FROM {self.dialect.quote_table(table.schema, table.name)}").fetchone()
+            row = connection.execute(
+                f"SELECT min(rowid), max(rowid) FROM {self.dialect.quote_table(table.schema, table.name)}"
+            ).fetchone()
             assert row is not None  # an aggregate returns one row
             low, high = row
         finally:
@@ -176,7 +204,9 @@ class DuckdbSource(SqlSource):
                     yield conform(self.checked(batch, task), task.schema, task.table)
             except (duckdb.Error, pa.ArrowException, OSError) as error:  # a failed stream surfaces as OSError
                 if expired.is_set():
-                    raise SourceError(self.name, f"query interrupted after statement_timeout_s={self.statement_timeout_s:g}") from None
+                    raise SourceError(
+                        self.name, f"query interrupted after statement_timeout_s={self.statement_timeout_s:g}"
+                    ) from None
                 raise SourceError(self.name, f"query failed: {error}") from None
         finally:
             timer.cancel()
@@ -193,8 +223,12 @@ def _column(name: str, data_type: str, nullable: bool, collation: str | None) ->
         return Column(type=SparkType(WIDENED_TYPES[data_type]), **common)
     if data_type.startswith("DECIMAL("):
         return Column(type=SparkType(data_type.lower().replace(" ", "")), **common)
-    return Column(type=SparkType("string"), read_as_text=True,
-                  unpushable=f"{data_type} is read as its text form; DuckDB compares the typed value", **common)
+    return Column(
+        type=SparkType("string"),
+        read_as_text=True,
+        unpushable=f"{data_type} is read as its text form; DuckDB compares the typed value",
+        **common,
+    )
 
 
 def _collations(ddl: str) -> dict[str, str] | None:

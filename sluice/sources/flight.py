@@ -55,12 +55,26 @@ def spark_type(arrow: pa.DataType) -> SparkType | None:
     """The Spark type a column of Arrow type ``arrow`` is read as, or None if Sluice cannot read it."""
     if pa.types.is_dictionary(arrow):
         return spark_type(arrow.value_type)
-    simple = [(pa.types.is_boolean, "boolean"), (pa.types.is_int8, "tinyint"), (pa.types.is_int16, "smallint"),
-              (pa.types.is_int32, "int"), (pa.types.is_int64, "bigint"), (pa.types.is_uint8, "smallint"),
-              (pa.types.is_uint16, "int"), (pa.types.is_uint32, "bigint"), (pa.types.is_uint64, "decimal(20,0)"),
-              (pa.types.is_float16, "float"), (pa.types.is_float32, "float"), (pa.types.is_float64, "double"),
-              (pa.types.is_string, "string"), (pa.types.is_large_string, "string"), (pa.types.is_binary, "binary"),
-              (pa.types.is_large_binary, "binary"), (pa.types.is_date, "date"), (pa.types.is_null, "null")]
+    simple = [
+        (pa.types.is_boolean, "boolean"),
+        (pa.types.is_int8, "tinyint"),
+        (pa.types.is_int16, "smallint"),
+        (pa.types.is_int32, "int"),
+        (pa.types.is_int64, "bigint"),
+        (pa.types.is_uint8, "smallint"),
+        (pa.types.is_uint16, "int"),
+        (pa.types.is_uint32, "bigint"),
+        (pa.types.is_uint64, "decimal(20,0)"),
+        (pa.types.is_float16, "float"),
+        (pa.types.is_float32, "float"),
+        (pa.types.is_float64, "double"),
+        (pa.types.is_string, "string"),
+        (pa.types.is_large_string, "string"),
+        (pa.types.is_binary, "binary"),
+        (pa.types.is_large_binary, "binary"),
+        (pa.types.is_date, "date"),
+        (pa.types.is_null, "null"),
+    ]
     for test, name in simple:
         if test(arrow):
             return SparkType(name)
@@ -79,11 +93,15 @@ class FlightSource(Source):
         parts = self.parsed
         scheme = _SCHEMES.get(parts.scheme)
         if scheme is None or not parts.host or parts.path not in ("", "/"):
-            raise ConfigError(f"source {name!r}: Flight URLs look like grpc://host:port or grpc+tls://host:port, not {self.display_url}")
+            raise ConfigError(
+                f"source {name!r}: Flight URLs look like grpc://host:port or grpc+tls://host:port, not {self.display_url}"
+            )
         query = parts.options
         unknown = sorted(set(query) - set(_OPTIONS))
         if unknown:
-            raise ConfigError(f"source {name!r}: unknown Flight URL option(s) {', '.join(unknown)}; known: {', '.join(_OPTIONS)}")
+            raise ConfigError(
+                f"source {name!r}: unknown Flight URL option(s) {', '.join(unknown)}; known: {', '.join(_OPTIONS)}"
+            )
         self.location = f"{scheme}://{parts.url_host}:{parts.port or 8815}"
         self.user = parts.username
         self.tls_root_certs = query.get("tls_root_certs")
@@ -98,7 +116,9 @@ class FlightSource(Source):
             try:
                 options["tls_root_certs"] = Path(self.tls_root_certs).read_bytes()
             except OSError as error:
-                raise ConfigError(f"source {self.name!r}: cannot read tls_root_certs {self.tls_root_certs}: {error.strerror}") from None
+                raise ConfigError(
+                    f"source {self.name!r}: cannot read tls_root_certs {self.tls_root_certs}: {error.strerror}"
+                ) from None
         if self.override_hostname:
             options["override_hostname"] = self.override_hostname
         return flight.FlightClient(location or self.location, **options)
@@ -108,8 +128,9 @@ class FlightSource(Source):
         headers = [authorization_header(self.user, secret)] if secret else []
         return flight.FlightCallOptions(timeout=timeout_s, headers=headers)
 
-    def _call(self, work: Callable[[flight.FlightClient, flight.FlightCallOptions], T], what: str,
-              connecting: bool = False) -> T:
+    def _call(
+        self, work: Callable[[flight.FlightClient, flight.FlightCallOptions], T], what: str, connecting: bool = False
+    ) -> T:
         """Run one metadata call; Flight failures become a :class:`SourceError` saying what failed.
 
         ``connecting``: the first call to the server (the client connects lazily), bounded by
@@ -121,12 +142,20 @@ class FlightSource(Source):
         except flight.FlightTimedOutError as error:
             if not connecting:
                 raise SourceError(self.name, f"{what} failed: {self._message(error)}") from None
-            raise SourceError(self.name, f"the Flight server at {self.display_url} did not answer ({what}): "
-                                         f"{waited('connecting and the first call', timeout_s)}") from None
+            raise SourceError(
+                self.name,
+                f"the Flight server at {self.display_url} did not answer ({what}): "
+                f"{waited('connecting and the first call', timeout_s)}",
+            ) from None
         except flight.FlightUnauthenticatedError as error:
-            raise SourceError(self.name, f"the Flight server at {self.display_url} refused the credentials ({what}): {self._message(error)}") from None
+            raise SourceError(
+                self.name,
+                f"the Flight server at {self.display_url} refused the credentials ({what}): {self._message(error)}",
+            ) from None
         except flight.FlightUnavailableError as error:
-            raise SourceError(self.name, f"cannot reach the Flight server at {self.display_url} ({what}): {self._message(error)}") from None
+            raise SourceError(
+                self.name, f"cannot reach the Flight server at {self.display_url} ({what}): {self._message(error)}"
+            ) from None
         except (flight.FlightError, pa.ArrowException) as error:
             raise SourceError(self.name, f"{what} failed: {self._message(error)}") from None
         finally:
@@ -141,6 +170,7 @@ class FlightSource(Source):
     def speaks_sluice(self) -> bool:
         """Whether the server answers Sluice's capabilities action (probed once per instance)."""
         if self._sluice is None:
+
             def probe(client: flight.FlightClient, options: flight.FlightCallOptions) -> list[Any] | None:
                 try:
                     return list(client.do_action(flight.Action(ACTION_CAPABILITIES, b""), options))
@@ -148,6 +178,7 @@ class FlightSource(Source):
                     raise
                 except (flight.FlightError, pa.ArrowException):  # a plain Flight server: no such action
                     return None
+
             answers = self._call(probe, "probing the server", connecting=True)
             self._sluice = bool(answers)
             self._ops = _filter_ops(answers[0].body.to_pybytes()) if answers else frozenset()
@@ -160,39 +191,53 @@ class FlightSource(Source):
 
     def check(self) -> None:
         if not self.speaks_sluice():
-            self._call(lambda client, options: next(iter(client.list_flights(options=options)), None), "listing flights")
+            self._call(
+                lambda client, options: next(iter(client.list_flights(options=options)), None), "listing flights"
+            )
 
     # ------------------------------------------------------------ catalog
     def tables(self) -> list[tuple[str | None, str]]:
         infos = self._call(lambda client, options: list(client.list_flights(options=options)), "listing flights")
-        paths = [_path_names(info.descriptor) for info in infos if info.descriptor.descriptor_type == flight.DescriptorType.PATH]
+        paths = [
+            _path_names(info.descriptor)
+            for info in infos
+            if info.descriptor.descriptor_type == flight.DescriptorType.PATH
+        ]
         return [(".".join(path[:-1]) or None, path[-1]) for path in paths if path]
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
         path = _path(schema, table)
         self.speaks_sluice()  # unreachable server, refused credentials: those errors, not "no such table"
         try:
-            info = self._call(lambda client, options: client.get_flight_info(flight.FlightDescriptor.for_path(*path), options),
-                              f"describing {'.'.join(path)}")
+            info = self._call(
+                lambda client, options: client.get_flight_info(flight.FlightDescriptor.for_path(*path), options),
+                f"describing {'.'.join(path)}",
+            )
         except SourceError as error:
             try:
                 listed = self.tables()[:50]
             except SourceError:  # the server went away after attach: that is the error, not the table
                 raise error from None
             known = ", ".join(".".join(filter(None, t)) for t in listed) or "none listed"
-            raise BindError(f"source {self.name!r} has no readable table {'.'.join(path)}: {error} (tables: {known})") from None
+            raise BindError(
+                f"source {self.name!r} has no readable table {'.'.join(path)}: {error} (tables: {known})"
+            ) from None
         columns = []
         for field in info.schema:
             spark = spark_type(field.type)
             if spark is None:
-                raise BindError(f"table {self.name}.{'.'.join(path)}: column {field.name!r} has Arrow type {field.type}, "
-                                "which Sluice does not read")
+                raise BindError(
+                    f"table {self.name}.{'.'.join(path)}: column {field.name!r} has Arrow type {field.type}, "
+                    "which Sluice does not read"
+                )
             columns.append(Column(name=field.name, type=spark, remote_type=str(field.type), nullable=field.nullable))
         metadata = _metadata(info)
         return TableSchema(self.name, schema, table, tuple(columns), row_estimate=metadata.get("row_estimate"))
 
     # ------------------------------------------------------------ pushdown
-    def classify(self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str) -> tuple[Verdict, ...]:
+    def classify(
+        self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str
+    ) -> tuple[Verdict, ...]:
         """The server's verdict on each conjunct (one GetFlightInfo); a conjunct the filter
         format cannot spell, or any conjunct for a server that takes no filters, is UNSUPPORTED."""
         verdicts: list[Verdict | None] = [None] * len(candidates)
@@ -208,14 +253,24 @@ class FlightSource(Source):
             for index, _ in encoded:
                 verdicts[index] = Verdict(candidates[index].sql(dialect="spark"), Level.UNSUPPORTED, reason)
         elif encoded:
-            request = Request(_path(table.schema, table.name), (table.columns[0].name,),
-                              _sluice_filter([expression for _, expression in encoded]), partitions=1, session_zone=session_zone)
+            request = Request(
+                _path(table.schema, table.name),
+                (table.columns[0].name,),
+                _sluice_filter([expression for _, expression in encoded]),
+                partitions=1,
+                session_zone=session_zone,
+            )
             answers = self._conjunct_levels(request)
             for (index, expression), answer in zip(encoded, answers, strict=True):
                 level = Level(answer["level"])
-                remote = json.dumps({"expr": expression, "level": level.value, "zone": session_zone}, separators=(",", ":")) \
-                    if level.pushed else None
-                verdicts[index] = Verdict(candidates[index].sql(dialect="spark"), level, f"Flight server: {answer['reason']}", remote)
+                remote = (
+                    json.dumps({"expr": expression, "level": level.value, "zone": session_zone}, separators=(",", ":"))
+                    if level.pushed
+                    else None
+                )
+                verdicts[index] = Verdict(
+                    candidates[index].sql(dialect="spark"), level, f"Flight server: {answer['reason']}", remote
+                )
         return tuple(v for v in verdicts if v is not None)
 
     def _conjunct_levels(self, request: Request) -> list[dict[str, Any]]:
@@ -223,21 +278,28 @@ class FlightSource(Source):
         info = self._flight_info(request)
         answers = _metadata(info).get("conjuncts")
         levels = {level.value for level in Level}
-        if not isinstance(answers, list) or len(answers) != len(request.filter.body["conjuncts"]) or \
-                not all(isinstance(a, dict) and a.get("level") in levels for a in answers):
+        if (
+            not isinstance(answers, list)
+            or len(answers) != len(request.filter.body["conjuncts"])
+            or not all(isinstance(a, dict) and a.get("level") in levels for a in answers)
+        ):
             raise SourceError(self.name, "the Flight server's answer does not give one level per conjunct")
         return answers
 
     def _flight_info(self, request: Request) -> flight.FlightInfo:
         descriptor = flight.FlightDescriptor.for_command(request.to_json())
-        return self._call(lambda client, options: client.get_flight_info(descriptor, options), f"planning {'.'.join(request.table)}")
+        return self._call(
+            lambda client, options: client.get_flight_info(descriptor, options), f"planning {'.'.join(request.table)}"
+        )
 
     # ------------------------------------------------------------ reading
     def _request(self, spec: ScanSpec) -> tuple[Request, list[dict[str, Any]]]:
         pushed = [json.loads(text) for text in spec.where]
         zone = pushed[0]["zone"] if pushed else "UTC"
         conjuncts = _sluice_filter([p["expr"] for p in pushed]) if pushed else None
-        request = Request(_path(spec.table.schema, spec.table.name), spec.columns, conjuncts, spec.limit, spec.partitions, zone)
+        request = Request(
+            _path(spec.table.schema, spec.table.name), spec.columns, conjuncts, spec.limit, spec.partitions, zone
+        )
         return request, pushed
 
     def request_text(self, spec: ScanSpec) -> str:
@@ -253,13 +315,32 @@ class FlightSource(Source):
             self._check_levels(pushed, _metadata(info).get("conjuncts") or [])
         else:
             path = _path(spec.table.schema, spec.table.name)
-            info = self._call(lambda client, options: client.get_flight_info(flight.FlightDescriptor.for_path(*path), options),
-                              f"planning {'.'.join(path)}")
+            info = self._call(
+                lambda client, options: client.get_flight_info(flight.FlightDescriptor.for_path(*path), options),
+                f"planning {'.'.join(path)}",
+            )
         schema = spec.arrow_schema()
-        common = {"sluice": sluice, "columns": list(spec.columns), "limit": spec.limit, "table": spec.table.qualified_name}
-        tasks = [ReadTask(json.dumps({**common, "ticket": base64.b64encode(e.ticket.ticket).decode("ascii"),
-                                      "locations": [loc.uri.decode() for loc in e.locations]}), schema, index, spec.table)
-                 for index, e in enumerate(info.endpoints)]
+        common = {
+            "sluice": sluice,
+            "columns": list(spec.columns),
+            "limit": spec.limit,
+            "table": spec.table.qualified_name,
+        }
+        tasks = [
+            ReadTask(
+                json.dumps(
+                    {
+                        **common,
+                        "ticket": base64.b64encode(e.ticket.ticket).decode("ascii"),
+                        "locations": [loc.uri.decode() for loc in e.locations],
+                    }
+                ),
+                schema,
+                index,
+                spec.table,
+            )
+            for index, e in enumerate(info.endpoints)
+        ]
         return tasks or [ReadTask(json.dumps({**common, "ticket": None, "locations": []}), schema, 0, spec.table)]
 
     def _check_levels(self, pushed: list[dict[str, Any]], answers: list[dict[str, Any]]) -> None:
@@ -268,8 +349,11 @@ class FlightSource(Source):
             raise SourceError(self.name, "the Flight server's answer does not give one level per conjunct")
         for planned, answer in zip(pushed, answers, strict=True):
             if planned["level"] == "EXACT" and answer.get("level") != "EXACT":
-                raise SourceError(self.name, f"the Flight server now classifies {answer.get('sql')} as {answer.get('level')} "
-                                             "(it was EXACT when the query was planned); plan the query again")
+                raise SourceError(
+                    self.name,
+                    f"the Flight server now classifies {answer.get('sql')} as {answer.get('level')} "
+                    "(it was EXACT when the query was planned); plan the query again",
+                )
 
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         order = json.loads(task.request)
@@ -280,7 +364,9 @@ class FlightSource(Source):
         where = f"the stream of {order['table']} (partition {task.partition}) from {self.display_url}"
         rows, ended = 0, False
         try:
-            reader = client.do_get(flight.Ticket(base64.b64decode(order["ticket"])), self._options(self.statement_timeout_s))
+            reader = client.do_get(
+                flight.Ticket(base64.b64decode(order["ticket"])), self._options(self.statement_timeout_s)
+            )
             while order["limit"] is None or rows < order["limit"]:
                 try:
                     chunk = reader.read_chunk()
@@ -300,17 +386,25 @@ class FlightSource(Source):
             else:
                 ended = True  # the limit was reached: the client stopped reading, not the server
         except flight.FlightUnauthenticatedError as error:
-            raise SourceError(self.name, f"{where}: the Flight server refused the credentials: {self._message(error)}") from None
+            raise SourceError(
+                self.name, f"{where}: the Flight server refused the credentials: {self._message(error)}"
+            ) from None
         except flight.FlightUnavailableError as error:
-            raise SourceError(self.name, f"{where} broke after {rows} rows (the server stopped or cannot be reached), "
-                                         f"so the query fails rather than return a short result: {self._message(error)}") from None
+            raise SourceError(
+                self.name,
+                f"{where} broke after {rows} rows (the server stopped or cannot be reached), "
+                f"so the query fails rather than return a short result: {self._message(error)}",
+            ) from None
         except (flight.FlightError, pa.ArrowException) as error:
             raise SourceError(self.name, f"{where} failed after {rows} rows: {self._message(error)}") from None
         finally:
             client.close()
         if order["sluice"] and not ended:
-            raise SourceError(self.name, f"{where} ended after {rows} rows without the server's end marker: "
-                                         "the server stopped mid-stream, so the result would be short")
+            raise SourceError(
+                self.name,
+                f"{where} ended after {rows} rows without the server's end marker: "
+                "the server stopped mid-stream, so the result would be short",
+            )
 
     def _select(self, batch: pa.RecordBatch, columns: list[str], where: str) -> pa.RecordBatch:
         """The planned columns, by name (a plain server sends every column, in its own order)."""

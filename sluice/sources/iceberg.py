@@ -80,19 +80,28 @@ class IcebergSource(Source):
         try:
             catalog.list_namespaces()
         except Exception as error:  # SQLAlchemy: the file is not a catalog
-            raise SourceError(self.name, f"{self.location.catalog_path} is not an Iceberg SQL catalog: {error}") from None
+            raise SourceError(
+                self.name, f"{self.location.catalog_path} is not an Iceberg SQL catalog: {error}"
+            ) from None
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
         iceberg = self._table(schema, table)
-        columns = tuple(_column(f.name, f.field_type, not f.required, ".".join(iceberg.name())) for f in iceberg.schema().fields)
+        columns = tuple(
+            _column(f.name, f.field_type, not f.required, ".".join(iceberg.name())) for f in iceberg.schema().fields
+        )
         snapshot = iceberg.current_snapshot()
-        rows = int(snapshot.summary.additional_properties.get("total-records", 0)) if snapshot and snapshot.summary else 0
+        rows = (
+            int(snapshot.summary.additional_properties.get("total-records", 0)) if snapshot and snapshot.summary else 0
+        )
         return TableSchema(self.name, schema, table, columns, row_estimate=rows)
 
     def tables(self) -> list[tuple[str | None, str]]:
         catalog = open_catalog(self.location, name=self.name)
-        return [(".".join(namespace), identifier[-1]) for namespace in catalog.list_namespaces()
-                for identifier in catalog.list_tables(namespace)]
+        return [
+            (".".join(namespace), identifier[-1])
+            for namespace in catalog.list_namespaces()
+            for identifier in catalog.list_tables(namespace)
+        ]
 
     # ------------------------------------------------------------ planning
     def pruning(self, spec: ScanSpec) -> Pyramid:
@@ -108,10 +117,14 @@ class IcebergSource(Source):
         except ValueError as error:
             raise SourceError(self.name, str(error)) from None
         except FileNotFoundError as error:  # planning reads manifests and data file footers
-            raise SourceError(self.name, f"lake table {spec.table.qualified_name}: a file its current snapshot names is "
-                                         f"missing: {error}") from None
+            raise SourceError(
+                self.name,
+                f"lake table {spec.table.qualified_name}: a file its current snapshot names is missing: {error}",
+            ) from None
         except (OSError, pa.ArrowException) as error:
-            raise SourceError(self.name, f"lake table {spec.table.qualified_name}: planning the scan failed: {error}") from None
+            raise SourceError(
+                self.name, f"lake table {spec.table.qualified_name}: planning the scan failed: {error}"
+            ) from None
 
     def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         needed = _needed_columns(spec)
@@ -120,21 +133,35 @@ class IcebergSource(Source):
         groups = _balanced(list(pyramid.reads), count)
         schema = spec.arrow_schema()
         read = [[name, spec.table.column(name).type.name] for name in needed]
-        base = {"table": spec.table.qualified_name, "snapshot": pyramid.snapshot_id, "columns": list(spec.columns), "read": read,
-                "where": list(spec.where), "order": spec.order, "limit": spec.limit,
-                "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None}
+        base = {
+            "table": spec.table.qualified_name,
+            "snapshot": pyramid.snapshot_id,
+            "columns": list(spec.columns),
+            "read": read,
+            "where": list(spec.where),
+            "order": spec.order,
+            "limit": spec.limit,
+            "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None,
+        }
         if spec.aggregate is not None and not spec.aggregate.group_by and not any(r.filtered for r in pyramid.reads):
-            answers = from_metadata(self._table(spec.table.schema, spec.table.name).schema(), list(pyramid.reads),
-                                    spec.aggregate.outputs)
+            answers = from_metadata(
+                self._table(spec.table.schema, spec.table.name).schema(), list(pyramid.reads), spec.aggregate.outputs
+            )
             if answers is not None:
                 present = [read.path for read in pyramid.reads]  # checked at read time, as a read would find them
-                return [ReadTask(json.dumps({**base, "files": [], "metadata_answer": answers, "present": present}), schema)]
-        tasks = [ReadTask(json.dumps({**base, "files": [read.__dict__ for read in group]}), schema, index)
-                 for index, group in enumerate(groups)]
+                return [
+                    ReadTask(json.dumps({**base, "files": [], "metadata_answer": answers, "present": present}), schema)
+                ]
+        tasks = [
+            ReadTask(json.dumps({**base, "files": [read.__dict__ for read in group]}), schema, index)
+            for index, group in enumerate(groups)
+        ]
         return tasks or [ReadTask(json.dumps({**base, "files": []}), schema, 0)]
 
     def request_text(self, spec: ScanSpec) -> str:
-        read = ", ".join(o.sql for o in spec.aggregate.outputs) if spec.aggregate is not None else ", ".join(spec.columns)
+        read = (
+            ", ".join(o.sql for o in spec.aggregate.outputs) if spec.aggregate is not None else ", ".join(spec.columns)
+        )
         text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({read})"
         if spec.where:
             text += " WHERE " + " AND ".join(f"({w})" for w in spec.where)
@@ -161,7 +188,10 @@ class IcebergSource(Source):
         try:
             if request.get("metadata_answer") is not None:  # answered by the files' statistics (sluice/lake/answers.py)
                 _check_present(request["present"])
-                arrays = [pa.array([value], field.type) for value, field in zip(request["metadata_answer"], task.schema, strict=True)]
+                arrays = [
+                    pa.array([value], field.type)
+                    for value, field in zip(request["metadata_answer"], task.schema, strict=True)
+                ]
                 yield pa.RecordBatch.from_arrays(arrays, schema=task.schema)
                 return
             for batch in _stream([f for f in files if f not in filtered], columns, self.batch_rows):
@@ -169,13 +199,17 @@ class IcebergSource(Source):
             if filtered or request.get("aggregate"):  # an aggregate without GROUP BY answers one row even over no file
                 yield from self._query(_stream(filtered, columns, self.batch_rows), columns, request, task.schema)
         except _FileError as error:
-            raise SourceError(self.name, f"lake table {request['table']} (snapshot {request['snapshot']}): data file "
-                                         f"{error.path} {error.problem}") from None
+            raise SourceError(
+                self.name,
+                f"lake table {request['table']} (snapshot {request['snapshot']}): data file "
+                f"{error.path} {error.problem}",
+            ) from None
         except (OSError, pa.ArrowException) as error:
             raise SourceError(self.name, f"reading lake table {request['table']} failed: {error}") from None
 
-    def _query(self, batches: Iterator[pa.RecordBatch], columns: pa.Schema, request: dict[str, Any],
-               schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    def _query(
+        self, batches: Iterator[pa.RecordBatch], columns: pa.Schema, request: dict[str, Any], schema: pa.Schema
+    ) -> Iterator[pa.RecordBatch]:
         """Run the pushed predicates, order and limit in DuckDB over an Arrow stream.
 
         A data file that fails inside the stream reaches us as DuckDB's or Arrow's error
@@ -259,13 +293,19 @@ def _stream(files: list[FileRead], columns: pa.Schema, batch_rows: int) -> Itera
                 parquet = pq.ParquetFile(handle)
                 present = set(parquet.schema_arrow.names)
                 wanted = [f.name for f in columns if f.name in present]
-                for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=list(read.row_groups), columns=wanted):
-                    arrays = [_cast(batch.column(f.name), f.type) if f.name in present else pa.nulls(batch.num_rows, f.type)
-                              for f in columns]
+                for batch in parquet.iter_batches(
+                    batch_size=batch_rows, row_groups=list(read.row_groups), columns=wanted
+                ):
+                    arrays = [
+                        _cast(batch.column(f.name), f.type) if f.name in present else pa.nulls(batch.num_rows, f.type)
+                        for f in columns
+                    ]
                     yield pa.RecordBatch.from_arrays(arrays, schema=columns)
         except FileNotFoundError:
-            raise _FileError(read.path, "is missing (deleted after the scan was planned?): the query fails rather than "
-                                        "return fewer rows") from None
+            raise _FileError(
+                read.path,
+                "is missing (deleted after the scan was planned?): the query fails rather than return fewer rows",
+            ) from None
         except (OSError, pa.ArrowException) as error:
             raise _FileError(read.path, f"cannot be read: {error}") from None
 
@@ -279,8 +319,11 @@ def _check_present(paths: list[str]) -> None:
         try:
             open_input(path).close()
         except FileNotFoundError:
-            raise _FileError(path, "is missing (deleted after the scan was planned?): the query fails rather than "
-                                   "answer from its statistics") from None
+            raise _FileError(
+                path,
+                "is missing (deleted after the scan was planned?): the query fails rather than "
+                "answer from its statistics",
+            ) from None
 
 
 def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
@@ -322,5 +365,7 @@ def _column(name: str, field_type: IcebergType, nullable: bool, table: str) -> C
 
     if isinstance(field_type, DecimalType):
         precision, scale = field_type.precision, field_type.scale
-        return Column(name, SparkType(f"decimal({precision},{scale})"), f"DECIMAL({precision},{scale})", nullable=nullable)
+        return Column(
+            name, SparkType(f"decimal({precision},{scale})"), f"DECIMAL({precision},{scale})", nullable=nullable
+        )
     raise BindError(f"lake table {table}: column {name} has Iceberg type {text}, which Sluice does not read yet")

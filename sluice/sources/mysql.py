@@ -48,7 +48,13 @@ FROM information_schema.COLUMNS
 WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s
 ORDER BY ORDINAL_POSITION
 """
-_INTEGERS = {"tinyint": (8, "tinyint"), "smallint": (16, "smallint"), "mediumint": (24, "int"), "int": (32, "int"), "bigint": (64, "bigint")}
+_INTEGERS = {
+    "tinyint": (8, "tinyint"),
+    "smallint": (16, "smallint"),
+    "mediumint": (24, "int"),
+    "int": (32, "int"),
+    "bigint": (64, "bigint"),
+}
 _UNSIGNED = {8: "smallint", 16: "int", 24: "int", 32: "bigint", 64: "decimal(20,0)"}
 _TEXT = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext"}
 _BINARY = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
@@ -66,7 +72,9 @@ class MysqlSource(SqlSource):
         super().__init__(name, url, **options)
         self.database = self.parsed.database
         if not self.parsed.host:
-            raise ConfigError(f"source {name!r}: MySQL URLs look like mysql://user@host:3306/database, not {self.display_url}")
+            raise ConfigError(
+                f"source {name!r}: MySQL URLs look like mysql://user@host:3306/database, not {self.display_url}"
+            )
 
     @property
     def default_schema(self) -> str | None:  # type: ignore[override]  # the other sources' class attribute is the URL's database here
@@ -104,11 +112,18 @@ class MysqlSource(SqlSource):
         parts = self.parsed
         try:
             connection = _session_class()(
-                host=parts.host, port=parts.port or 3306, user=parts.username or "root",
-                password=self.credential or "", database=self.database, charset="utf8mb4",
-                connect_timeout=self.connect_timeout_s, read_timeout=self.connect_timeout_s,
-                write_timeout=self.connect_timeout_s, autocommit=True,
-                init_command="SET SESSION TRANSACTION READ ONLY", program_name="sluice",
+                host=parts.host,
+                port=parts.port or 3306,
+                user=parts.username or "root",
+                password=self.credential or "",
+                database=self.database,
+                charset="utf8mb4",
+                connect_timeout=self.connect_timeout_s,
+                read_timeout=self.connect_timeout_s,
+                write_timeout=self.connect_timeout_s,
+                autocommit=True,
+                init_command="SET SESSION TRANSACTION READ ONLY",
+                program_name="sluice",
             )
         except pymysql.MySQLError as error:
             message = self.masked(str(error.args[-1]))
@@ -199,7 +214,9 @@ class MysqlSource(SqlSource):
         connection = self._catalog()
         try:
             with connection.cursor() as cursor:
-                cursor.execute(f"SELECT MIN({key}), MAX({key}) FROM {self.dialect.quote_table(table.schema, table.name)}")
+                cursor.execute(
+                    f"SELECT MIN({key}), MAX({key}) FROM {self.dialect.quote_table(table.schema, table.name)}"
+                )
                 low, high = cursor.fetchone()
         finally:
             connection.close()
@@ -210,12 +227,19 @@ class MysqlSource(SqlSource):
 
         self._verify(task)
         try:
-            reader = connectorx.read_sql(self._reader_url(), task.request, return_type="arrow_stream",
-                                         batch_size=self.batch_rows, pre_execution_query=self._session_setup())
+            reader = connectorx.read_sql(
+                self._reader_url(),
+                task.request,
+                return_type="arrow_stream",
+                batch_size=self.batch_rows,
+                pre_execution_query=self._session_setup(),
+            )
         except _STOPS:
             raise
         except BaseException as error:  # noqa: BLE001 - connectorx raises RuntimeErrors and Rust panics
-            raise SourceError(self.name, f"query failed: {self.timeout_named(self.masked(str(error)).strip())}") from None
+            raise SourceError(
+                self.name, f"query failed: {self.timeout_named(self.masked(str(error)).strip())}"
+            ) from None
         try:
             for batch in reader:
                 marks = batch.column(batch.num_columns - 1) if task.guarded else None
@@ -226,7 +250,9 @@ class MysqlSource(SqlSource):
         except (SourceError, *_STOPS):
             raise
         except BaseException as error:  # noqa: BLE001 - a server error mid-stream arrives as a Rust panic
-            raise SourceError(self.name, f"read failed: {self.timeout_named(self.masked(str(error)).strip())}") from None
+            raise SourceError(
+                self.name, f"read failed: {self.timeout_named(self.masked(str(error)).strip())}"
+            ) from None
 
     def _verify(self, task: ReadTask) -> None:
         """Log in with PyMySQL and fail, naming the column, if the table changed since it was planned.
@@ -247,7 +273,9 @@ class MysqlSource(SqlSource):
                 cursor.execute(_VERIFY, (table.schema, table.name))
                 rows = cursor.fetchall()
         except pymysql.MySQLError as error:
-            raise SourceError(self.name, f"cannot read the catalog of {table.qualified_name}: {self.masked(str(error))}") from None
+            raise SourceError(
+                self.name, f"cannot read the catalog of {table.qualified_name}: {self.masked(str(error))}"
+            ) from None
         finally:
             connection.close()
         self.ensure_unchanged(table, [catalog_column(row) for row in rows] if rows else None)
@@ -306,22 +334,37 @@ def catalog_column(row: tuple) -> Column:
     if data_type == "decimal":
         if int(precision) <= 38:
             return Column(type=SparkType(f"decimal({int(precision)},{int(scale)})"), **common)
-        return Column(type=SparkType("string"), read_as_text=True,
-                      unpushable=f"{column_type} has more digits than Spark's decimal(38); read as text", **common)
+        return Column(
+            type=SparkType("string"),
+            read_as_text=True,
+            unpushable=f"{column_type} has more digits than Spark's decimal(38); read as text",
+            **common,
+        )
     if data_type in _SIMPLE:
         return Column(type=SparkType(_SIMPLE[data_type]), **common)
     if data_type == "bit":  # b'10000001' is 129: bit strings are unsigned numbers (as Spark's JDBC reader has them)
-        return Column(type=SparkType("bigint" if int(precision) < 64 else "decimal(20,0)"), **common,
-                      unpushable=f"{column_type} compares as a binary string in MySQL; compared by Spark")
+        return Column(
+            type=SparkType("bigint" if int(precision) < 64 else "decimal(20,0)"),
+            **common,
+            unpushable=f"{column_type} compares as a binary string in MySQL; compared by Spark",
+        )
     if data_type == "year":
-        return Column(type=SparkType("int"), **common,
-                      unpushable="MySQL reads a two-digit number compared with a YEAR as a year (24 is 2024); compared by Spark")
+        return Column(
+            type=SparkType("int"),
+            **common,
+            unpushable="MySQL reads a two-digit number compared with a YEAR as a year (24 is 2024); compared by Spark",
+        )
     if data_type in _TEXT:
-        return Column(type=SparkType("string"), collation=collation, case_insensitive=(collation or "").endswith("_ci"), **common)
+        return Column(
+            type=SparkType("string"), collation=collation, case_insensitive=(collation or "").endswith("_ci"), **common
+        )
     if data_type in _BINARY:
         return Column(type=SparkType("binary"), **common)
-    reason = ("ENUM and SET compare by member position, not by text" if data_type in ("enum", "set")
-              else f"{column_type} is read as its text form; {data_type} compares the typed value")
+    reason = (
+        "ENUM and SET compare by member position, not by text"
+        if data_type in ("enum", "set")
+        else f"{column_type} is read as its text form; {data_type} compares the typed value"
+    )
     return Column(type=SparkType("string"), read_as_text=True, collation=collation, unpushable=reason, **common)
 
 
@@ -336,6 +379,9 @@ def _check_booleans(batch: pa.RecordBatch, task: ReadTask, source: str) -> pa.Re
                 stored = arrays[index].drop_null()
                 value = pc.filter(stored, pc.invert(pc.is_in(stored, pa.array([0, 1], stored.type))))[0]
                 where = f" of {task.table.qualified_name}" if task.table is not None else ""
-                raise SourceError(source, f"column {field.name!r}{where} is TINYINT(1) but holds {value.as_py()}, a value other "
-                                          "than 0 or 1; it cannot be read as a boolean") from None
+                raise SourceError(
+                    source,
+                    f"column {field.name!r}{where} is TINYINT(1) but holds {value.as_py()}, a value other "
+                    "than 0 or 1; it cannot be read as a boolean",
+                ) from None
     return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)

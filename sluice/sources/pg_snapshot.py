@@ -60,39 +60,57 @@ def join(connection: object, url: str, task: ReadTask, lease_s: float, name: str
     try:
         _execute(connection, f"SET TRANSACTION SNAPSHOT '{snapshot}'")
     except Exception:  # noqa: BLE001 - the holder ended between the look and the import
-        raise SourceError(name, f"partition {task.partition}: the scan's shared snapshot ended before this partition "
-                                "joined it; run the query again") from None
+        raise SourceError(
+            name,
+            f"partition {task.partition}: the scan's shared snapshot ended before this partition "
+            "joined it; run the query again",
+        ) from None
     _execute(connection, f"SELECT pg_advisory_xact_lock_shared({key}, {task.partition})")  # the holder sees it joined
 
 
-def _published(connection: object, key: int, holder: subprocess.Popen | None, wait_s: float, name: str,
-               task: ReadTask) -> str:
+def _published(
+    connection: object, key: int, holder: subprocess.Popen | None, wait_s: float, name: str, task: ReadTask
+) -> str:
     """The snapshot id the scan read's holder publishes, waiting up to ``wait_s`` for it."""
     deadline = time.monotonic() + wait_s
     pause = 0.002
     while True:
-        for (application,) in _rows(connection, "SELECT application_name FROM pg_stat_activity "
-                                                f"WHERE application_name LIKE 'sluice-snapshot {key} %'"):
+        for (application,) in _rows(
+            connection,
+            f"SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'sluice-snapshot {key} %'",
+        ):
             snapshot = application.rsplit(" ", 1)[-1]
             if _SNAPSHOT_ID.fullmatch(snapshot):
                 return snapshot
         if holder is not None and holder.poll() not in (None, 0):  # 0: another holder won the election
             message = holder.stderr.read().decode(errors="replace").strip().splitlines() if holder.stderr else []
-            raise SourceError(name, "could not export a snapshot for the scan's partitions: "
-                                    f"{message[-1] if message else f'exit code {holder.returncode}'}")
+            raise SourceError(
+                name,
+                "could not export a snapshot for the scan's partitions: "
+                f"{message[-1] if message else f'exit code {holder.returncode}'}",
+            )
         if time.monotonic() >= deadline:
-            raise SourceError(name, f"partition {task.partition} found no shared snapshot for its scan (partition 0 "
-                                    "exports it and it ends once every partition has joined, or after "
-                                    "statement_timeout_s without one): a retried or late partition never reads at "
-                                    "another snapshot; run the query again")
+            raise SourceError(
+                name,
+                f"partition {task.partition} found no shared snapshot for its scan (partition 0 "
+                "exports it and it ends once every partition has joined, or after "
+                "statement_timeout_s without one): a retried or late partition never reads at "
+                "another snapshot; run the query again",
+            )
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
 
 
 def _start_holder(url: str, key: int, partitions: int, lease_s: float) -> subprocess.Popen:
     """Start the detached holder process (its own session: Spark's end of a worker is not its end)."""
-    process = subprocess.Popen([sys.executable, str(_HOLDER)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+    process = subprocess.Popen(
+        [sys.executable, str(_HOLDER)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        close_fds=True,
+    )
     assert process.stdin is not None
     process.stdin.write(json.dumps({"url": url, "key": key, "partitions": partitions, "lease_s": lease_s}).encode())
     process.stdin.close()

@@ -51,9 +51,14 @@ def hold(url: str, key: int, partitions: int, lease_s: float) -> None:
         joined_at = time.monotonic()
         wait = POLL_S[0]
         while pending and time.monotonic() - joined_at < lease_s:
-            waiting = {int(row[0]) for row in connection.execute(
-                "SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::int::oid AND objsubid = 2 "
-                "AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())", (key,))}
+            waiting = {
+                int(row[0])
+                for row in connection.execute(
+                    "SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::int::oid AND objsubid = 2 "
+                    "AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+                    (key,),
+                )
+            }
             joined = waiting & pending
             for index in joined:
                 connection.execute("SELECT pg_advisory_unlock(%s, %s)", (key, index))

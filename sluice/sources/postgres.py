@@ -30,9 +30,20 @@ if TYPE_CHECKING:
     from sluice.scan import ScanSpec
 
 _SIMPLE_TYPES = {
-    "int2": "smallint", "int4": "int", "int8": "bigint", "float4": "float", "float8": "double",
-    "bool": "boolean", "text": "string", "varchar": "string", "bpchar": "string", "name": "string",
-    "date": "date", "timestamp": "timestamp_ntz", "timestamptz": "timestamp", "bytea": "binary",
+    "int2": "smallint",
+    "int4": "int",
+    "int8": "bigint",
+    "float4": "float",
+    "float8": "double",
+    "bool": "boolean",
+    "text": "string",
+    "varchar": "string",
+    "bpchar": "string",
+    "name": "string",
+    "date": "date",
+    "timestamp": "timestamp_ntz",
+    "timestamptz": "timestamp",
+    "bytea": "binary",
 }
 _DESCRIBE = """
 SELECT a.attname, t.typname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
@@ -55,8 +66,10 @@ class PostgresSource(SqlSource):
     def __init__(self, name: str, url: str, **options: Any) -> None:
         super().__init__(name, url, **options)
         if "connect_timeout" in self.parsed.options:  # two settings for one wait: say which one counts
-            raise ConfigError(f"source {name!r}: give the connect timeout as {URL_OPTION}=SECONDS "
-                              f"(Sluice sets libpq's connect_timeout from it), not connect_timeout")
+            raise ConfigError(
+                f"source {name!r}: give the connect timeout as {URL_OPTION}=SECONDS "
+                f"(Sluice sets libpq's connect_timeout from it), not connect_timeout"
+            )
 
     # ------------------------------------------------------------ connections
     def _libpq_url(self) -> str:
@@ -72,8 +85,10 @@ class PostgresSource(SqlSource):
         timeout_ms = int(self.statement_timeout_s * 1000)
         # client_connection_check_interval: a backend whose reader died (a cancelled Spark
         # task's worker is killed) stops within a second instead of running to the timeout
-        query["options"] = (query.get("options", "") + f" -c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
-                            " -c standard_conforming_strings=on -c TimeZone=UTC -c client_connection_check_interval=1000").strip()
+        query["options"] = (
+            query.get("options", "") + f" -c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
+            " -c standard_conforming_strings=on -c TimeZone=UTC -c client_connection_check_interval=1000"
+        ).strip()
         query["connect_timeout"] = str(max(2, math.ceil(self.connect_timeout_s)))  # see _connect_failure
         query.setdefault("application_name", "sluice")
         user = quote(parts.username, safe="") if parts.username is not None else ""
@@ -86,7 +101,9 @@ class PostgresSource(SqlSource):
         message = self.masked(str(error)).strip()
         if "timeout expired" in message:
             libpq_s = max(2, math.ceil(self.connect_timeout_s))
-            rounded = f"; libpq waits whole seconds, at least 2: {libpq_s} s" if libpq_s != self.connect_timeout_s else ""
+            rounded = (
+                f"; libpq waits whole seconds, at least 2: {libpq_s} s" if libpq_s != self.connect_timeout_s else ""
+            )
             message = f"{message}: {waited('connecting and logging in', self.connect_timeout_s)}{rounded}"
         return SourceError(self.name, f"cannot connect to {self.display_url}: {message}")
 
@@ -128,16 +145,29 @@ class PostgresSource(SqlSource):
             match = re.fullmatch(r"numeric\((\d+),(\d+)\)", formatted)
             if match and int(match[1]) <= 38:
                 return Column(type=SparkType(f"decimal({match[1]},{match[2]})"), **common)
-            return Column(type=SparkType("decimal(38,10)"), unpushable="unconstrained numeric is read as decimal(38,10) (a value with "
-                          "more digits, NaN or Infinity fails the read); a remote comparison could skip such a value", **common)
+            return Column(
+                type=SparkType("decimal(38,10)"),
+                unpushable="unconstrained numeric is read as decimal(38,10) (a value with "
+                "more digits, NaN or Infinity fails the read); a remote comparison could skip such a value",
+                **common,
+            )
         if typname in _SIMPLE_TYPES:
             spark = SparkType(_SIMPLE_TYPES[typname])
             if spark.kind.value == "string":
-                return Column(type=spark, collation=collation, padded=typname == "bpchar",
-                              case_insensitive=deterministic is False, **common)
+                return Column(
+                    type=spark,
+                    collation=collation,
+                    padded=typname == "bpchar",
+                    case_insensitive=deterministic is False,
+                    **common,
+                )
             return Column(type=spark, **common)
-        return Column(type=SparkType("string"), read_as_text=True,
-                      unpushable=f"{formatted} is read as its text form; PostgreSQL compares the typed value", **common)
+        return Column(
+            type=SparkType("string"),
+            read_as_text=True,
+            unpushable=f"{formatted} is read as its text form; PostgreSQL compares the typed value",
+            **common,
+        )
 
     def select_expression(self, column_name: str, table: TableSchema) -> str:
         column = table.column(column_name)
@@ -214,7 +244,9 @@ class PostgresSource(SqlSource):
                 except SourceError:
                     raise
                 except Exception as error:  # noqa: BLE001
-                    raise SourceError(self.name, f"query failed: {self.timeout_named(self.masked(str(error)).strip())}") from None
+                    raise SourceError(
+                        self.name, f"query failed: {self.timeout_named(self.masked(str(error)).strip())}"
+                    ) from None
             finally:
                 statement.close()
         finally:

@@ -46,8 +46,10 @@ class Queries(Protocol):
 class SqliteSource(SqlSource):
     dialect = SqliteDialect()
     default_schema = "main"
-    catalog_query = ("SELECT schema, name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'view') "
-                     "AND name NOT LIKE 'sqlite_%' ORDER BY 2")
+    catalog_query = (
+        "SELECT schema, name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'view') "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY 2"
+    )
 
     def __init__(self, name: str, url: str, **options: Any) -> None:
         super().__init__(name, url, **options)
@@ -89,7 +91,9 @@ class SqliteSource(SqlSource):
                 connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
             except sqlite3.DatabaseError as error:
                 if _locked(error):
-                    raise SourceError(self.name, self._lock_named(str(error), "connect_timeout_s", self.connect_timeout_s)) from None
+                    raise SourceError(
+                        self.name, self._lock_named(str(error), "connect_timeout_s", self.connect_timeout_s)
+                    ) from None
                 raise SourceError(self.name, f"{self.path} is not a readable SQLite database: {error}") from None
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
@@ -105,25 +109,47 @@ class SqliteSource(SqlSource):
     def _describe(self, connection: Queries, schema: str, table: str) -> TableSchema:
         """The table as ``connection`` sees it (a reader checks its plan in its own snapshot)."""
         listing = connection.execute(
-            "SELECT type, strict, wr FROM pragma_table_list WHERE schema = ? AND name = ? COLLATE NOCASE", (schema, table)
+            "SELECT type, strict, wr FROM pragma_table_list WHERE schema = ? AND name = ? COLLATE NOCASE",
+            (schema, table),
         ).fetchone()
         if listing is None:
-            names = [r[0] for r in connection.execute("SELECT name FROM pragma_table_list WHERE schema = ? AND name NOT LIKE 'sqlite_%' ORDER BY 1", (schema,))]
+            names = [
+                r[0]
+                for r in connection.execute(
+                    "SELECT name FROM pragma_table_list WHERE schema = ? AND name NOT LIKE 'sqlite_%' ORDER BY 1",
+                    (schema,),
+                )
+            ]
             raise BindError(f"source {self.name!r} has no table {table!r} (tables: {', '.join(names) or 'none'})")
-        info = connection.execute("SELECT name, type, \"notnull\" FROM pragma_table_info(?, ?)", (table, schema)).fetchall()
-        ddl_row = connection.execute(f"SELECT sql FROM {self.dialect.render_identifier(schema)}.sqlite_master WHERE name = ? COLLATE NOCASE", (table,)).fetchone()
+        info = connection.execute(
+            'SELECT name, type, "notnull" FROM pragma_table_info(?, ?)', (table, schema)
+        ).fetchall()
+        ddl_row = connection.execute(
+            f"SELECT sql FROM {self.dialect.render_identifier(schema)}.sqlite_master WHERE name = ? COLLATE NOCASE",
+            (table,),
+        ).fetchone()
         rows = None
         row_id = _row_id_name(listing, {name.lower() for name, _, _ in info})
         if row_id is not None:
-            rows = connection.execute(f"SELECT max({row_id}) FROM {self.dialect.quote_table(schema, table)}").fetchone()[0]
+            rows = connection.execute(
+                f"SELECT max({row_id}) FROM {self.dialect.quote_table(schema, table)}"
+            ).fetchone()[0]
         collations = _collations(ddl_row[0] if ddl_row else None)
         strict = bool(listing[1])
         columns = []
         for name, declared, not_null in info:
             spark = spark_type_for(declared or "")
             unpushable = None if declared else "column has no declared type (any value allowed); compared by Spark"
-            columns.append(Column(name=name, type=spark, remote_type=(declared or "ANY") + (" STRICT" if strict else ""),
-                                  nullable=not not_null, collation=collations.get(name.lower()), unpushable=unpushable))
+            columns.append(
+                Column(
+                    name=name,
+                    type=spark,
+                    remote_type=(declared or "ANY") + (" STRICT" if strict else ""),
+                    nullable=not not_null,
+                    collation=collations.get(name.lower()),
+                    unpushable=unpushable,
+                )
+            )
         return TableSchema(self.name, schema, table, tuple(columns), row_estimate=rows, split_column=row_id)
 
     def split(self, table: TableSchema, count: int) -> list[str | None]:
@@ -132,7 +158,9 @@ class SqliteSource(SqlSource):
             return [None]
         connection = self._connect()
         try:
-            low, high = connection.execute(f"SELECT min({row_id}), max({row_id}) FROM {self.dialect.quote_table(table.schema, table.name)}").fetchone()
+            low, high = connection.execute(
+                f"SELECT min({row_id}), max({row_id}) FROM {self.dialect.quote_table(table.schema, table.name)}"
+            ).fetchone()
         finally:
             connection.close()
         return key_ranges(row_id, low, high, count)
@@ -186,7 +214,11 @@ class SqliteSource(SqlSource):
         if task.table is None:
             return message
         where = task.table.qualified_name
-        row = None if value is _NOTHING or task.table.find(field.name) is None else self._locate(task.table, field.name, value)
+        row = (
+            None
+            if value is _NOTHING or task.table.find(field.name) is None
+            else self._locate(task.table, field.name, value)
+        )
         return f"{message} (table {where}{f', row with rowid {row}' if row is not None else ''})"
 
     def _locate(self, table: TableSchema, column: str, value: object) -> int | None:
@@ -291,7 +323,6 @@ class _Unreadable(Exception):
     def __init__(self, field: pa.Field, what: str, value: object = _NOTHING) -> None:
         super().__init__(what)
         self.field, self.what, self.value = field, what, value
-
 
 
 def _batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:

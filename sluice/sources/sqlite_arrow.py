@@ -51,19 +51,36 @@ if TYPE_CHECKING:
 
 #: the first row's literal per planned Arrow type: it fixes the type ADBC infers
 _ANCHORS = {
-    pa.int64(): "0", pa.int32(): "0", pa.int16(): "0", pa.int8(): "0", pa.bool_(): "0", pa.float64(): "0.0",
-    pa.string(): "''", pa.date32(): "''", pa.timestamp("us"): "''", pa.binary(): "x''",
+    pa.int64(): "0",
+    pa.int32(): "0",
+    pa.int16(): "0",
+    pa.int8(): "0",
+    pa.bool_(): "0",
+    pa.float64(): "0.0",
+    pa.string(): "''",
+    pa.date32(): "''",
+    pa.timestamp("us"): "''",
+    pa.binary(): "x''",
 }
 _TEXT_LIKE = (pa.string(), pa.date32(), pa.timestamp("us"))
 #: the type ADBC builds for each planned type (the anchor's)
-_ADBC_TYPE = {arrow: {"0": pa.int64(), "0.0": pa.float64(), "''": pa.string(), "x''": pa.binary()}[literal]
-              for arrow, literal in _ANCHORS.items()}
+_ADBC_TYPE = {
+    arrow: {"0": pa.int64(), "0.0": pa.float64(), "''": pa.string(), "x''": pa.binary()}[literal]
+    for arrow, literal in _ANCHORS.items()
+}
 _STORAGE = {pa.int64(): "INTEGER", pa.float64(): "REAL", pa.string(): "TEXT", pa.binary(): "BLOB"}
 _EXACT_DOUBLE = 9007199254740992  # 2**53: every integer up to it has a double
 _CHECK = "sluice_bad"
 #: ADBC's names for what it found, as SQLite calls the storage classes
-_FOUND = {"DOUBLE": "REAL", "INT64": "INTEGER", "STRING/BINARY": "TEXT or BLOB", "unknown type 1": "INTEGER",
-          "unknown type 2": "REAL", "unknown type 3": "TEXT", "unknown type 4": "BLOB"}
+_FOUND = {
+    "DOUBLE": "REAL",
+    "INT64": "INTEGER",
+    "STRING/BINARY": "TEXT or BLOB",
+    "unknown type 1": "INTEGER",
+    "unknown type 2": "REAL",
+    "unknown type 3": "TEXT",
+    "unknown type 4": "BLOB",
+}
 _MISMATCH = re.compile(r"Type mismatch in column (\d+): expected \S+ but got (.+?)\s*$", re.MULTILINE)
 
 
@@ -82,8 +99,10 @@ def fast_request(source: SqliteSource, spec: ScanSpec, partition_predicate: str 
     for index, field in enumerate(schema):
         column = source.select_expression(field.name, spec.table)
         if pa.types.is_decimal(field.type):
-            select += [f"CASE WHEN typeof({column}) = 'real' THEN {column} END",
-                       f"CASE typeof({column}) WHEN 'integer' THEN 'i' || {column} WHEN 'text' THEN 't' || {column} END"]
+            select += [
+                f"CASE WHEN typeof({column}) = 'real' THEN {column} END",
+                f"CASE typeof({column}) WHEN 'integer' THEN 'i' || {column} WHEN 'text' THEN 't' || {column} END",
+            ]
             anchors += ["0.0", "''"]
         else:
             if field.type == pa.binary():  # the row reader takes text for binary as its UTF-8 bytes
@@ -108,8 +127,10 @@ def _check(column: str, arrow_type: pa.DataType) -> str | None:
     if pa.types.is_decimal(arrow_type):  # the row reader refuses a BLOB; this path selects none
         return f"typeof({column}) = 'blob'"
     if arrow_type == pa.float64():  # the row reader's rule: int(float(v)) == v (2**63 - 1 rounds up to 2**63)
-        return (f"typeof({column}) = 'integer' AND ({column} > {_EXACT_DOUBLE} OR {column} < -{_EXACT_DOUBLE}) "
-                f"AND ({column} = 9223372036854775807 OR CAST(CAST({column} AS REAL) AS INTEGER) <> {column})")
+        return (
+            f"typeof({column}) = 'integer' AND ({column} > {_EXACT_DOUBLE} OR {column} < -{_EXACT_DOUBLE}) "
+            f"AND ({column} = 9223372036854775807 OR CAST(CAST({column} AS REAL) AS INTEGER) <> {column})"
+        )
     return None
 
 
@@ -161,7 +182,10 @@ def _batches(source: SqliteSource, task: ReadTask, connection, cursor, deadline:
             except Exception as error:  # noqa: BLE001
                 raise SourceError(source.name, _read_failure(str(error), task, source)) from None
             if time.monotonic() > deadline:
-                raise SourceError(source.name, f"read failed: query interrupted after statement_timeout_s={source.statement_timeout_s:g}")
+                raise SourceError(
+                    source.name,
+                    f"read failed: query interrupted after statement_timeout_s={source.statement_timeout_s:g}",
+                )
             if first:
                 batch, first = batch.slice(1), False
             if batch.num_rows:
@@ -211,8 +235,13 @@ def _conformed(batch: pa.RecordBatch, task: ReadTask, source: SqliteSource) -> p
     flags = batch.column(batch.num_columns - 1)
     if flags.null_count != len(flags):
         field = schema.field(pc.drop_null(flags)[0].as_py() - 1)
-        what = ("an INTEGER value no double holds exactly" if field.type == pa.float64()
-                else "a BLOB value" if pa.types.is_decimal(field.type) else "a number (INTEGER or REAL)")
+        what = (
+            "an INTEGER value no double holds exactly"
+            if field.type == pa.float64()
+            else "a BLOB value"
+            if pa.types.is_decimal(field.type)
+            else "a number (INTEGER or REAL)"
+        )
         raise SourceError(source.name, source.unreadable(task, field, what))
     arrays, position = [], 0
     for field in schema:
@@ -222,14 +251,24 @@ def _conformed(batch: pa.RecordBatch, task: ReadTask, source: SqliteSource) -> p
                 position += 2
                 for part, expected in ((reals, pa.float64()), (texts, pa.string())):
                     if part.type != expected:  # the first batch held another kind of value: ADBC widened the column
-                        raise SourceError(source.name, source.unreadable(task, field, f"a {_STORAGE.get(part.type, str(part.type))} value"))
-                values = [r if r is not None else _tagged(t) for r, t in zip(reals.to_pylist(), texts.to_pylist(), strict=True)]
+                        raise SourceError(
+                            source.name,
+                            source.unreadable(task, field, f"a {_STORAGE.get(part.type, str(part.type))} value"),
+                        )
+                values = [
+                    r if r is not None else _tagged(t)
+                    for r, t in zip(reals.to_pylist(), texts.to_pylist(), strict=True)
+                ]
                 arrays.append(decimal_array(values, field.type))
                 continue
             array = batch.column(position)
             position += 1
-            if array.type != _ADBC_TYPE[field.type]:  # the first batch held another kind of value: ADBC widened the column
-                raise SourceError(source.name, source.unreadable(task, field, f"a {_STORAGE.get(array.type, str(array.type))} value"))
+            if (
+                array.type != _ADBC_TYPE[field.type]
+            ):  # the first batch held another kind of value: ADBC widened the column
+                raise SourceError(
+                    source.name, source.unreadable(task, field, f"a {_STORAGE.get(array.type, str(array.type))} value")
+                )
             arrays.append(_converted(array, field.type))
         except Unfit as unfit:
             raise SourceError(source.name, source.unreadable(task, field, unfit.why, unfit.value)) from None

@@ -30,8 +30,13 @@ from sluice.types import SparkType
 _DECIMAL = re.compile(r"\s*(?:DECIMAL|NUMERIC)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)\s*", re.IGNORECASE)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 #: integer declarations that name a width (as in MySQL), widest first; every other INT is 64-bit
-_WIDTHS = (("MEDIUMINT", "int", "int"), ("SMALLINT", "smallint", "int"), ("TINYINT", "tinyint", "smallint"),
-           ("INT2", "smallint", "int"), ("INT4", "int", "bigint"))
+_WIDTHS = (
+    ("MEDIUMINT", "int", "int"),
+    ("SMALLINT", "smallint", "int"),
+    ("TINYINT", "tinyint", "smallint"),
+    ("INT2", "smallint", "int"),
+    ("INT4", "int", "bigint"),
+)
 #: Spark's decimal precision limit
 MAX_PRECISION = 38
 #: wide enough to quantize any decimal(38, s) value whatever its exponent (the default keeps 28 digits)

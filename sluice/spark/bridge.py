@@ -57,8 +57,13 @@ class PlannerCallback:
         """The scan's read function and partitions, planned here on the driver (see read_info)."""
         source = self._planner.source(request)
         schema = StructType.fromJson(json.loads(request["schema"]))
-        info = read_info(ScanSpec.from_json(request["scan"]), source.credential, schema,
-                         int(request["max_batch_rows"]), bool(request["binary_as_bytes"]))
+        info = read_info(
+            ScanSpec.from_json(request["scan"]),
+            source.credential,
+            schema,
+            int(request["max_batch_rows"]),
+            bool(request["binary_as_bytes"]),
+        )
         return {"read_info": base64.b64encode(info).decode("ascii")}
 
     def call(self, method: str, request: str) -> str:
@@ -73,18 +78,33 @@ class PlannerCallback:
         try:
             data = json.loads(request)
             handler: Callable[[dict[str, Any]], dict[str, Any]] | None = (
-                self._read if method == "read" else getattr(self._planner, method) if method in _PLANNER_METHODS else None)
+                self._read
+                if method == "read"
+                else getattr(self._planner, method)
+                if method in _PLANNER_METHODS
+                else None
+            )
             if handler is None:
                 return _error("error", f"the Sluice planner has no method {method!r}")
             return json.dumps(handler(data))
         except NoSuchTable as missing:
-            return json.dumps({"error": {"kind": "no_such_table", "namespace": missing.namespace, "name": missing.name,
-                                         "message": mask_text(str(missing))}})
+            return json.dumps(
+                {
+                    "error": {
+                        "kind": "no_such_table",
+                        "namespace": missing.namespace,
+                        "name": missing.name,
+                        "message": mask_text(str(missing)),
+                    }
+                }
+            )
         except SluiceError as error:
             return _error("error", mask_text(f"{type(error).__name__}: {error}"))
         except Exception as error:  # noqa: BLE001 - a planner bug must fail the query clearly, not hang py4j
             _log.exception("Sluice planner failed on %s", method)
-            return _error("error", mask_text(f"internal error in the Sluice planner ({method}): {type(error).__name__}: {error}"))
+            return _error(
+                "error", mask_text(f"internal error in the Sluice planner ({method}): {type(error).__name__}: {error}")
+            )
 
     class Java:
         implements = ["io.sluice.spark.Planner"]
@@ -109,9 +129,11 @@ def install(spark: SparkSession) -> None:
     if not isinstance(bridge, JavaClass):
         from sluice.spark.jvm import ensure_jar
 
-        raise ConfigError("this Spark session was started without Sluice's catalog classes: build it with "
-                          "sluice.spark.session.build_session(), or start it with "
-                          f"spark.driver.extraClassPath={ensure_jar()}")
+        raise ConfigError(
+            "this Spark session was started without Sluice's catalog classes: build it with "
+            "sluice.spark.session.build_session(), or start it with "
+            f"spark.driver.extraClassPath={ensure_jar()}"
+        )
     with _install_lock:
         spark.dataSource.register(SluiceReaderSource)
         gateway = spark.sparkContext._gateway

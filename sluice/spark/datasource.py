@@ -40,8 +40,10 @@ class SluiceReaderSource(DataSource):
 
     def _spec(self) -> ScanSpec:
         if "scan" not in self.options:
-            raise ConfigError(f"format({READER_NAME!r}) reads planned scans only (option 'scan'); "
-                              "use spark.read.format('sluice') or a Sluice catalog")
+            raise ConfigError(
+                f"format({READER_NAME!r}) reads planned scans only (option 'scan'); "
+                "use spark.read.format('sluice') or a Sluice catalog"
+            )
         return ScanSpec.from_json(self.options["scan"])
 
     def schema(self) -> str:
@@ -51,7 +53,9 @@ class SluiceReaderSource(DataSource):
         return SluiceReader(self._spec(), _password(self.options))
 
 
-def read_info(spec: ScanSpec, password: str | None, schema: StructType, max_batch_rows: int, binary_as_bytes: bool) -> bytes:
+def read_info(
+    spec: ScanSpec, password: str | None, schema: StructType, max_batch_rows: int, binary_as_bytes: bool
+) -> bytes:
     """What Spark's planning worker (``pyspark.sql.worker.plan_data_source_read``) would send
     back for this scan: the pickled read function and the pickled partitions, in its wire format.
 
@@ -62,8 +66,14 @@ def read_info(spec: ScanSpec, password: str | None, schema: StructType, max_batc
     from pyspark.sql.worker.plan_data_source_read import write_read_func_and_partitions
 
     out = io.BytesIO()
-    write_read_func_and_partitions(out, reader=SluiceReader(spec, password), data_source=SluiceReaderSource({}),
-                                   schema=schema, max_arrow_batch_size=max_batch_rows, binary_as_bytes=binary_as_bytes)
+    write_read_func_and_partitions(
+        out,
+        reader=SluiceReader(spec, password),
+        data_source=SluiceReaderSource({}),
+        schema=schema,
+        max_arrow_batch_size=max_batch_rows,
+        binary_as_bytes=binary_as_bytes,
+    )
     return out.getvalue()
 
 
@@ -92,7 +102,13 @@ class SluiceReader(DataSourceReader):
             nbytes += batch.nbytes
             yield batch
         if self.spec.metrics_dir:
-            record = {"partition": task.partition, "rows": rows, "bytes": nbytes, "seconds": time.perf_counter() - started, "request": source.masked(task.request)}
+            record = {
+                "partition": task.partition,
+                "rows": rows,
+                "bytes": nbytes,
+                "seconds": time.perf_counter() - started,
+                "request": source.masked(task.request),
+            }
             path = os.path.join(self.spec.metrics_dir, f"{task.partition}-{uuid.uuid4().hex}.json")
             with open(path, "w", encoding="utf-8") as handle:
                 json.dump(record, handle)

@@ -62,14 +62,27 @@ def ensure_jar() -> Path:
 def _compile() -> None:
     javac = shutil.which("javac")
     if javac is None:
-        raise ConfigError("javac is not installed: Sluice compiles its Spark catalog classes at set-up "
-                          "(scripts/setup.sh installs a JDK; or install openjdk-17-jdk-headless)")
+        raise ConfigError(
+            "javac is not installed: Sluice compiles its Spark catalog classes at set-up "
+            "(scripts/setup.sh installs a JDK; or install openjdk-17-jdk-headless)"
+        )
     JAR.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="sluice-javac-") as work:
         classes = Path(work) / "classes"
         sources = [str(p) for p in sorted(SOURCES.rglob("*.java"))]
-        command = [javac, "-nowarn", "-encoding", "UTF-8", "--release", "17", "-d", str(classes),
-                   "-cp", str(spark_jars() / "*"), *sources]
+        command = [
+            javac,
+            "-nowarn",
+            "-encoding",
+            "UTF-8",
+            "--release",
+            "17",
+            "-d",
+            str(classes),
+            "-cp",
+            str(spark_jars() / "*"),
+            *sources,
+        ]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             raise ConfigError(f"compiling Sluice's catalog classes failed:\n{result.stderr.strip()}")

@@ -27,7 +27,9 @@ SAFE_CONF = {
 }
 
 
-def build_session(master: str | None = None, app_name: str = "sluice", conf: dict[str, str] | None = None) -> SparkSession:
+def build_session(
+    master: str | None = None, app_name: str = "sluice", conf: dict[str, str] | None = None
+) -> SparkSession:
     """A local session (``local[*]`` unless ``SLUICE_SPARK_MASTER`` or ``master`` says otherwise)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -60,10 +62,13 @@ def prepare(session: SparkSession) -> SparkSession:
     install(session)
     unsafe = {key: value for key, value in SAFE_CONF.items() if (session.conf.get(key, None) or "").lower() != value}
     if unsafe:
-        _log.warning("Sluice: this Spark session has %s; Spark's own Parquet filter pushdown and in-memory cache "
-                     "pruning drop NaN rows (DESIGN.md §2). Sluice's reads do not use them; for your own DataFrames "
-                     "set %s.", ", ".join(f"{k}={session.conf.get(k, None)}" for k in unsafe),
-                     ", ".join(f"{k}={v}" for k, v in unsafe.items()))
+        _log.warning(
+            "Sluice: this Spark session has %s; Spark's own Parquet filter pushdown and in-memory cache "
+            "pruning drop NaN rows (DESIGN.md §2). Sluice's reads do not use them; for your own DataFrames "
+            "set %s.",
+            ", ".join(f"{k}={session.conf.get(k, None)}" for k in unsafe),
+            ", ".join(f"{k}={v}" for k, v in unsafe.items()),
+        )
     _check_executors(session)
     return session
 
@@ -77,7 +82,9 @@ def _check_executors(session: SparkSession) -> None:
     except Exception as error:  # noqa: BLE001 - whatever the worker raised, the fix is the same
         if "No module named 'sluice'" not in str(error) and "ModuleNotFoundError" not in str(error):
             raise
-        raise ConfigError("Spark's Python workers cannot import sluice: start the session with this Python "
-                          f"(PYSPARK_PYTHON={sys.executable}, or spark.pyspark.python), or install Sluice on every "
-                          "worker (sluice.spark.session.build_session() sets this up)") from None
+        raise ConfigError(
+            "Spark's Python workers cannot import sluice: start the session with this Python "
+            f"(PYSPARK_PYTHON={sys.executable}, or spark.pyspark.python), or install Sluice on every "
+            "worker (sluice.spark.session.build_session() sets this up)"
+        ) from None
     _checked_applications.add(application)

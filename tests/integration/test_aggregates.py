@@ -22,7 +22,9 @@ from tests.sources import BY_NAME, EDGE_TABLES, MYSQL_URL
 pytestmark = pytest.mark.integration
 
 #: the sources that answer aggregates (a Flight service reads its rows whole: nothing to push there yet)
-SQL_SOURCES = sorted(name for name in EDGE_TABLES if BY_NAME[name].kind in ("postgres", "sqlite", "mysql", "duckdb", "iceberg"))
+SQL_SOURCES = sorted(
+    name for name in EDGE_TABLES if BY_NAME[name].kind in ("postgres", "sqlite", "mysql", "duckdb", "iceberg")
+)
 _FLOATS = {"f", "r"}
 _SUMMABLE = {"id", "i", "d"}  # b holds both bigint extremes: whether Spark's own sum overflows depends on row order
 BATCH = 40
@@ -39,12 +41,16 @@ def _branches(table: str) -> list[str]:
         for column in columns:
             if column == key:
                 continue
-            outputs = [_text(key, key) if key else "'-'", "CAST(count(*) AS STRING)", f"CAST(count({column}) AS STRING)",
-                       _text(f"min({column})", column) if column != "flag" else "NULL",
-                       _text(f"max({column})", column) if column != "flag" else "NULL",
-                       f"CAST(count(DISTINCT {column}) AS STRING)" if column not in _FLOATS else "NULL",
-                       f"CAST(sum({column}) AS STRING)" if column in _SUMMABLE else "NULL",
-                       f"CAST(avg({column}) AS STRING)" if column in _SUMMABLE else "NULL"]
+            outputs = [
+                _text(key, key) if key else "'-'",
+                "CAST(count(*) AS STRING)",
+                f"CAST(count({column}) AS STRING)",
+                _text(f"min({column})", column) if column != "flag" else "NULL",
+                _text(f"max({column})", column) if column != "flag" else "NULL",
+                f"CAST(count(DISTINCT {column}) AS STRING)" if column not in _FLOATS else "NULL",
+                f"CAST(sum({column}) AS STRING)" if column in _SUMMABLE else "NULL",
+                f"CAST(avg({column}) AS STRING)" if column in _SUMMABLE else "NULL",
+            ]
             group = f" GROUP BY {key}" if key else ""
             branches.append(f"SELECT {{q}} AS q, {', '.join(outputs)} FROM {table}{group}")
     return branches
@@ -80,11 +86,17 @@ def test_sqlite_strict_table_aggregates_equal_spark(spark, tmp_path) -> None:
 
     path = tmp_path / "strict.db"
     connection = sqlite3.connect(path)
-    connection.execute("CREATE TABLE edge (id INTEGER PRIMARY KEY, i INTEGER, b INTEGER, f REAL, r REAL, d REAL, t TEXT, "
-                       "tc TEXT COLLATE NOCASE, ch TEXT COLLATE RTRIM, dt TEXT, ts TEXT, tn TEXT, flag INTEGER) STRICT")
-    connection.executemany("INSERT INTO edge VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           [tuple(None if v is None else v if isinstance(v, (int, float, str)) else str(v) for v in row)
-                            for row in rows()])
+    connection.execute(
+        "CREATE TABLE edge (id INTEGER PRIMARY KEY, i INTEGER, b INTEGER, f REAL, r REAL, d REAL, t TEXT, "
+        "tc TEXT COLLATE NOCASE, ch TEXT COLLATE RTRIM, dt TEXT, ts TEXT, tn TEXT, flag INTEGER) STRICT"
+    )
+    connection.executemany(
+        "INSERT INTO edge VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            tuple(None if v is None else v if isinstance(v, (int, float, str)) else str(v) for v in row)
+            for row in rows()
+        ],
+    )
     connection.commit()
     connection.close()
     fed = Federation(spark=spark)
@@ -99,7 +111,7 @@ def _check_classes(fed, source: str, table: str, min_pushed: float) -> None:  # 
     branches = list(enumerate(_branches(table)))
     failures, pushed = [], 0
     for start in range(0, len(branches), BATCH):
-        batch = branches[start:start + BATCH]
+        batch = branches[start : start + BATCH]
         if _rows(fed, _union(batch), True) == _rows(fed, _union(batch), False):
             continue
         for index, branch in batch:
@@ -107,12 +119,16 @@ def _check_classes(fed, source: str, table: str, min_pushed: float) -> None:  # 
             expected, actual = _rows(fed, query, False), _rows(fed, query, True)
             if actual != expected:
                 plan = fed.plan(query).scans[0]
-                failures.append(f"{query}\n  only pushed: {sorted((actual - expected).elements())}\n"
-                                f"  only Spark: {sorted((expected - actual).elements())}\n  remote: {plan.remote_query}")
+                failures.append(
+                    f"{query}\n  only pushed: {sorted((actual - expected).elements())}\n"
+                    f"  only Spark: {sorted((expected - actual).elements())}\n  remote: {plan.remote_query}"
+                )
     for index, branch in branches[::7]:  # sample: what share of the classes the source answers
         pushed += _pushed(fed, branch.format(q=index))
     assert not failures, f"{len(failures)} aggregate queries differ on {source}:\n" + "\n".join(failures[:10])
-    assert pushed >= min_pushed * len(branches[::7]), f"only {pushed} of {len(branches[::7])} sampled aggregations pushed on {source}"
+    assert pushed >= min_pushed * len(branches[::7]), (
+        f"only {pushed} of {len(branches[::7])} sampled aggregations pushed on {source}"
+    )
 
 
 @pytest.mark.parametrize("source", SQL_SOURCES)
@@ -166,9 +182,13 @@ def mysql_variants(spark):  # type: ignore[no-untyped-def]
         cursor.execute("DROP TABLE IF EXISTS sluice_agg.v")
         cursor.execute("CREATE TABLE sluice_agg.v (id INT PRIMARY KEY, s VARCHAR(20), n BIGINT, d DECIMAL(38,2))")
         values = ["a", "A", "a ", "á", "b", None, "", " ", "B "]
-        cursor.executemany("INSERT INTO sluice_agg.v VALUES (%s, %s, %s, %s)",
-                           [(i, v, 9223372036854775807 if i < 2 else i, "999999999999999999999999999999999999.99" if i < 2 else i)
-                            for i, v in enumerate(values)])
+        cursor.executemany(
+            "INSERT INTO sluice_agg.v VALUES (%s, %s, %s, %s)",
+            [
+                (i, v, 9223372036854775807 if i < 2 else i, "999999999999999999999999999999999999.99" if i < 2 else i)
+                for i, v in enumerate(values)
+            ],
+        )
     finally:
         connection.close()
     federation = Federation(spark=spark)
@@ -179,7 +199,9 @@ def mysql_variants(spark):  # type: ignore[no-untyped-def]
 
 def test_mysql_case_and_space_variants_stay_separate_groups(mysql_variants) -> None:
     fed = mysql_variants
-    query = "SELECT s, count(*) AS n, min(s) AS lo, max(s) AS hi, count(DISTINCT s) AS k FROM myagg.sluice_agg.v GROUP BY s"
+    query = (
+        "SELECT s, count(*) AS n, min(s) AS lo, max(s) AS hi, count(DISTINCT s) AS k FROM myagg.sluice_agg.v GROUP BY s"
+    )
     scan = fed.plan(query).scans[0]
     assert scan.spec.aggregate is not None, scan.aggregates
     assert "utf8mb4_nopad_bin" in scan.remote_query
@@ -193,30 +215,46 @@ def test_sum_overflow_raises_as_spark_does(mysql_variants) -> None:
     for query in ("SELECT sum(n) FROM myagg.sluice_agg.v", "SELECT sum(d) FROM myagg.sluice_agg.v"):
         assert fed.plan(query).scans[0].spec.aggregate is not None
         for pushdown in (False, True):
-            with pytest.raises(Exception, match="(?i)overflow"):  # Spark: ARITHMETIC_OVERFLOW; pushed: the read or the cast
+            with pytest.raises(
+                Exception, match="(?i)overflow"
+            ):  # Spark: ARITHMETIC_OVERFLOW; pushed: the read or the cast
                 fed.sql(query, pushdown=pushdown).collect()
 
 
 def test_empty_input_and_null_groups(fed) -> None:
     for source in SQL_SOURCES:
         table = EDGE_TABLES[source]
-        for query in (f"SELECT count(*), count(i), sum(i), min(i), max(d), avg(d) FROM {table} WHERE id < 0",
-                      f"SELECT i, count(*) FROM {table} WHERE id < 0 GROUP BY i",
-                      f"SELECT i IS NULL AS missing, count(*) FROM {table} GROUP BY i IS NULL",
-                      f"SELECT dt, count(*), sum(id) FROM {table} GROUP BY dt"):
-            assert sorted(fed.sql(query).collect(), key=str) == sorted(fed.sql(query, pushdown=False).collect(), key=str), (source, query)
+        for query in (
+            f"SELECT count(*), count(i), sum(i), min(i), max(d), avg(d) FROM {table} WHERE id < 0",
+            f"SELECT i, count(*) FROM {table} WHERE id < 0 GROUP BY i",
+            f"SELECT i IS NULL AS missing, count(*) FROM {table} GROUP BY i IS NULL",
+            f"SELECT dt, count(*), sum(id) FROM {table} GROUP BY dt",
+        ):
+            assert sorted(fed.sql(query).collect(), key=str) == sorted(
+                fed.sql(query, pushdown=False).collect(), key=str
+            ), (source, query)
         empty = fed.sql(f"SELECT count(*), sum(i) FROM {table} WHERE id < 0").collect()
         assert [tuple(r) for r in empty] == [(0, None)]
 
 
 def test_result_types_are_sparks(fed) -> None:
     table = EDGE_TABLES[SQL_SOURCES[0]]
-    frame = fed.sql(f"SELECT sum(i) AS si, sum(d) AS sd, avg(d) AS ad, avg(i) AS ai, count(*) AS c, min(d) AS md FROM {table}")
-    reference = fed.sql(f"SELECT sum(i) AS si, sum(d) AS sd, avg(d) AS ad, avg(i) AS ai, count(*) AS c, min(d) AS md FROM {table}",
-                        pushdown=False)
+    frame = fed.sql(
+        f"SELECT sum(i) AS si, sum(d) AS sd, avg(d) AS ad, avg(i) AS ai, count(*) AS c, min(d) AS md FROM {table}"
+    )
+    reference = fed.sql(
+        f"SELECT sum(i) AS si, sum(d) AS sd, avg(d) AS ad, avg(i) AS ai, count(*) AS c, min(d) AS md FROM {table}",
+        pushdown=False,
+    )
     assert frame.schema == reference.schema
-    assert [f.dataType.simpleString() for f in frame.schema] == ["bigint", "decimal(30,4)", "decimal(24,8)", "double", "bigint",
-                                                                 "decimal(20,4)"]
+    assert [f.dataType.simpleString() for f in frame.schema] == [
+        "bigint",
+        "decimal(30,4)",
+        "decimal(24,8)",
+        "double",
+        "bigint",
+        "decimal(20,4)",
+    ]
     assert frame.collect() == reference.collect()
 
 
@@ -237,15 +275,19 @@ def test_lake_count_is_answered_from_file_metadata(fed) -> None:
     if "lake" not in SQL_SOURCES:
         pytest.skip("needs the lake")
     table = EDGE_TABLES["lake"]
-    for query, from_metadata in ((f"SELECT count(*) FROM {table}", True),
-                                 (f"SELECT count(*), min(i), max(b), min(dt), max(id) FROM {table}", True),
-                                 (f"SELECT count(*), min(i) FROM {table} WHERE id < 0", True),
-                                 (f"SELECT count(*) FROM {table} WHERE i = 7", False),
-                                 (f"SELECT min(t) FROM {table}", False)):  # text bounds may be truncated: read
+    for query, from_metadata in (
+        (f"SELECT count(*) FROM {table}", True),
+        (f"SELECT count(*), min(i), max(b), min(dt), max(id) FROM {table}", True),
+        (f"SELECT count(*), min(i) FROM {table} WHERE id < 0", True),
+        (f"SELECT count(*) FROM {table} WHERE i = 7", False),
+        (f"SELECT min(t) FROM {table}", False),
+    ):  # text bounds may be truncated: read
         spec = fed.plan(query).scans[0].spec
         assert spec.aggregate is not None
         tasks = spec.open(None).tasks(spec)
-        assert ("metadata_answer" in tasks[0].request and '"files": []' in tasks[0].request) == from_metadata, tasks[0].request[:300]
+        assert ("metadata_answer" in tasks[0].request and '"files": []' in tasks[0].request) == from_metadata, tasks[
+            0
+        ].request[:300]
         assert fed.sql(query).collect() == fed.sql(query, pushdown=False).collect(), query
 
 

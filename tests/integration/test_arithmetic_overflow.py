@@ -135,7 +135,9 @@ class _SparkAnswers:
         """The ids where ``predicate`` holds, or "error" (ANSI overflow)."""
         if predicate not in self.known:
             try:
-                self.known[predicate] = frozenset(row.id for row in self.reference.where(predicate).select("id").collect())
+                self.known[predicate] = frozenset(
+                    row.id for row in self.reference.where(predicate).select("id").collect()
+                )
             except Exception:  # noqa: BLE001 - Spark raises ARITHMETIC_OVERFLOW / DIVIDE_BY_ZERO here
                 self.known[predicate] = "error"
         return self.known[predicate]
@@ -149,7 +151,9 @@ def _source_outcome(federation: Federation, table: str, predicate: str) -> tuple
         return level, None
     source = federation._sources["src"]
     try:
-        ids = frozenset(i for task in scan.spec.tasks(source) for batch in source.read(task) for i in batch.column(0).to_pylist())
+        ids = frozenset(
+            i for task in scan.spec.tasks(source) for batch in source.read(task) for i in batch.column(0).to_pylist()
+        )
     except Exception:  # noqa: BLE001 - the source's overflow error, whatever its driver calls it
         return level, "error"
     return level, ids
@@ -173,9 +177,11 @@ def test_pushed_arithmetic_raises_exactly_where_spark_raises(arith, source: str)
         pushed += 1
         expected = spark_answer(predicate)
         if remote != expected:
-            shown = (lambda o: o if o == "error" else sorted(o))  # noqa: E731
+            shown = lambda o: o if o == "error" else sorted(o)  # noqa: E731
             mismatches.append(f"{predicate}: {source} gives {shown(remote)}, Spark {shown(expected)}")
-    assert not mismatches, f"{len(mismatches)} of {pushed} pushed predicates differ from Spark:\n" + "\n".join(mismatches[:25])
+    assert not mismatches, f"{len(mismatches)} of {pushed} pushed predicates differ from Spark:\n" + "\n".join(
+        mismatches[:25]
+    )
     print(f"{source}: {pushed} arithmetic predicates pushed, each answered as Spark answers it")
     assert pushed >= MIN_PUSHED[source], f"only {pushed} arithmetic predicates pushed to {source}"
 

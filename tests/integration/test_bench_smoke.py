@@ -21,13 +21,23 @@ def ctx(spark, pg_url: str, mysql_url: str, tmp_path_factory):  # type: ignore[n
     from bench.context import BenchContext
     from sluice import Federation
 
-    return BenchContext(fed=Federation(spark=spark), scales=[3_000], runs=1, seed=1, quick=True,
-                        data_dir=str(tmp_path_factory.mktemp("bench")), pg_url=pg_url, mysql_url=mysql_url,
-                        shapes=["topn"])
+    return BenchContext(
+        fed=Federation(spark=spark),
+        scales=[3_000],
+        runs=1,
+        seed=1,
+        quick=True,
+        data_dir=str(tmp_path_factory.mktemp("bench")),
+        pg_url=pg_url,
+        mysql_url=mysql_url,
+        shapes=["topn"],
+    )
 
 
 def _failures(record: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    return [(r["scenario"], r["shape"], r["path"], r["error"]) for s in record["scales"] for r in s["results"] if r["error"]]
+    return [
+        (r["scenario"], r["shape"], r["path"], r["error"]) for s in record["scales"] for r in s["results"] if r["error"]
+    ]
 
 
 def test_sql_scenario_runs_every_path(ctx) -> None:  # type: ignore[no-untyped-def]
@@ -42,8 +52,11 @@ def test_sql_scenario_runs_every_path(ctx) -> None:  # type: ignore[no-untyped-d
     groups = {r["scenario"] for r in scale["results"]}
     assert groups >= {f"{e}-{k}" for e in ("postgresql", "mariadb", "sqlite", "duckdb") for k in ("raw", "spark")}
     # top-N is pushed where the sort key orders alike (SQLite's timestamps are text: not pushed)
-    topn = {r["scenario"]: r["rows"] for r in scale["results"] if r["shape"] == "topn" and r["scenario"].endswith("-raw")
-            and r["baseline"]}
+    topn = {
+        r["scenario"]: r["rows"]
+        for r in scale["results"]
+        if r["shape"] == "topn" and r["scenario"].endswith("-raw") and r["baseline"]
+    }
     assert topn == {"postgresql-raw": 10, "mariadb-raw": 10, "sqlite-raw": 3_000, "duckdb-raw": 10}
     _render(ctx, record, "sql")
 
@@ -59,18 +72,39 @@ def test_other_scenarios_run(ctx, key: str) -> None:  # type: ignore[no-untyped-
         assert all(r["check"] in ("same", "reference") for s in record["scales"] for r in s["results"])
         queries = record["scales"][0]["facts"]["queries"]
         assert {k: q["pushed"] for k, q in queries.items() if k.endswith("/group")} == {
-            "postgresql/group": True, "mariadb/group": True, "sqlite/group": False, "sqlite-strict/group": True,
-            "duckdb/group": True}
+            "postgresql/group": True,
+            "mariadb/group": True,
+            "sqlite/group": False,
+            "sqlite-strict/group": True,
+            "duckdb/group": True,
+        }
     _render(ctx, record, key)
 
 
 def _render(ctx, record: dict[str, Any], key: str) -> None:  # type: ignore[no-untyped-def]
     from bench import report
 
-    result = {"command": "test", "runs": 1, "wall_seconds": 1.0, "scenarios": [record],
-              "machine": {"date": "-", "git_commit": "-", "cpu": "-", "cores": 2, "memory_gib": 1, "os": "-",
-                          "python": "-", "packages": {}, "postgresql_server": "-", "postgresql_shared_buffers": "-",
-                          "sqlite_library": "-", "java": "-", "jdbc_jars": {}}}
+    result = {
+        "command": "test",
+        "runs": 1,
+        "wall_seconds": 1.0,
+        "scenarios": [record],
+        "machine": {
+            "date": "-",
+            "git_commit": "-",
+            "cpu": "-",
+            "cores": 2,
+            "memory_gib": 1,
+            "os": "-",
+            "python": "-",
+            "packages": {},
+            "postgresql_server": "-",
+            "postgresql_shared_buffers": "-",
+            "sqlite_library": "-",
+            "java": "-",
+            "jdbc_jars": {},
+        },
+    }
     page = Path(ctx.data_dir) / f"{key}.md"
     report.write_markdown(result, "result.json", str(page))
     assert f"## {record['title']}" in page.read_text()

@@ -28,7 +28,7 @@ from tests.sources import PG_URL
 pytestmark = pytest.mark.integration
 
 SLUICE = [sys.executable, "-m", "sluice.cli"]
-ROWS = [(1, "Ann", 2.5), (2, None, None), (3, "Ærø, \"quoted\"", -0.0)]
+ROWS = [(1, "Ann", 2.5), (2, None, None), (3, 'Ærø, "quoted"', -0.0)]
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +42,14 @@ def lite(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def run(*arguments: str, stdin: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SLUICE, *arguments], input=stdin, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "COLUMNS": "120"})
+    return subprocess.run(
+        [*SLUICE, *arguments],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "120"},
+    )
 
 
 def test_version() -> None:
@@ -56,20 +62,30 @@ def test_a_query_from_a_file_as_json(lite: str, tmp_path: Path) -> None:
     query.write_text("SELECT id, name, score\nFROM lite.people\nORDER BY id\n", encoding="utf-8")
     done = run("sql", "-f", str(query), "--source", lite, "--format", "json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [{"id": 1, "name": "Ann", "score": 2.5}, {"id": 2, "name": None, "score": None},
-                                       {"id": 3, "name": "Ærø, \"quoted\"", "score": -0.0}]
+    assert json.loads(done.stdout) == [
+        {"id": 1, "name": "Ann", "score": 2.5},
+        {"id": 2, "name": None, "score": None},
+        {"id": 3, "name": 'Ærø, "quoted"', "score": -0.0},
+    ]
     assert done.stderr == ""  # nothing from Spark, no spinner off a terminal
 
 
 def test_a_query_from_stdin_prints_csv_when_stdout_is_not_a_terminal(lite: str) -> None:
     done = run("sql", "-f", "-", "--source", lite, stdin="SELECT id, name FROM lite.people ORDER BY id")
     assert done.returncode == 0, done.stderr
-    assert list(csv.reader(io.StringIO(done.stdout))) == [["id", "name"], ["1", "Ann"], ["2", ""], ["3", "Ærø, \"quoted\""]]
+    assert list(csv.reader(io.StringIO(done.stdout))) == [
+        ["id", "name"],
+        ["1", "Ann"],
+        ["2", ""],
+        ["3", 'Ærø, "quoted"'],
+    ]
     assert done.stderr == ""
 
 
 def test_a_table_on_request(lite: str) -> None:
-    done = run("sql", "SELECT id, name FROM lite.people ORDER BY id", "--source", lite, "--format", "table", "--max-rows", "2")
+    done = run(
+        "sql", "SELECT id, name FROM lite.people ORDER BY id", "--source", lite, "--format", "table", "--max-rows", "2"
+    )
     assert done.returncode == 0, done.stderr
     assert "id" in done.stdout and "name" in done.stdout and "│" in done.stdout  # a drawn table, not CSV
     assert "Ann" in done.stdout and "first 2 rows" in done.stdout and "Ærø" not in done.stdout
@@ -83,13 +99,23 @@ def test_a_bad_query_is_one_clean_line_on_stderr(lite: str) -> None:
     assert done.stderr.count("\n") == 1 and len(done.stderr) < 1000, done.stderr[:2000]
 
 
-@pytest.mark.parametrize("arguments, expected", [
-    (("sql", "SELECT 1 FROM pg.t", "--source", "pg=postgresql://root:Pw-91x@127.0.0.1:1/test"),
-     "error: source 'pg': cannot connect to postgresql://root:***@127.0.0.1:1/test: connection failed:"),
-    (("sql", "-f", "/nonexistent/q.sql", "--source", "pg=postgresql://root@127.0.0.1/test"),
-     "error: cannot read the query file /nonexistent/q.sql: No such file or directory"),
-    (("sql", "--source", "pg=postgresql://root@127.0.0.1/test"), "error: give the query as an argument or with -f FILE"),
-])
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        (
+            ("sql", "SELECT 1 FROM pg.t", "--source", "pg=postgresql://root:Pw-91x@127.0.0.1:1/test"),
+            "error: source 'pg': cannot connect to postgresql://root:***@127.0.0.1:1/test: connection failed:",
+        ),
+        (
+            ("sql", "-f", "/nonexistent/q.sql", "--source", "pg=postgresql://root@127.0.0.1/test"),
+            "error: cannot read the query file /nonexistent/q.sql: No such file or directory",
+        ),
+        (
+            ("sql", "--source", "pg=postgresql://root@127.0.0.1/test"),
+            "error: give the query as an argument or with -f FILE",
+        ),
+    ],
+)
 def test_errors_before_spark_are_one_line_and_fast(arguments: tuple[str, ...], expected: str) -> None:
     started = time.monotonic()
     done = run(*arguments, timeout=60)
@@ -103,8 +129,10 @@ def test_errors_before_spark_are_one_line_and_fast(arguments: tuple[str, ...], e
 def slow_view() -> str:
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         connection.execute("CREATE SCHEMA IF NOT EXISTS sluice_cli")
-        connection.execute("CREATE OR REPLACE VIEW sluice_cli.slow AS SELECT g AS id FROM generate_series(1, 3) g "
-                           "CROSS JOIN pg_sleep(6)")
+        connection.execute(
+            "CREATE OR REPLACE VIEW sluice_cli.slow AS SELECT g AS id FROM generate_series(1, 3) g "
+            "CROSS JOIN pg_sleep(6)"
+        )
     return "pg.sluice_cli.slow"
 
 
@@ -113,8 +141,9 @@ def test_progress_on_a_terminal_only(slow_view: str) -> None:
     before the result; stderr a pipe: nothing but the rows on stdout."""
     query = f"SELECT count(*) AS n FROM {slow_view}"
     leader, follower = pty.openpty()
-    process = subprocess.Popen([*SLUICE, "sql", query, "--source", f"pg={PG_URL}"], stdout=subprocess.PIPE,
-                               stderr=follower, text=True)
+    process = subprocess.Popen(
+        [*SLUICE, "sql", query, "--source", f"pg={PG_URL}"], stdout=subprocess.PIPE, stderr=follower, text=True
+    )
     os.close(follower)
     seen = b""
     while True:

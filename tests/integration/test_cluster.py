@@ -47,13 +47,23 @@ def customers() -> list[tuple[Any, ...]]:
 
 def orders() -> list[tuple[Any, ...]]:
     start = dt.datetime(2024, 1, 1, tzinfo=UTC)
-    return [(i, 1 + (i * 13) % 200, Decimal(f"{(i * 37) % 50000 / 100:.2f}"), STATUSES[(i * 3) % 4],
-             start + dt.timedelta(minutes=97 * i)) for i in range(1, 6001)]
+    return [
+        (
+            i,
+            1 + (i * 13) % 200,
+            Decimal(f"{(i * 37) % 50000 / 100:.2f}"),
+            STATUSES[(i * 3) % 4],
+            start + dt.timedelta(minutes=97 * i),
+        )
+        for i in range(1, 6001)
+    ]
 
 
 def payments() -> list[tuple[Any, ...]]:
-    return [(i, 1 + (i * 7) % 6000, METHODS[i % len(METHODS)], Decimal(f"{(i * 53) % 60000 / 100:.2f}"))
-            for i in range(1, 5001)]
+    return [
+        (i, 1 + (i * 7) % 6000, METHODS[i % len(METHODS)], Decimal(f"{(i * 53) % 60000 / 100:.2f}"))
+        for i in range(1, 5001)
+    ]
 
 
 def create_sources(folder: Path) -> None:
@@ -61,11 +71,15 @@ def create_sources(folder: Path) -> None:
     import duckdb
     import pymysql
 
-    with psycopg.connect(os.environ.get("SLUICE_PG_URL", "postgresql://root@127.0.0.1:5432/test"), autocommit=True) as pg:
+    with psycopg.connect(
+        os.environ.get("SLUICE_PG_URL", "postgresql://root@127.0.0.1:5432/test"), autocommit=True
+    ) as pg:
         pg.execute("DROP SCHEMA IF EXISTS sluice_cluster CASCADE")
         pg.execute("CREATE SCHEMA sluice_cluster")
-        pg.execute("CREATE TABLE sluice_cluster.orders (id int PRIMARY KEY, customer_id int, amount numeric(10,2), "
-                   "status text, placed_at timestamptz)")
+        pg.execute(
+            "CREATE TABLE sluice_cluster.orders (id int PRIMARY KEY, customer_id int, amount numeric(10,2), "
+            "status text, placed_at timestamptz)"
+        )
         with pg.cursor() as cursor, cursor.copy("COPY sluice_cluster.orders FROM STDIN") as copy:
             for row in orders():
                 copy.write_row(row)
@@ -76,8 +90,10 @@ def create_sources(folder: Path) -> None:
         cursor = my.cursor()
         cursor.execute("DROP DATABASE IF EXISTS sluice_cluster")
         cursor.execute("CREATE DATABASE sluice_cluster CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci")
-        cursor.execute("CREATE TABLE sluice_cluster.payments (id INT PRIMARY KEY, order_id INT, method VARCHAR(10), "
-                       "amount DECIMAL(10,2))")
+        cursor.execute(
+            "CREATE TABLE sluice_cluster.payments (id INT PRIMARY KEY, order_id INT, method VARCHAR(10), "
+            "amount DECIMAL(10,2))"
+        )
         cursor.executemany("INSERT INTO sluice_cluster.payments VALUES (%s, %s, %s, %s)", payments())
     finally:
         my.close()
@@ -90,12 +106,18 @@ def create_sources(folder: Path) -> None:
 
     duck = duckdb.connect(str(folder / "events.duckdb"))
     try:
-        duck.execute("CREATE TABLE events (id BIGINT PRIMARY KEY, customer_id INTEGER, kind VARCHAR, seen_at TIMESTAMP)")
-        duck.execute("INSERT INTO events SELECT i, 1 + (i * 11) % 200, ['click', 'view', 'click', 'buy'][1 + i % 4], "
-                     "TIMESTAMP '2024-01-01' + INTERVAL (i * 131) MINUTE FROM range(1, 3001) t(i)")
+        duck.execute(
+            "CREATE TABLE events (id BIGINT PRIMARY KEY, customer_id INTEGER, kind VARCHAR, seen_at TIMESTAMP)"
+        )
+        duck.execute(
+            "INSERT INTO events SELECT i, 1 + (i * 11) % 200, ['click', 'view', 'click', 'buy'][1 + i % 4], "
+            "TIMESTAMP '2024-01-01' + INTERVAL (i * 131) MINUTE FROM range(1, 3001) t(i)"
+        )
         duck.execute("CREATE TABLE missions (mission_id INTEGER, name VARCHAR)")
-        duck.execute("INSERT INTO missions VALUES (101, 'Aurora'), (102, 'Boreas'), (205, 'Cygnus'), (311, 'Draco'), "
-                     "(412, 'Eos')")
+        duck.execute(
+            "INSERT INTO missions VALUES (101, 'Aurora'), (102, 'Boreas'), (205, 'Cygnus'), (311, 'Draco'), "
+            "(412, 'Eos')"
+        )
     finally:
         duck.close()
 
@@ -118,7 +140,13 @@ class Driver:
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, str(DRIVER), "--master", master, "--lake", lake, "--out", str(self.out)],
-                cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                cwd=workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def result(self, deadline: float) -> dict[str, Any]:
         """The driver's JSON; past ``deadline`` (monotonic) its group is killed and the test fails."""
@@ -207,8 +235,10 @@ def test_scan_specs_carry_absolute_file_paths(tmp_path: Path, monkeypatch: pytes
     lite.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
     lite.close()
     duckdb.connect("events.duckdb").execute("CREATE TABLE t (id BIGINT)").close()
-    for url, absolute in (("sqlite:///shop.db", f"sqlite:///{tmp_path}/shop.db"),
-                          ("duckdb:///events.duckdb", f"duckdb:///{tmp_path}/events.duckdb")):
+    for url, absolute in (
+        ("sqlite:///shop.db", f"sqlite:///{tmp_path}/shop.db"),
+        ("duckdb:///events.duckdb", f"duckdb:///{tmp_path}/events.duckdb"),
+    ):
         source = open_source("s", url)
         spec = ScanSpec.for_source(source, source.describe(None, "t"), ("id",))
         assert (spec.source_url, source.url) == (absolute, url)

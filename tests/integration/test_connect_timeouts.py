@@ -32,7 +32,9 @@ def fed(spark):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("scheme, timeout_s", [("mysql", 1.5), ("mariadb", 1), ("postgresql", 2), ("grpc", 1.5)])
-def test_a_silent_server_fails_the_attach_within_connect_timeout_s(fed: Federation, scheme: str, timeout_s: float) -> None:
+def test_a_silent_server_fails_the_attach_within_connect_timeout_s(
+    fed: Federation, scheme: str, timeout_s: float
+) -> None:
     path = "" if scheme == "grpc" else "/test"
     with SilentServer(lifetime_s=30) as server:
         started = time.monotonic()
@@ -59,7 +61,9 @@ def test_the_url_option_and_the_default_bound_the_wait(fed: Federation) -> None:
         assert time.monotonic() - started < 10 + MARGIN_S
 
 
-def test_the_catalog_option_bounds_the_cli_before_spark_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_catalog_option_bounds_the_cli_before_spark_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with SilentServer(lifetime_s=30) as server:
         catalog = tmp_path / "sluice.toml"
         catalog.write_text(f'[sources.my]\nurl = "mysql://root@127.0.0.1:{server.port}/test"\nconnect_timeout_s = 1\n')

@@ -38,9 +38,13 @@ def accounts() -> str:
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         connection.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
         connection.execute(f"CREATE SCHEMA {SCHEMA}")
-        connection.execute(f"CREATE TABLE {SCHEMA}.accounts (id bigint PRIMARY KEY, gen int NOT NULL, pad text) "
-                           "WITH (fillfactor = 100, autovacuum_enabled = off)")
-        connection.execute(f"INSERT INTO {SCHEMA}.accounts SELECT i, 0, repeat('x', 280) FROM generate_series(0, {ROWS - 1}) i")
+        connection.execute(
+            f"CREATE TABLE {SCHEMA}.accounts (id bigint PRIMARY KEY, gen int NOT NULL, pad text) "
+            "WITH (fillfactor = 100, autovacuum_enabled = off)"
+        )
+        connection.execute(
+            f"INSERT INTO {SCHEMA}.accounts SELECT i, 0, repeat('x', 280) FROM generate_series(0, {ROWS - 1}) i"
+        )
         connection.execute(f"ANALYZE {SCHEMA}.accounts")
     yield f"{SCHEMA}.accounts"
     with psycopg.connect(PG_URL, autocommit=True) as connection:
@@ -67,7 +71,9 @@ class Writer(threading.Thread):
                     moved = [rng.randrange(0, ROWS // 4) for _ in range(20)]  # rows of the first quarter of blocks
                     with connection.transaction():
                         connection.execute(f"UPDATE {SCHEMA}.accounts SET gen = %s WHERE id = ANY(%s)", (k, moved))
-                        connection.execute(f"INSERT INTO {SCHEMA}.accounts VALUES (%s, %s, repeat('y', 280))", (BASE + k - 1, k))
+                        connection.execute(
+                            f"INSERT INTO {SCHEMA}.accounts VALUES (%s, %s, repeat('y', 280))", (BASE + k - 1, k)
+                        )
                     self.gen = k
         except BaseException as error:  # noqa: BLE001 - reported by the test
             self.error = error
@@ -92,7 +98,14 @@ def test_a_partitioned_read_sees_one_snapshot_while_a_writer_moves_and_inserts_r
     fed.attach("snap", PG_URL, partitions=PARTITIONS)
     query = f"SELECT id, gen FROM snap.{accounts}"
     source = open_source("snap", PG_URL)
-    assert len(ScanSpec.for_source(source, source.describe(SCHEMA, "accounts"), ("id",), partitions=PARTITIONS).tasks(source)) == PARTITIONS
+    assert (
+        len(
+            ScanSpec.for_source(source, source.describe(SCHEMA, "accounts"), ("id",), partitions=PARTITIONS).tasks(
+                source
+            )
+        )
+        == PARTITIONS
+    )
     gen = 0
     for _ in range(4):
         writer = Writer(gen)
@@ -119,7 +132,9 @@ def _assert_no_session(where: str, within_s: float, message: str) -> None:
     deadline = time.monotonic() + within_s
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         while True:
-            left = connection.execute(f"SELECT count(*) FROM pg_stat_activity WHERE {where} AND pid <> pg_backend_pid()").fetchone()[0]
+            left = connection.execute(
+                f"SELECT count(*) FROM pg_stat_activity WHERE {where} AND pid <> pg_backend_pid()"
+            ).fetchone()[0]
             if left == 0 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
@@ -172,7 +187,9 @@ def test_a_cancelled_job_leaves_no_snapshot_holder_past_its_lease(spark, account
     thread.start()
     deadline = time.monotonic() + 60
     with psycopg.connect(PG_URL, autocommit=True) as connection:
-        while not connection.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'sluice-snapshot%'").fetchone()[0]:
+        while not connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'sluice-snapshot%'"
+        ).fetchone()[0]:
             assert time.monotonic() < deadline and thread.is_alive(), "no holder started"
             time.sleep(0.05)
     time.sleep(1.0)
@@ -180,4 +197,6 @@ def test_a_cancelled_job_leaves_no_snapshot_holder_past_its_lease(spark, account
     thread.join(30)
     assert not thread.is_alive() and "cancel" in str(outcome.get("error", "")).lower()
     _assert_no_holder_left(within_s=15.0)
-    _assert_no_session("application_name = 'sluice' AND query LIKE '%sluice_snapshot%'", 15.0, "a partition's session outlived the job")
+    _assert_no_session(
+        "application_name = 'sluice' AND query LIKE '%sluice_snapshot%'", 15.0, "a partition's session outlived the job"
+    )

@@ -34,7 +34,9 @@ def _spark_truth(fed, table: str, predicates: list[str]) -> list[dict[int, objec
             try:
                 fed.sql(f"SELECT id, ({predicate}) AS c FROM {table}", pushdown=False).collect()
             except Exception as error:  # noqa: BLE001
-                raise AssertionError(f"corpus predicate fails in Spark itself: {predicate}: {str(error)[:200]}") from None
+                raise AssertionError(
+                    f"corpus predicate fails in Spark itself: {predicate}: {str(error)[:200]}"
+                ) from None
         raise
     return [{row["id"]: row[f"c{i}"] for row in rows} for i in range(len(predicates))]
 
@@ -52,7 +54,7 @@ def test_every_scan_keeps_the_contract(fed, source: str) -> None:
     failures: list[str] = []
     checked = {level: 0 for level in Level}
     for start in range(0, len(predicates), BATCH):
-        batch = predicates[start:start + BATCH]
+        batch = predicates[start : start + BATCH]
         truths = _spark_truth(fed, table, batch)
         for predicate, truth in zip(batch, truths):
             plan = fed.plan(f"SELECT id FROM {table} WHERE {predicate}")
@@ -80,7 +82,12 @@ def test_every_scan_keeps_the_contract(fed, source: str) -> None:
             own = stated(scan.verdicts)
             # a NULL literal in a filter is replaced by FALSE by Spark's optimiser (equal for filtering,
             # not under NOT): the offered conjunct is no longer the text's, so its negation is not compared
-            if exact and len(own) == 1 and own[0].remote_sql and "NULL" not in predicate.upper().replace("IS NULL", "").replace("IS NOT NULL", ""):
+            if (
+                exact
+                and len(own) == 1
+                and own[0].remote_sql
+                and "NULL" not in predicate.upper().replace("IS NULL", "").replace("IS NOT NULL", "")
+            ):
                 negated = replace(scan.spec, where=(f"NOT ({own[0].remote_sql})",))
                 if _remote_ids(fed, source, negated) != spark_false:
                     failures.append(f"3VL {predicate}: NOT differs [{explain}]")

@@ -10,10 +10,28 @@ import pytest
 pytestmark = pytest.mark.integration
 
 FILTERS = [
-    "i = 1", "t = 'a'", "ch = 'a'", "tc LIKE 'a%'", "f > 1.5", "f = double('NaN')", "i IN (1, 2)", "t IS NULL",
-    "NOT (i = 1)", "dt >= DATE '2000-01-01'", "ts > TIMESTAMP '2024-03-10 02:30:00'", "tn < TIMESTAMP_NTZ '2024-03-10 02:30:00'",
-    "d > 1.5", "b = 9223372036854775807", "flag", "t <=> NULL", "t LIKE '%b'", "t LIKE '%a_b%'", "r > 0.1",
-    "i = 1 OR t = 'a'", "coalesce(i, 0) = 0", "coalesce(t, 'x') = 'x'",
+    "i = 1",
+    "t = 'a'",
+    "ch = 'a'",
+    "tc LIKE 'a%'",
+    "f > 1.5",
+    "f = double('NaN')",
+    "i IN (1, 2)",
+    "t IS NULL",
+    "NOT (i = 1)",
+    "dt >= DATE '2000-01-01'",
+    "ts > TIMESTAMP '2024-03-10 02:30:00'",
+    "tn < TIMESTAMP_NTZ '2024-03-10 02:30:00'",
+    "d > 1.5",
+    "b = 9223372036854775807",
+    "flag",
+    "t <=> NULL",
+    "t LIKE '%b'",
+    "t LIKE '%a_b%'",
+    "r > 0.1",
+    "i = 1 OR t = 'a'",
+    "coalesce(i, 0) = 0",
+    "coalesce(t, 'x') = 'x'",
 ]
 
 
@@ -80,7 +98,9 @@ def test_one_frame_twice_in_one_query_with_different_filters(spark, reference) -
 def test_only_the_columns_spark_needs_are_read(spark, pg_url) -> None:  # type: ignore[no-untyped-def]
     """A view whose other column fails when read: selecting ``id`` must not read it."""
     with psycopg.connect(pg_url, autocommit=True) as connection:
-        connection.execute("CREATE OR REPLACE VIEW sluice_test.boom AS SELECT id, 1 / (id - id) AS broken FROM sluice_test.edge")
+        connection.execute(
+            "CREATE OR REPLACE VIEW sluice_test.boom AS SELECT id, 1 / (id - id) AS broken FROM sluice_test.edge"
+        )
     frame = load(spark, pg_url, "sluice_test.boom")
     assert len(frame.select("id").collect()) == 80
     assert spark.table("pg.sluice_test.boom").select("id").count() == 80

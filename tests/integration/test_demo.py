@@ -31,7 +31,11 @@ def test_demo_on_a_small_world(spark, tmp_path: Path) -> None:
     assert "Every answer matched the whole-table answer" in text
     for level in ("[EXACT]", "[INEXACT]", "[UNSUPPORTED]"):
         assert level in text
-    assert text.count("pruning pyramid") >= len(LAKE_QUERIES) and "lake: ingesting 200,000" in text and "second week" in text
+    assert (
+        text.count("pruning pyramid") >= len(LAKE_QUERIES)
+        and "lake: ingesting 200,000" in text
+        and "second week" in text
+    )
     assert "Flight server listening on grpc://127.0.0.1:" in text and by_label["flight"].rows > 0
     for label in ("lake: partitions", "lake: row groups"):
         lake = by_label[label]

@@ -30,7 +30,9 @@ def _rows(fed, query: str, pushdown: bool) -> collections.Counter:  # type: igno
 
 def _explain_predicate(fed, table: str, predicate: str) -> str:  # type: ignore[no-untyped-def]
     plan = fed.plan(f"SELECT id FROM {table} WHERE {predicate}")
-    return "\n".join(f"  {v.level.value}: {v.sql} -> {v.remote_sql}  ({v.reason})" for s in plan.scans for v in s.verdicts)
+    return "\n".join(
+        f"  {v.level.value}: {v.sql} -> {v.remote_sql}  ({v.reason})" for s in plan.scans for v in s.verdicts
+    )
 
 
 def _check_one(fed, table: str, index: int, predicate: str, failures: list[str]) -> None:  # type: ignore[no-untyped-def]
@@ -43,7 +45,9 @@ def _check_one(fed, table: str, index: int, predicate: str, failures: list[str])
     try:
         actual = _rows(fed, query, pushdown=True)
     except Exception as error:  # noqa: BLE001
-        failures.append(f"[{index}] {predicate}: pushdown path fails: {str(error)[:300]}\n{_explain_predicate(fed, table, predicate)}")
+        failures.append(
+            f"[{index}] {predicate}: pushdown path fails: {str(error)[:300]}\n{_explain_predicate(fed, table, predicate)}"
+        )
         return
     if actual != expected:
         failures.append(
@@ -65,7 +69,7 @@ def differential_failures(fed, table: str, predicates: list[tuple[int, str]]) ->
     that differs (or fails) is rerun predicate by predicate to name the culprits."""
     failures: list[str] = []
     for start in range(0, len(predicates), BATCH):
-        batch = predicates[start:start + BATCH]
+        batch = predicates[start : start + BATCH]
         query = _query(table, batch)
         try:
             same = _rows(fed, query, pushdown=True) == _rows(fed, query, pushdown=False)
@@ -87,7 +91,9 @@ def test_corpus_is_mostly_pushed(fed, source: str) -> None:
         for scan in plan.scans:
             levels.update(v.level.value for v in scan.verdicts)
     pushed = levels["EXACT"] + levels["INEXACT"]
-    assert levels["EXACT"] > 0.5 * sum(levels.values()) if source in ("pg", "my") else pushed > 0.4 * sum(levels.values()), levels
+    assert (
+        levels["EXACT"] > 0.5 * sum(levels.values()) if source in ("pg", "my") else pushed > 0.4 * sum(levels.values())
+    ), levels
     assert levels["UNSUPPORTED"] > 0, levels
     assert (levels["INEXACT"] > 0) is BY_NAME[source].has_inexact, levels
 

@@ -117,11 +117,21 @@ def parse_blocks(path: Path) -> list[Block]:
         marker = _MARKER.match(lines[number - 1]) if number else None
         kind, value = (marker["kind"], marker["value"]) if marker else (None, "")
         info = opening["info"].lower()
-        blocks.append(Block(
-            path, len(blocks) + 1, number + 1, RUN_LANGUAGES.get(info, info), "\n".join(lines[number + 1:end]) + "\n",
-            needs=tuple(part.strip().lower() for part in value.split(",") if part.strip()) if kind == "needs" else (),
-            not_run=(value or "no reason given") if kind == "not run" else None,
-            file=value if kind == "file" else None, before=lines[number - 1] if number else ""))
+        blocks.append(
+            Block(
+                path,
+                len(blocks) + 1,
+                number + 1,
+                RUN_LANGUAGES.get(info, info),
+                "\n".join(lines[number + 1 : end]) + "\n",
+                needs=tuple(part.strip().lower() for part in value.split(",") if part.strip())
+                if kind == "needs"
+                else (),
+                not_run=(value or "no reason given") if kind == "not run" else None,
+                file=value if kind == "file" else None,
+                before=lines[number - 1] if number else "",
+            )
+        )
         number = end + 1
     return blocks
 
@@ -192,22 +202,34 @@ def run_shell_block(block: Block, cwd: Path, transcript: list[str]) -> None:
         if not words or words[0] not in ("sluice", ".venv/bin/sluice"):
             raise AssertionError(
                 f"{block.where}, line {line}: `{command.splitlines()[0]}` is not a sluice command, which this test "
-                "does not run: mark the block with <!-- not run: reason --> on the line before it")
+                "does not run: mark the block with <!-- not run: reason --> on the line before it"
+            )
         started = time.monotonic()
-        process = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        process = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         try:
             output, _ = process.communicate(timeout=COMMAND_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)  # the command's own process group: bash, sluice and its JVM
             output, _ = process.communicate()
-            raise AssertionError(f"{block.where}, line {line}: no answer after {COMMAND_TIMEOUT_S} s: {command}\n"
-                                 f"{output[-4000:]}") from None
-        transcript.append(f"$ {command}  # line {line}: exit {process.returncode} in {time.monotonic() - started:.0f} s\n"
-                          f"{output[-2000:]}")
+            raise AssertionError(
+                f"{block.where}, line {line}: no answer after {COMMAND_TIMEOUT_S} s: {command}\n{output[-4000:]}"
+            ) from None
+        transcript.append(
+            f"$ {command}  # line {line}: exit {process.returncode} in {time.monotonic() - started:.0f} s\n"
+            f"{output[-2000:]}"
+        )
         if process.returncode != 0:
-            raise AssertionError(f"{block.where}, line {line}: exit status {process.returncode}: {command}\n"
-                                 f"{output[-4000:]}")
+            raise AssertionError(
+                f"{block.where}, line {line}: exit status {process.returncode}: {command}\n{output[-4000:]}"
+            )
 
 
 class ShellRunner:
@@ -297,7 +319,9 @@ class DocWorld:
             if earlier.path != block.path or earlier.index <= run.done or earlier.index > block.index:
                 continue
             if run.failed:
-                pytest.fail(f"{run.failed} failed before {block.where}, which would run in its namespace", pytrace=False)
+                pytest.fail(
+                    f"{run.failed} failed before {block.where}, which would run in its namespace", pytrace=False
+                )
             self._wait_for_shell(earlier)
             if earlier is not block and skip_reason(earlier):
                 run.done = earlier.index
@@ -322,7 +346,8 @@ class DocWorld:
         for name, value in namespace.items():
             if isinstance(value, Federation):
                 assert value.spark is self.spark, (
-                    f"{block.where}: {name} = Federation(...) started a second Spark session instead of the running one")
+                    f"{block.where}: {name} = Federation(...) started a second Spark session instead of the running one"
+                )
 
 
 def _execute(block: Block, namespace: dict[str, Any]) -> str | None:
@@ -364,10 +389,16 @@ def docs_world(spark, tmp_path_factory: pytest.TempPathFactory, request: pytest.
         target.write_text(block.code, encoding="utf-8")
 
     # the shell blocks this session runs: those selected, and those above a selected Python block
-    chosen = {item.callspec.params["block"] for item in request.session.items
-              if item.module is request.module and hasattr(item, "callspec") and "block" in item.callspec.params}
-    awaited = {block for block in SHELL
-               if any(p.path == block.path and p.index > block.index for p in chosen if p.language == "python")}
+    chosen = {
+        item.callspec.params["block"]
+        for item in request.session.items
+        if item.module is request.module and hasattr(item, "callspec") and "block" in item.callspec.params
+    }
+    awaited = {
+        block
+        for block in SHELL
+        if any(p.path == block.path and p.index > block.index for p in chosen if p.language == "python")
+    }
     wanted = [block for block in SHELL if not skip_reason(block) and (block in chosen or block in awaited)]
     wanted.sort(key=lambda block: block not in awaited)  # first those a Python block waits for
     previous = Path.cwd()
@@ -393,7 +424,8 @@ def test_every_doc_is_read() -> None:
         if block.language in ("python", "sh") and block.before.lstrip().startswith("<!--"):
             assert _MARKER.match(block.before), (
                 f"{block.where}: {block.before.strip()!r} is not a marker this test reads "
-                "(<!-- needs: postgres, mariadb -->, <!-- not run: reason --> or <!-- file: NAME -->)")
+                "(<!-- needs: postgres, mariadb -->, <!-- not run: reason --> or <!-- file: NAME -->)"
+            )
 
 
 @pytest.mark.parametrize("block", PYTHON, ids=lambda block: block.id)

@@ -17,7 +17,9 @@ GROUP BY t.i"""
 
 
 def test_unknown_source_table_and_column(fed) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(BindError, match="(?s)`nope`.`t` cannot be found.*SQLSTATE: 42P01 .attached sources: .*lite.*pg"):
+    with pytest.raises(
+        BindError, match="(?s)`nope`.`t` cannot be found.*SQLSTATE: 42P01 .attached sources: .*lite.*pg"
+    ):
         fed.sql("SELECT * FROM nope.t")
     with pytest.raises(BindError, match="no table sluice_test.missing"):
         fed.sql("SELECT * FROM pg.sluice_test.missing")
@@ -76,8 +78,12 @@ def test_password_never_reaches_explain_or_sparks_plan(spark, pg_url) -> None:  
     federation.attach("pg", secret_url)
     query = "SELECT id FROM pg.sluice_test.edge WHERE i = 1"
     frame = federation.sql(query)
-    texts = [federation.explain(query), json.dumps(federation.plan(query).to_dict()),
-             frame._jdf.queryExecution().toString(), repr(federation.sources)]
+    texts = [
+        federation.explain(query),
+        json.dumps(federation.plan(query).to_dict()),
+        frame._jdf.queryExecution().toString(),
+        repr(federation.sources),
+    ]
     assert all("Sup3rS3cret" not in text for text in texts)
     assert frame.count() == federation.sql(query, pushdown=False).count()
 
@@ -91,8 +97,10 @@ def test_spark_analysis_errors_name_the_users_tables(fed) -> None:  # type: igno
 
 
 def test_result_names_do_not_change_with_pushdown(fed) -> None:  # type: ignore[no-untyped-def]
-    query = ("SELECT i BETWEEN 1 AND 2, count(*), sum(d), NOT (i = 1), T.t FROM pg.sluice_test.edge T "
-             "WHERE i BETWEEN -5 AND 5 AND NOT (t = 'a') GROUP BY 1, 4, T.t")
+    query = (
+        "SELECT i BETWEEN 1 AND 2, count(*), sum(d), NOT (i = 1), T.t FROM pg.sluice_test.edge T "
+        "WHERE i BETWEEN -5 AND 5 AND NOT (t = 'a') GROUP BY 1, 4, T.t"
+    )
     pushed, reference = fed.sql(query), fed.sql(query, pushdown=False)
     assert pushed.columns == reference.columns
     assert sorted(map(repr, pushed.collect())) == sorted(map(repr, reference.collect()))
@@ -108,8 +116,10 @@ def test_wrong_password_is_named_and_the_right_one_reaches_the_readers(spark, pg
         connection.execute("GRANT SELECT ON sluice_test.auth_t TO sluice_auth")
     url = "postgresql://sluice_auth@127.0.0.1:5432/test"
     federation = Federation(spark=spark)
-    for attempt in ({"url": url, "password": "not-the-password-42"},
-                    {"url": url.replace("sluice_auth@", "sluice_auth:wrong-in-url-77@")}):
+    for attempt in (
+        {"url": url, "password": "not-the-password-42"},
+        {"url": url.replace("sluice_auth@", "sluice_auth:wrong-in-url-77@")},
+    ):
         with pytest.raises(SourceError) as error:
             federation.attach("auth", **attempt)
         assert "password authentication failed" in str(error.value)
@@ -117,7 +127,9 @@ def test_wrong_password_is_named_and_the_right_one_reaches_the_readers(spark, pg
     federation.attach("auth", url, password="sluice-auth-test")
     frame = federation.sql("SELECT x FROM auth.sluice_test.auth_t WHERE x = 1")
     assert frame.collect()[0].x == 1
-    assert "sluice-auth-test" not in frame._jdf.queryExecution().toString() + federation.explain("SELECT x FROM auth.sluice_test.auth_t")
+    assert "sluice-auth-test" not in frame._jdf.queryExecution().toString() + federation.explain(
+        "SELECT x FROM auth.sluice_test.auth_t"
+    )
 
 
 #: what only the planner writes: Spark views, scan aliases, sqlglot's result aliases
@@ -129,9 +141,14 @@ def test_explain_plan_json_and_errors_speak_the_users_names(fed) -> None:  # typ
     generated result alias and a repeated table name."""
     from sluice import QueryError
 
-    query = EXAMPLE.replace("GROUP BY t.i", "AND t.id IN (SELECT id FROM lite.edge WHERE i > 0) AND t.t <> 'p__s0' GROUP BY t.i") \
-                   .replace("sum(p.d) AS total", "sum(p.d)")
-    texts = {"explain": fed.explain(query), "verbose": fed.explain(query, verbose=True), "json": json.dumps(fed.plan(query).to_dict())}
+    query = EXAMPLE.replace(
+        "GROUP BY t.i", "AND t.id IN (SELECT id FROM lite.edge WHERE i > 0) AND t.t <> 'p__s0' GROUP BY t.i"
+    ).replace("sum(p.d) AS total", "sum(p.d)")
+    texts = {
+        "explain": fed.explain(query),
+        "verbose": fed.explain(query, verbose=True),
+        "json": json.dumps(fed.plan(query).to_dict()),
+    }
     for name, text in texts.items():
         assert not INTERNAL.findall(text.replace("'p__s0'", "")), (name, INTERNAL.findall(text))
     explained = texts["explain"]

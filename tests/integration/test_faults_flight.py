@@ -43,8 +43,21 @@ class Server:
 
     def __init__(self, database: Path, token: str, port: int = 0) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "sluice.cli", "serve", "--port", str(port), "--source", f"lite=sqlite:///{database}"],
-            env={**os.environ, "SLUICE_FLIGHT_TOKEN": token}, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            [
+                sys.executable,
+                "-m",
+                "sluice.cli",
+                "serve",
+                "--port",
+                str(port),
+                "--source",
+                f"lite=sqlite:///{database}",
+            ],
+            env={**os.environ, "SLUICE_FLIGHT_TOKEN": token},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         banner = self.process.stdout.readline()  # type: ignore[union-attr]
         if " at grpc://" not in banner:
             self.kill()
@@ -141,6 +154,7 @@ def wide_scan(source: FlightSource) -> ScanSpec:
 
 def start(work, outcome: dict[str, object]) -> threading.Thread:  # type: ignore[no-untyped-def]
     """Run ``work`` in a daemon thread; ``outcome`` gets its ``result`` or its ``error``."""
+
     def run() -> None:
         try:
             outcome["result"] = work()
@@ -207,10 +221,14 @@ def test_a_server_stopped_after_attach_fails_planning_and_reading(spark, server:
     federation.plan(COUNT_WIDE)  # lite.wide is described (and cached) while the server runs
     server.kill()
     # a table not described yet: the server is the problem, not the table's existence
-    with pytest.raises(SourceError, match=r"^source 'fl': cannot reach the Flight server at grpc://\S+ \(describing lite\.events\)"):
+    with pytest.raises(
+        SourceError, match=r"^source 'fl': cannot reach the Flight server at grpc://\S+ \(describing lite\.events\)"
+    ):
         federation.plan("SELECT id FROM fl.lite.events")
     # planning asks the server for its verdict on the filter
-    with pytest.raises(SourceError, match=r"^source 'fl': cannot reach the Flight server at grpc://\S+ \(planning lite\.wide\)"):
+    with pytest.raises(
+        SourceError, match=r"^source 'fl': cannot reach the Flight server at grpc://\S+ \(planning lite\.wide\)"
+    ):
         federation.plan("SELECT id FROM fl.lite.wide WHERE id < 10")
     # without a filter, planning needs no call: Spark's read tasks (planned on its side) fail
     with pytest.raises(Exception) as failure:
@@ -224,8 +242,11 @@ def test_a_server_stopped_between_planning_and_streaming_fails_the_read(server: 
     source = FlightSource("fl", server.location, password=TOKEN)
     [task] = source.tasks(wide_scan(source))
     server.kill()
-    with pytest.raises(SourceError, match=r"^source 'fl': the stream of fl\.lite\.wide \(partition 0\) from \S+ "
-                                          r"broke after 0 rows \(the server stopped or cannot be reached\)"):
+    with pytest.raises(
+        SourceError,
+        match=r"^source 'fl': the stream of fl\.lite\.wide \(partition 0\) from \S+ "
+        r"broke after 0 rows \(the server stopped or cannot be reached\)",
+    ):
         list(source.read(task))
 
 
@@ -234,7 +255,9 @@ def test_a_wrong_token_is_refused_at_attach_and_at_read(spark, database: Path, s
     with pytest.raises(SourceError) as failure:
         Federation(spark=spark).attach("fl", server.location, password=wrong)
     message = str(failure.value)
-    assert message.startswith(f"source 'fl': the Flight server at {server.location} refused the credentials (probing the server)")
+    assert message.startswith(
+        f"source 'fl': the Flight server at {server.location} refused the credentials (probing the server)"
+    )
     assert wrong not in message and TOKEN not in message
     with pytest.raises(SourceError, match="refused the credentials"):
         Federation(spark=spark).attach("fl", server.location)  # no token at all

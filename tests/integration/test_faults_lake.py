@@ -75,16 +75,29 @@ def stage(url: str, job: str, rows: int) -> WrittenFiles:
             continue
         folder = Path(staging, "mission_id_identity=101", "ts_day=2025-03-01", f"payload_id_bucket={part}")
         folder.mkdir(parents=True)
-        pq.write_table(pa.table({
-            "mission_id": pa.array([101] * len(picked), pa.int32()),
-            "payload_id": pa.array([101_001 + n % 4 for n in picked], pa.int64()),
-            "sensor": ["bus_voltage"] * len(picked),
-            "ts": pa.array([DAY + dt.timedelta(seconds=n) for n in picked], pa.timestamp("us", "UTC")),
-            "day": pa.array([DAY.date()] * len(picked)),
-            "voltage": [28.0] * len(picked), "temperature": [20.0] * len(picked), "status": ["OK"] * len(picked),
-            "message": [f"{job}-{n}" for n in picked]}), folder / "part-00000.parquet")
-    written = collect_data_files(table, partition_columns(table.spec(), table.schema()), f"file://{staging}",
-                                 f"file://{final}", table.sort_order().order_id)
+        pq.write_table(
+            pa.table(
+                {
+                    "mission_id": pa.array([101] * len(picked), pa.int32()),
+                    "payload_id": pa.array([101_001 + n % 4 for n in picked], pa.int64()),
+                    "sensor": ["bus_voltage"] * len(picked),
+                    "ts": pa.array([DAY + dt.timedelta(seconds=n) for n in picked], pa.timestamp("us", "UTC")),
+                    "day": pa.array([DAY.date()] * len(picked)),
+                    "voltage": [28.0] * len(picked),
+                    "temperature": [20.0] * len(picked),
+                    "status": ["OK"] * len(picked),
+                    "message": [f"{job}-{n}" for n in picked],
+                }
+            ),
+            folder / "part-00000.parquet",
+        )
+    written = collect_data_files(
+        table,
+        partition_columns(table.spec(), table.schema()),
+        f"file://{staging}",
+        f"file://{final}",
+        table.sort_order().order_id,
+    )
     os.rename(staging, final)
     return written
 
@@ -137,8 +150,10 @@ def test_jobs_committing_at_once_each_land_exactly_once(lake: str, caplog: pytes
     # each job holds the table as it was before any commit, so all but one must lose a race
     tables = {job: fresh_table(lake) for job in sizes}
     with caplog.at_level(logging.WARNING, logger="pyiceberg"):
-        outcome = race({job: (lambda job=job: commit_data_files(tables[job], staged[job].data_files, job))
-                        for job in sizes}, timeout_s=60)
+        outcome = race(
+            {job: (lambda job=job: commit_data_files(tables[job], staged[job].data_files, job)) for job in sizes},
+            timeout_s=60,
+        )
     assert outcome == {job: None for job in sizes}
     assert keys_by_job(lake) == sizes
     assert job_snapshots(lake) == {job: 1 for job in sizes}
@@ -154,14 +169,19 @@ def test_a_commit_that_keeps_losing_fails_with_nothing_appended(lake: str) -> No
         transaction.set_properties(**{"commit.retry.num-retries": "0"})
     staged = {job: stage(lake, job, 200) for job in ("job-a", "job-b")}
     tables = {job: fresh_table(lake) for job in staged}
-    outcome = race({job: (lambda job=job: commit_data_files(tables[job], staged[job].data_files, job))
-                    for job in staged}, timeout_s=60)
+    outcome = race(
+        {job: (lambda job=job: commit_data_files(tables[job], staged[job].data_files, job)) for job in staged},
+        timeout_s=60,
+    )
     [winner] = [job for job, result in outcome.items() if result is None]
     [loser] = [job for job, result in outcome.items() if result is not None]
     assert isinstance(outcome[loser], SluiceError)
     message = str(outcome[loser])
     assert message.startswith(f"lake table telemetry.readings: the commit of job {loser} kept losing the race")
-    assert "retried up to 0 times, table property commit.retry.num-retries" in message and "nothing was appended" in message
+    assert (
+        "retried up to 0 times, table property commit.retry.num-retries" in message
+        and "nothing was appended" in message
+    )
     assert keys_by_job(lake) == {winner: 200}
     assert job_snapshots(lake) == {winner: 1}
 
@@ -189,13 +209,17 @@ def test_a_catalog_that_keeps_failing_the_commit_gives_a_clear_error_and_appends
     staged = stage(lake, "job-a", 300)
     table = fresh_table(lake)
     with sqlite3.connect(LakeLocation.from_url(lake).catalog_path) as catalog:  # every commit's UPDATE now fails
-        catalog.execute("CREATE TRIGGER refuse BEFORE UPDATE ON iceberg_tables "
-                        "BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END")
+        catalog.execute(
+            "CREATE TRIGGER refuse BEFORE UPDATE ON iceberg_tables "
+            "BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END"
+        )
     catalog.close()
     with pytest.raises(SluiceError) as failure:
         commit_data_files(table, staged.data_files, "job-a")
-    assert str(failure.value) == ("lake table telemetry.readings: the catalog kept failing the commit of job job-a "
-                                  "(refused by a test trigger) through 3 attempts; nothing was appended, run the job again")
+    assert str(failure.value) == (
+        "lake table telemetry.readings: the catalog kept failing the commit of job job-a "
+        "(refused by a test trigger) through 3 attempts; nothing was appended, run the job again"
+    )
     assert keys_by_job(lake) == {} and job_snapshots(lake) == {}
 
 
@@ -223,7 +247,9 @@ def test_two_ingest_jobs_at_once_into_a_new_lake_both_land(spark, tmp_path: Path
     url = lake_url(tmp_path)  # no catalog yet: both jobs create it, its namespace and its table
     frames = {"job-a": keyed(spark, "job-a", 12_000), "job-b": keyed(spark, "job-b", 8_000)}
     expected = input_counts(frames)
-    outcome = race({job: (lambda job=job: ingest(spark, url, frames[job], report=quiet)) for job in frames}, timeout_s=120)
+    outcome = race(
+        {job: (lambda job=job: ingest(spark, url, frames[job], report=quiet)) for job in frames}, timeout_s=120
+    )
     assert all(not isinstance(result, Exception) for result in outcome.values()), outcome
     assert keys_by_job(url) == expected
     summaries = {job: result.job_id for job, result in outcome.items()}  # type: ignore[attr-defined]
@@ -241,7 +267,9 @@ def test_an_ingest_job_that_loses_the_commit_race_deletes_its_files(spark, lake:
         transaction.set_properties(**{"commit.retry.num-retries": "0"})
     frames = {"job-a": keyed(spark, "job-a", 6_000), "job-b": keyed(spark, "job-b", 6_000)}
     # both jobs load the table when they start, so the one that commits second holds stale metadata
-    outcome = race({job: (lambda job=job: ingest(spark, lake, frames[job], report=quiet)) for job in frames}, timeout_s=120)
+    outcome = race(
+        {job: (lambda job=job: ingest(spark, lake, frames[job], report=quiet)) for job in frames}, timeout_s=120
+    )
     [winner] = [job for job, result in outcome.items() if not isinstance(result, Exception)]
     [loser] = [job for job, result in outcome.items() if isinstance(result, Exception)]
     assert isinstance(outcome[loser], SluiceError) and "kept losing the race" in str(outcome[loser])
@@ -277,10 +305,16 @@ def planned_files(tasks: list[ReadTask]) -> list[str]:
     return [read["path"] for task in tasks for read in json.loads(task.request)["files"]]
 
 
-@pytest.mark.parametrize("query", ["SELECT mission_id, ts FROM lake.telemetry.readings",
-                                   "SELECT mission_id, ts FROM lake.telemetry.readings WHERE payload_id <> 412001"])
-def test_a_data_file_deleted_after_planning_fails_the_read(lake_fed: Federation, small_lake: str, tmp_path: Path,
-                                                           query: str) -> None:
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT mission_id, ts FROM lake.telemetry.readings",
+        "SELECT mission_id, ts FROM lake.telemetry.readings WHERE payload_id <> 412001",
+    ],
+)
+def test_a_data_file_deleted_after_planning_fails_the_read(
+    lake_fed: Federation, small_lake: str, tmp_path: Path, query: str
+) -> None:
     """Both read paths: files streamed as they are, and files filtered by DuckDB."""
     [scan] = lake_fed.plan(query).scans
     source = scan.spec.open(None)
@@ -302,7 +336,9 @@ def test_a_data_file_deleted_after_planning_fails_the_read(lake_fed: Federation,
     assert f"data file {gone} is missing (deleted after the scan was planned?)" in message, message
 
 
-def test_a_spark_query_over_a_missing_data_file_fails_naming_it(lake_fed: Federation, small_lake: str, tmp_path: Path) -> None:
+def test_a_spark_query_over_a_missing_data_file_fails_naming_it(
+    lake_fed: Federation, small_lake: str, tmp_path: Path
+) -> None:
     gone = local(data_files(fresh_table(small_lake))[0].file_path)
     put_back = set_aside(gone, tmp_path)
     try:
@@ -322,9 +358,13 @@ def test_a_table_dropped_after_planning_reads_its_planned_snapshot_and_is_then_u
     catalog.register_table(("telemetry", "doomed"), original.metadata_location)
     rows = original.scan().to_arrow().num_rows
     source = IcebergSource("lake", small_lake)
-    spec = ScanSpec.for_source(source, source.describe("telemetry", "doomed"), ("mission_id", "payload_id"), partitions=2)
+    spec = ScanSpec.for_source(
+        source, source.describe("telemetry", "doomed"), ("mission_id", "payload_id"), partitions=2
+    )
     tasks = source.tasks(spec)
     catalog.drop_table(("telemetry", "doomed"))
     assert sum(len(batch) for task in tasks for batch in source.read(task)) == rows
-    with pytest.raises(BindError, match=r"^source 'lake': no lake table telemetry\.doomed \(tables: telemetry\.readings\)$"):
+    with pytest.raises(
+        BindError, match=r"^source 'lake': no lake table telemetry\.doomed \(tables: telemetry\.readings\)$"
+    ):
         source.tasks(spec)

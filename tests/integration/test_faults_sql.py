@@ -62,13 +62,20 @@ def servers(pg_url: str, mysql_url: str) -> Iterator[dict[str, str]]:
     server is still sending when the test kills it (or cuts the network), however far that
     thread has read ahead.
     """
-    _postgres(pg_url, f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE", f"CREATE SCHEMA {SCHEMA}",
-              f"CREATE TABLE {SCHEMA}.big AS SELECT g::bigint AS id, g::bigint * 2 AS v FROM generate_series(1, {PG_BIG_ROWS}) g",
-              f"ANALYZE {SCHEMA}.big")
-    _mariadb(f"DROP DATABASE IF EXISTS {SCHEMA}", f"CREATE DATABASE {SCHEMA}",
-             f"CREATE TABLE {SCHEMA}.big (id BIGINT PRIMARY KEY, v BIGINT)",
-             f"INSERT INTO {SCHEMA}.big SELECT seq, seq * 2 FROM {SCHEMA}.seq_1_to_{MY_BIG_ROWS}",
-             f"CREATE VIEW {SCHEMA}.slow AS SELECT id, v FROM {SCHEMA}.big WHERE id % 100000 <> 0 OR SLEEP(0.5) = 0")
+    _postgres(
+        pg_url,
+        f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE",
+        f"CREATE SCHEMA {SCHEMA}",
+        f"CREATE TABLE {SCHEMA}.big AS SELECT g::bigint AS id, g::bigint * 2 AS v FROM generate_series(1, {PG_BIG_ROWS}) g",
+        f"ANALYZE {SCHEMA}.big",
+    )
+    _mariadb(
+        f"DROP DATABASE IF EXISTS {SCHEMA}",
+        f"CREATE DATABASE {SCHEMA}",
+        f"CREATE TABLE {SCHEMA}.big (id BIGINT PRIMARY KEY, v BIGINT)",
+        f"INSERT INTO {SCHEMA}.big SELECT seq, seq * 2 FROM {SCHEMA}.seq_1_to_{MY_BIG_ROWS}",
+        f"CREATE VIEW {SCHEMA}.slow AS SELECT id, v FROM {SCHEMA}.big WHERE id % 100000 <> 0 OR SLEEP(0.5) = 0",
+    )
     yield {"pg": pg_url, "my": mysql_url}
     _postgres(pg_url, f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
     _mariadb(f"DROP DATABASE IF EXISTS {SCHEMA}")
@@ -154,9 +161,13 @@ def test_sqlite_locked_by_a_writer_fails_clearly_at_attach_planning_and_read(spa
     writer = sqlite3.connect(path, isolation_level=None)
     writer.execute("BEGIN EXCLUSIVE")
     try:
-        with pytest.raises(SourceError, match=r"source 'lite2'.*is locked by another connection.*connect_timeout_s=0.5"):
+        with pytest.raises(
+            SourceError, match=r"source 'lite2'.*is locked by another connection.*connect_timeout_s=0.5"
+        ):
             fed.attach("lite2", url, connect_timeout_s=0.5)
-        with pytest.raises(SourceError, match=r"source 'lite'.*cannot describe main.u.*is locked by another connection"):
+        with pytest.raises(
+            SourceError, match=r"source 'lite'.*cannot describe main.u.*is locked by another connection"
+        ):
             fed.sql("SELECT id FROM lite.u")
         started = time.monotonic()
         message = _spark_failure(frame.collect)
@@ -218,7 +229,9 @@ def test_attach_to_a_closed_port_fails_at_once(spark, servers, kind: str) -> Non
     assert time.monotonic() - started < 10
 
 
-@pytest.mark.parametrize("url", ["postgresql://root@no-such-host.invalid/test", "mysql://root@no-such-host.invalid/test"])
+@pytest.mark.parametrize(
+    "url", ["postgresql://root@no-such-host.invalid/test", "mysql://root@no-such-host.invalid/test"]
+)
 def test_unknown_host_names_the_host(spark, url: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SourceError, match="source 'nodns': cannot connect to .*no-such-host.invalid"):
         Federation(spark=spark).attach("nodns", url)
@@ -267,8 +280,11 @@ def test_network_cut_mid_read_raises(spark, servers, kind: str) -> None:  # type
 
 def test_mariadb_wrong_password_names_the_user_never_a_password(spark, servers) -> None:  # type: ignore[no-untyped-def]
     user, right, wrong, changed = "sluice_faults_pw", "Right-Pass-42", "Wr0ng-Pass-17", "Chang3d-Pass-99"
-    _mariadb(f"DROP USER IF EXISTS '{user}'@'%'", f"CREATE USER '{user}'@'%' IDENTIFIED BY '{right}'",
-             f"GRANT SELECT ON {SCHEMA}.* TO '{user}'@'%'")
+    _mariadb(
+        f"DROP USER IF EXISTS '{user}'@'%'",
+        f"CREATE USER '{user}'@'%' IDENTIFIED BY '{right}'",
+        f"GRANT SELECT ON {SCHEMA}.* TO '{user}'@'%'",
+    )
     try:
         url = f"mysql://{user}@127.0.0.1:3306/{SCHEMA}"
         fed = Federation(spark=spark)
@@ -306,8 +322,12 @@ class Small:
 
     @property
     def url(self) -> str:
-        return {"pg": self.servers["pg"], "my": self.servers["my"], "lite": f"sqlite:///{self.sqlite_path}",
-                "duck": f"duckdb:///{self.duckdb_path}"}[self.kind]
+        return {
+            "pg": self.servers["pg"],
+            "my": self.servers["my"],
+            "lite": f"sqlite:///{self.sqlite_path}",
+            "duck": f"duckdb:///{self.duckdb_path}",
+        }[self.kind]
 
     @property
     def table(self) -> str:
@@ -334,8 +354,11 @@ class Small:
         qualified = f"{SCHEMA}.t" if self.kind in ("pg", "my") else "t"
         text = "VARCHAR(20)" if self.kind == "my" else "TEXT"
         values = ", ".join(f"({i}, {v}, '{w}')" for i, v, w in SMALL_ROWS)
-        self.run(f"DROP TABLE IF EXISTS {qualified}", f"CREATE TABLE {qualified} (id BIGINT PRIMARY KEY, v BIGINT, w {text})",
-                 f"INSERT INTO {qualified} VALUES {values}")
+        self.run(
+            f"DROP TABLE IF EXISTS {qualified}",
+            f"CREATE TABLE {qualified} (id BIGINT PRIMARY KEY, v BIGINT, w {text})",
+            f"INSERT INTO {qualified} VALUES {values}",
+        )
 
     def change(self, what: str) -> None:
         qualified = f"{SCHEMA}.t" if self.kind in ("pg", "my") else "t"
@@ -344,14 +367,16 @@ class Small:
         elif what == "drop_column":
             self.run(f"ALTER TABLE {qualified} DROP COLUMN w")
         elif self.kind == "lite":  # SQLite cannot alter a type: the table is rebuilt, as tools do
-            self.run("ALTER TABLE t RENAME TO t_old", "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT, w TEXT)",
-                     "INSERT INTO t SELECT id, printf('%05d', v), w FROM t_old", "DROP TABLE t_old")
+            self.run(
+                "ALTER TABLE t RENAME TO t_old",
+                "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT, w TEXT)",
+                "INSERT INTO t SELECT id, printf('%05d', v), w FROM t_old",
+                "DROP TABLE t_old",
+            )
         elif self.kind == "my":
             self.run(f"ALTER TABLE {qualified} MODIFY v VARCHAR(20)", f"UPDATE {qualified} SET v = LPAD(v, 5, '0')")
         else:  # text that would cast back to the old integers: '00010' must not be read as 10
             self.run(f"ALTER TABLE {qualified} ALTER COLUMN v TYPE TEXT USING lpad(v::text, 5, '0')")
-
-
 
 
 @pytest.mark.parametrize("change", ["drop_table", "drop_column", "retype_column"])

@@ -34,8 +34,10 @@ PER_STREAM_BYTES = 32_000_000
 #: what one stream of the wide table may make the server grow by (measured: about 50 MB)
 STREAM_WORKING_SET_BYTES = 100_000_000
 TOKEN = "load-test-token-51c2"
-_SERVE = ("import logging, sys; logging.basicConfig(level=logging.INFO, stream=sys.stderr, format='%(message)s');"
-          "from sluice.cli import main; sys.exit(main(sys.argv[1:]))")
+_SERVE = (
+    "import logging, sys; logging.basicConfig(level=logging.INFO, stream=sys.stderr, format='%(message)s');"
+    "from sluice.cli import main; sys.exit(main(sys.argv[1:]))"
+)
 
 
 class ServerProcess:
@@ -46,7 +48,9 @@ class ServerProcess:
         for source in sources:
             arguments += ["--source", source]
         environment = {**os.environ, "SLUICE_FLIGHT_TOKEN": token}
-        self.process = subprocess.Popen(arguments, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            arguments, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         self.log: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._drain, daemon=True).start()
         banner = self.process.stdout.readline()  # type: ignore[union-attr]
@@ -100,9 +104,24 @@ WORKLOAD = [
     (["id", "kind", "v", "note"], [], None, EVENT_ROWS),
     (["id"], [_eq("kind", "k3", "string")], None, EVENT_ROWS // 10),
     (["id", "note"], [{"op": "<", "args": [{"column": "v"}, {"literal": 100, "type": "int"}]}], None, EVENT_ROWS // 10),
-    (["id", "v"], [{"op": "in", "args": [{"column": "kind"}, {"literal": "k1", "type": "string"}, {"literal": "k2", "type": "string"}]},
-                   {"op": ">=", "args": [{"column": "id"}, {"literal": 150_000, "type": "int"}]}], None, 10_000),
-    (["id"], [{"op": "like", "args": [{"column": "note"}, {"literal": "event number 1%", "type": "string"}]}], 777, 777),
+    (
+        ["id", "v"],
+        [
+            {
+                "op": "in",
+                "args": [{"column": "kind"}, {"literal": "k1", "type": "string"}, {"literal": "k2", "type": "string"}],
+            },
+            {"op": ">=", "args": [{"column": "id"}, {"literal": 150_000, "type": "int"}]},
+        ],
+        None,
+        10_000,
+    ),
+    (
+        ["id"],
+        [{"op": "like", "args": [{"column": "note"}, {"literal": "event number 1%", "type": "string"}]}],
+        777,
+        777,
+    ),
 ]
 
 
@@ -121,8 +140,13 @@ def _options() -> flight.FlightCallOptions:
 
 def _read(client: flight.FlightClient, columns: list[str], conjuncts: list, limit: int | None) -> tuple[int, int]:  # type: ignore[type-arg]
     """Rows and bytes of one request, every stream checked for its end marker."""
-    body = {"table": ["lite", "events"], "columns": columns, "partitions": 2, "limit": limit,
-            "filter": {"format": "sluice", "conjuncts": conjuncts} if conjuncts else None}
+    body = {
+        "table": ["lite", "events"],
+        "columns": columns,
+        "partitions": 2,
+        "limit": limit,
+        "filter": {"format": "sluice", "conjuncts": conjuncts} if conjuncts else None,
+    }
     info = client.get_flight_info(flight.FlightDescriptor.for_command(json.dumps(body).encode()), _options())
     rows = nbytes = 0
     for endpoint in info.endpoints:
@@ -217,8 +241,10 @@ def test_sixteen_clients_for_a_bounded_time(served: ServerProcess) -> None:
     assert not failures, "\n".join(failures[:10])
     served_bytes = sum(nbytes for _, nbytes in results)
     growth = peak[0] - baseline
-    print(f"\n{len(results)} requests, {sum(r for r, _ in results):,} rows, {served_bytes / 1e6:.0f} MB served; "
-          f"server RSS {baseline / 1e6:.0f} MB -> peak {peak[0] / 1e6:.0f} MB; slowest probe {max(answered):.2f} s")
+    print(
+        f"\n{len(results)} requests, {sum(r for r, _ in results):,} rows, {served_bytes / 1e6:.0f} MB served; "
+        f"server RSS {baseline / 1e6:.0f} MB -> peak {peak[0] / 1e6:.0f} MB; slowest probe {max(answered):.2f} s"
+    )
     assert len(results) >= CLIENTS, "fewer requests completed than clients"
     assert max(answered) < 10, "the server stopped answering under load"
     streams = CLIENTS * 2  # two partitions per request

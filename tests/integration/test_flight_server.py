@@ -38,10 +38,16 @@ EVENT_ROWS = 200_000
 
 def make_people_db(path: Path) -> None:
     with sqlite3.connect(path) as connection:
-        connection.execute("CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT, nick TEXT COLLATE NOCASE, born DATE, score REAL)")
-        connection.executemany("INSERT INTO people VALUES (?, ?, ?, ?, ?)", [
-            (i, NAMES[i % len(NAMES)], NAMES[(i * 3) % len(NAMES)], f"19{50 + i % 50}-01-0{1 + i % 9}", i * 0.25)
-            for i in range(PEOPLE_ROWS)])
+        connection.execute(
+            "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT, nick TEXT COLLATE NOCASE, born DATE, score REAL)"
+        )
+        connection.executemany(
+            "INSERT INTO people VALUES (?, ?, ?, ?, ?)",
+            [
+                (i, NAMES[i % len(NAMES)], NAMES[(i * 3) % len(NAMES)], f"19{50 + i % 50}-01-0{1 + i % 9}", i * 0.25)
+                for i in range(PEOPLE_ROWS)
+            ],
+        )
         connection.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, kind TEXT, v INTEGER)")
         connection.execute(f"""INSERT INTO events WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {EVENT_ROWS - 1})
                                SELECT i, 'k' || (i % 10), i % 1000 FROM n""")
@@ -60,8 +66,10 @@ def pg_table() -> str:
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         connection.execute("DROP SCHEMA IF EXISTS sluice_flight CASCADE")
         connection.execute("CREATE SCHEMA sluice_flight")
-        connection.execute("CREATE TABLE sluice_flight.readings AS SELECT g AS id, 'r' || (g % 7) AS tag, g * 1.5 AS v "
-                           "FROM generate_series(1, 5000) g")
+        connection.execute(
+            "CREATE TABLE sluice_flight.readings AS SELECT g AS id, 'r' || (g % 7) AS tag, g * 1.5 AS v "
+            "FROM generate_series(1, 5000) g"
+        )
     return "sluice_flight.readings"
 
 
@@ -119,42 +127,61 @@ def sqlite_ids(path: Path, where: str) -> list[int]:
 
 # ---------------------------------------------------------------- catalog
 def test_catalog_rpcs(client) -> None:  # type: ignore[no-untyped-def]
-    paths = {tuple(p.decode() if isinstance(p, bytes) else p for p in info.descriptor.path) for info in client.list_flights(b"", auth())}
+    paths = {
+        tuple(p.decode() if isinstance(p, bytes) else p for p in info.descriptor.path)
+        for info in client.list_flights(b"", auth())
+    }
     assert {("lite", "people"), ("lite", "events"), ("pg", "sluice_flight", "readings")} <= paths
     only_lite = [info.descriptor.path for info in client.list_flights(b"lite", auth())]
     assert only_lite and all(p[0] in (b"lite", "lite") for p in only_lite)
     schema = client.get_schema(flight.FlightDescriptor.for_path("lite", "people"), auth()).schema
     assert schema.names == ["id", "name", "nick", "born", "score"] and schema.field("born").type == pa.date32()
-    tables = [json.loads(r.body.to_pybytes()) for r in client.do_action(flight.Action("sluice.list_tables", b"pg"), auth())]
+    tables = [
+        json.loads(r.body.to_pybytes()) for r in client.do_action(flight.Action("sluice.list_tables", b"pg"), auth())
+    ]
     readings = next(t for t in tables if t["path"] == ["pg", "sluice_flight", "readings"])
     assert [c["name"] for c in readings["columns"]] == ["id", "tag", "v"]
-    [capabilities] = [json.loads(r.body.to_pybytes()) for r in client.do_action(flight.Action("sluice.capabilities", b""), auth())]
-    assert capabilities["filter_formats"] == ["sluice", "airport", "substrait"] and {"like", "cast"} <= set(capabilities["sluice_filter"]["ops"])
+    [capabilities] = [
+        json.loads(r.body.to_pybytes()) for r in client.do_action(flight.Action("sluice.capabilities", b""), auth())
+    ]
+    assert capabilities["filter_formats"] == ["sluice", "airport", "substrait"] and {"like", "cast"} <= set(
+        capabilities["sluice_filter"]["ops"]
+    )
 
 
 # ---------------------------------------------------------------- the three encodings
 def test_sluice_json_filter(client, lite_path: Path) -> None:  # type: ignore[no-untyped-def]
-    conjuncts = [{"op": "=", "args": [{"column": "name"}, {"literal": "Ada", "type": "string"}]},
-                 {"op": ">", "args": [{"column": "id"}, {"literal": 100, "type": "int"}]},
-                 {"op": "=", "args": [{"column": "nick"}, {"literal": "ada", "type": "string"}]},
-                 {"op": "=", "args": [{"op": "upper", "args": [{"column": "name"}]}, {"literal": "ADA", "type": "string"}]}]
-    info = client.get_flight_info(request(["lite", "people"], columns=["id", "nick"],
-                                          filter={"format": "sluice", "conjuncts": conjuncts}), auth())
+    conjuncts = [
+        {"op": "=", "args": [{"column": "name"}, {"literal": "Ada", "type": "string"}]},
+        {"op": ">", "args": [{"column": "id"}, {"literal": 100, "type": "int"}]},
+        {"op": "=", "args": [{"column": "nick"}, {"literal": "ada", "type": "string"}]},
+        {"op": "=", "args": [{"op": "upper", "args": [{"column": "name"}]}, {"literal": "ADA", "type": "string"}]},
+    ]
+    info = client.get_flight_info(
+        request(["lite", "people"], columns=["id", "nick"], filter={"format": "sluice", "conjuncts": conjuncts}), auth()
+    )
     assert levels(info) == ["EXACT", "EXACT", "INEXACT", "UNSUPPORTED"]
     rows, markers = read_all(client, info)
     assert rows.schema.names == ["id", "nick"] and markers == [{"end": True, "rows": rows.num_rows}]
     exact_part = sqlite_ids(lite_path, "name = 'Ada' AND id > 100")
-    assert sorted(rows.column("id").to_pylist()) == exact_part  # the INEXACT nick = 'ada' kept them all (NOCASE superset)
+    assert (
+        sorted(rows.column("id").to_pylist()) == exact_part
+    )  # the INEXACT nick = 'ada' kept them all (NOCASE superset)
 
 
-@pytest.mark.parametrize("fixture,expected_levels,where", [
-    (STRING_COMPARISON, ["EXACT"], "name = 'Ada'"),
-    (IN_OR_COMPARISON, ["EXACT"], "name IN ('Ada', 'Grace') OR id > 5"),
-    (LIKE_PREFIX_AND_LENGTH, ["EXACT", "EXACT"], "name GLOB 'Ad*' AND length(name) > 10"),
-    (NICK_COMPARISON, ["INEXACT"], None),
-])
+@pytest.mark.parametrize(
+    "fixture,expected_levels,where",
+    [
+        (STRING_COMPARISON, ["EXACT"], "name = 'Ada'"),
+        (IN_OR_COMPARISON, ["EXACT"], "name IN ('Ada', 'Grace') OR id > 5"),
+        (LIKE_PREFIX_AND_LENGTH, ["EXACT", "EXACT"], "name GLOB 'Ad*' AND length(name) > 10"),
+        (NICK_COMPARISON, ["INEXACT"], None),
+    ],
+)
 def test_airport_filters(client, lite_path: Path, fixture: str, expected_levels: list[str], where: str | None) -> None:  # type: ignore[no-untyped-def]
-    info = client.get_flight_info(request(["lite", "people"], columns=["id"], filter={"format": "airport", **json.loads(fixture)}), auth())
+    info = client.get_flight_info(
+        request(["lite", "people"], columns=["id"], filter={"format": "airport", **json.loads(fixture)}), auth()
+    )
     assert levels(info) == expected_levels
     rows, _ = read_all(client, info)
     if where is not None:
@@ -167,17 +194,27 @@ def test_substrait_filter(client, lite_path: Path) -> None:  # type: ignore[no-u
     schema = client.get_schema(flight.FlightDescriptor.for_path("lite", "people"), auth()).schema
     expressions = [pc.field("name").isin(["Ada", "Linus"]), pc.field("id") < 500, pc.field("score") > 10.0]
     payload = bytes(ps.serialize_expressions(expressions, ["a", "b", "c"], schema))
-    info = client.get_flight_info(request(["lite", "people"], columns=["id"], filter={
-        "format": "substrait", "base64": base64.b64encode(payload).decode()}), auth())
+    info = client.get_flight_info(
+        request(
+            ["lite", "people"],
+            columns=["id"],
+            filter={"format": "substrait", "base64": base64.b64encode(payload).decode()},
+        ),
+        auth(),
+    )
     assert levels(info) == ["EXACT", "EXACT", "UNSUPPORTED"]  # floats: NaN semantics are the producer's
     rows, _ = read_all(client, info)
     assert sorted(rows.column("id").to_pylist()) == sqlite_ids(lite_path, "name IN ('Ada', 'Linus') AND id < 500")
 
 
 def test_postgres_table_through_flight(client) -> None:  # type: ignore[no-untyped-def]
-    conjuncts = [{"op": "<", "args": [{"column": "tag"}, {"literal": "r3", "type": "string"}]},
-                 {"op": "<=", "args": [{"column": "id"}, {"literal": 100, "type": "int"}]}]
-    info = client.get_flight_info(request(["pg", "sluice_flight", "readings"], filter={"format": "sluice", "conjuncts": conjuncts}), auth())
+    conjuncts = [
+        {"op": "<", "args": [{"column": "tag"}, {"literal": "r3", "type": "string"}]},
+        {"op": "<=", "args": [{"column": "id"}, {"literal": 100, "type": "int"}]},
+    ]
+    info = client.get_flight_info(
+        request(["pg", "sluice_flight", "readings"], filter={"format": "sluice", "conjuncts": conjuncts}), auth()
+    )
     metadata = json.loads(info.app_metadata)
     assert levels(info) == ["EXACT", "EXACT"] and 'COLLATE "C"' in (metadata["conjuncts"][0]["remote_sql"] or "")
     rows, _ = read_all(client, info)
@@ -199,24 +236,48 @@ def test_one_endpoint_per_partition_each_with_its_own_rows(client) -> None:  # t
 def test_a_limit_is_applied_only_over_exact_conjuncts(client) -> None:  # type: ignore[no-untyped-def]
     exact = {"op": "=", "args": [{"column": "name"}, {"literal": "Ada", "type": "string"}]}
     loose = {"op": "=", "args": [{"column": "nick"}, {"literal": "ada", "type": "string"}]}
-    info = client.get_flight_info(request(["lite", "people"], limit=3, filter={"format": "sluice", "conjuncts": [exact]}), auth())
+    info = client.get_flight_info(
+        request(["lite", "people"], limit=3, filter={"format": "sluice", "conjuncts": [exact]}), auth()
+    )
     assert json.loads(info.app_metadata)["limit"] == {"requested": 3, "applied": True}
     assert read_all(client, info)[0].num_rows == 3
-    info = client.get_flight_info(request(["lite", "people"], limit=3, filter={"format": "sluice", "conjuncts": [loose]}), auth())
+    info = client.get_flight_info(
+        request(["lite", "people"], limit=3, filter={"format": "sluice", "conjuncts": [loose]}), auth()
+    )
     assert json.loads(info.app_metadata)["limit"]["applied"] is False
     assert read_all(client, info)[0].num_rows > 3
 
 
 # ---------------------------------------------------------------- errors
-@pytest.mark.parametrize("descriptor,message", [
-    (flight.FlightDescriptor.for_command(b"{\"table\": [\"lite\", \"people\""), "invalid request: the request is not valid JSON"),
-    (request(["lite", "nope"]), "not found: no published table lite.nope"),
-    (request(["mars", "people"]), "not found: no published table mars.people"),
-    (request(["lite", "people"], columns=["id", "age"]), "unknown column 'age'.*columns: id, name, nick, born, score"),
-    (request(["lite", "people"], filter={"format": "sluice", "conjuncts": [
-        {"op": "=", "args": [{"column": "id"}, {"literal": "seven", "type": "bigint"}]}]}), "conjunct 0: literal 'seven' is not a valid bigint"),
-    (request(["lite", "people"], columns=["x" * 64] * 20_000), "is 1,[0-9,]+ bytes; the server accepts at most 1,048,576"),
-])
+@pytest.mark.parametrize(
+    "descriptor,message",
+    [
+        (
+            flight.FlightDescriptor.for_command(b'{"table": ["lite", "people"'),
+            "invalid request: the request is not valid JSON",
+        ),
+        (request(["lite", "nope"]), "not found: no published table lite.nope"),
+        (request(["mars", "people"]), "not found: no published table mars.people"),
+        (
+            request(["lite", "people"], columns=["id", "age"]),
+            "unknown column 'age'.*columns: id, name, nick, born, score",
+        ),
+        (
+            request(
+                ["lite", "people"],
+                filter={
+                    "format": "sluice",
+                    "conjuncts": [{"op": "=", "args": [{"column": "id"}, {"literal": "seven", "type": "bigint"}]}],
+                },
+            ),
+            "conjunct 0: literal 'seven' is not a valid bigint",
+        ),
+        (
+            request(["lite", "people"], columns=["x" * 64] * 20_000),
+            "is 1,[0-9,]+ bytes; the server accepts at most 1,048,576",
+        ),
+    ],
+)
 def test_malformed_requests_are_flight_errors_that_say_what_is_wrong(client, descriptor, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(flight.FlightServerError, match=message) as raised:
         client.get_flight_info(descriptor, auth())
@@ -251,11 +312,34 @@ def test_unauthenticated_calls_are_refused(client) -> None:  # type: ignore[no-u
 # ---------------------------------------------------------------- TLS
 def test_tls_with_a_certificate_and_key(lite_path: Path, tmp_path: Path) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True)
-    server = SluiceFlightServer(open_sources([SourceConfig("lite", f"sqlite:///{lite_path}")]), host="localhost",
-                                credentials=Credentials(user="ada", password="tls-pass"), tls=Tls(str(cert), str(key)))
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    server = SluiceFlightServer(
+        open_sources([SourceConfig("lite", f"sqlite:///{lite_path}")]),
+        host="localhost",
+        credentials=Credentials(user="ada", password="tls-pass"),
+        tls=Tls(str(cert), str(key)),
+    )
     threading.Thread(target=server.serve, daemon=True).start()
     try:
         assert server.location.startswith("grpc+tls://localhost:")

@@ -41,9 +41,12 @@ FLIGHT_TABLES = {name: table for name, table in SERVED.items() if name in BY_NAM
 
 @pytest.fixture(scope="module")
 def flight_fed(spark, edge_tables):  # type: ignore[no-untyped-def]
-    publish = AllowList.parse([{"lite": "lite.main", "pg": "pg.sluice_test"}[name] for name in FLIGHT_TABLES], [], "test")
-    location, stop = serve_in_background({name: edge_tables["urls"][name] for name in FLIGHT_TABLES}, token=TOKEN,
-                                         publish=publish)
+    publish = AllowList.parse(
+        [{"lite": "lite.main", "pg": "pg.sluice_test"}[name] for name in FLIGHT_TABLES], [], "test"
+    )
+    location, stop = serve_in_background(
+        {name: edge_tables["urls"][name] for name in FLIGHT_TABLES}, token=TOKEN, publish=publish
+    )
     federation = Federation(spark=spark)
     federation.attach("fl", location, password=TOKEN)
     yield federation
@@ -66,9 +69,14 @@ def test_the_server_decides_and_most_of_the_corpus_is_pushed(flight_fed, fed, so
     direct = BY_NAME[source].edge_table
     levels: collections.Counter = collections.Counter()  # type: ignore[type-arg]
     for predicate in corpus.leaves()[::11]:
-        served = [(v.sql, v.level) for s in flight_fed.plan(f"SELECT id FROM {FLIGHT_TABLES[source]} WHERE {predicate}").scans
-                  for v in s.verdicts]
-        local = [(v.sql, v.level) for s in fed.plan(f"SELECT id FROM {direct} WHERE {predicate}").scans for v in s.verdicts]
+        served = [
+            (v.sql, v.level)
+            for s in flight_fed.plan(f"SELECT id FROM {FLIGHT_TABLES[source]} WHERE {predicate}").scans
+            for v in s.verdicts
+        ]
+        local = [
+            (v.sql, v.level) for s in fed.plan(f"SELECT id FROM {direct} WHERE {predicate}").scans for v in s.verdicts
+        ]
         assert len(served) == len(local), predicate
         for (sql, got), (_, expected) in zip(served, local):
             assert got == expected or (got is Level.UNSUPPORTED and "CAST(" in sql), (predicate, sql, got, expected)
@@ -80,8 +88,21 @@ def test_the_server_decides_and_most_of_the_corpus_is_pushed(flight_fed, fed, so
 #: (``CAST(i AS BIGINT) = b``, ``CAST(i AS DOUBLE) < f``, ``CAST(b AS DECIMAL(24,4)) >= CAST(d AS
 #: DECIMAL(24,4))``) that no optimizer rule unwraps (the other side is a column), over the edge
 #: columns' extreme integers, NULLs, NaN, infinities and -0.0
-CAST_PREDICATES = ["i = b", "i < b", "i = f", "i > f", "i <= f AND f >= -1", "r = f", "r < f", "i <= d", "b >= d",
-                   "NOT (i <> b)", "i = f OR b = f", "i <=> f", "f IN (i, 1.5)"]
+CAST_PREDICATES = [
+    "i = b",
+    "i < b",
+    "i = f",
+    "i > f",
+    "i <= f AND f >= -1",
+    "r = f",
+    "r < f",
+    "i <= d",
+    "b >= d",
+    "NOT (i <> b)",
+    "i = f OR b = f",
+    "i <=> f",
+    "f IN (i, 1.5)",
+]
 
 
 @pytest.mark.parametrize("source", sorted(FLIGHT_TABLES))
@@ -99,7 +120,10 @@ def test_spark_casts_are_pushed_to_the_server_and_keep_spark_rows(flight_fed, so
             assert "takes no casts" not in verdict.reason and "no spelling" not in verdict.reason, (predicate, verdict)
             if verdict.level.pushed:
                 pushed += 1
-                assert verdict.reason.startswith("Flight server: ") and '"op":"cast"' in scan.remote_query, (predicate, verdict)
+                assert verdict.reason.startswith("Flight server: ") and '"op":"cast"' in scan.remote_query, (
+                    predicate,
+                    verdict,
+                )
         rows = sorted(r.id for r in flight_fed.sql(query).collect())
         assert rows == sorted(r.id for r in flight_fed.sql(query, pushdown=False).collect()), predicate
     assert offered >= len(CAST_PREDICATES) // 2 and pushed >= offered // 2, (offered, pushed)
@@ -113,7 +137,9 @@ def test_a_pushed_cast_shows_in_explain_and_leaves_spark_s_filter(flight_fed) ->
     assert verdict.sql == "CAST(`i` AS BIGINT) = `b`" and verdict.level is Level.EXACT, verdict
     assert '{"op":"cast","args":[{"column":"i"}],"type":"bigint"}' in scan.remote_query
     assert "CAST(`i` AS BIGINT) = `b`" in flight_fed.explain(query)
-    assert not [line for line in flight_fed.plan(query).spark_plan.splitlines() if "Filter" in line and "cast(i" in line.lower()]
+    assert not [
+        line for line in flight_fed.plan(query).spark_plan.splitlines() if "Filter" in line and "cast(i" in line.lower()
+    ]
 
 
 def test_a_server_that_lists_no_cast_is_never_sent_one(flight_fed, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -129,8 +155,9 @@ def test_a_server_that_lists_no_cast_is_never_sent_one(flight_fed, monkeypatch) 
     assert level is Level.UNSUPPORTED and "takes no casts" in reason, reason
     assert levels["`id` > 3"][0] is Level.EXACT
     assert '"cast"' not in scan.remote_query
-    assert sorted(r.id for r in flight_fed.sql(query).collect()) == \
-           sorted(r.id for r in flight_fed.sql(query, pushdown=False).collect())
+    assert sorted(r.id for r in flight_fed.sql(query).collect()) == sorted(
+        r.id for r in flight_fed.sql(query, pushdown=False).collect()
+    )
 
 
 def test_exact_conjuncts_are_not_reapplied_by_spark(flight_fed) -> None:  # type: ignore[no-untyped-def]
@@ -139,7 +166,9 @@ def test_exact_conjuncts_are_not_reapplied_by_spark(flight_fed) -> None:  # type
     assert [v.level.value for v in stated(scan.verdicts)] == ["EXACT", "INEXACT", "UNSUPPORTED"]
     assert all(v.reason.startswith("Flight server: ") for v in scan.verdicts)
     [residual] = [line for line in plan.spark_plan.splitlines() if "Filter" in line]  # what Spark still applies
-    assert re.search(r"tc#\d+ = a", residual) and "upper(" in residual and not re.search(r"\bi#\d+ = 1", residual), residual
+    assert re.search(r"tc#\d+ = a", residual) and "upper(" in residual and not re.search(r"\bi#\d+ = 1", residual), (
+        residual
+    )
     assert '"op":"="' in scan.remote_query and scan.remote_query.startswith("GetFlightInfo ")
 
 
@@ -148,8 +177,10 @@ def test_a_limit_over_exact_filters_is_pushed_and_top_n_is_not(flight_fed) -> No
     assert limited.spec.limit == 2
     ordered = flight_fed.plan("SELECT id FROM fl.lite.edge WHERE i = 1 ORDER BY id LIMIT 2").scans[0]
     assert ordered.spec.limit is None
-    assert [r.id for r in flight_fed.sql("SELECT id FROM fl.lite.edge WHERE i = 1 ORDER BY id LIMIT 2").collect()] == \
-           [r.id for r in flight_fed.sql("SELECT id FROM fl.lite.edge WHERE i = 1 ORDER BY id LIMIT 2", pushdown=False).collect()]
+    assert [r.id for r in flight_fed.sql("SELECT id FROM fl.lite.edge WHERE i = 1 ORDER BY id LIMIT 2").collect()] == [
+        r.id
+        for r in flight_fed.sql("SELECT id FROM fl.lite.edge WHERE i = 1 ORDER BY id LIMIT 2", pushdown=False).collect()
+    ]
 
 
 def test_each_endpoint_is_a_spark_partition(spark, edge_tables) -> None:  # type: ignore[no-untyped-def]
@@ -170,18 +201,29 @@ def test_the_dataframe_api_pushes_spark_filters_to_the_server(spark, flight_fed)
     if "lite" not in FLIGHT_TABLES:
         pytest.skip("the SQLite edge table is not selected")
     location = flight_fed._sources["fl"].location
-    frame = (spark.read.format("sluice").option("url", location).option("table", "lite.edge").option("password", TOKEN)
-             .option("pushFilters", "true").load())
+    frame = (
+        spark.read.format("sluice")
+        .option("url", location)
+        .option("table", "lite.edge")
+        .option("password", TOKEN)
+        .option("pushFilters", "true")
+        .load()
+    )
     reference = flight_fed.sql("SELECT * FROM fl.lite.edge", pushdown=False)
     for condition in ("i = 1", "tc = 'a'", "t LIKE 'a%'", "f > 1.5"):
-        assert sorted(r.id for r in frame.filter(condition).select("id").collect()) == \
-               sorted(r.id for r in reference.filter(condition).select("id").collect()), condition
+        assert sorted(r.id for r in frame.filter(condition).select("id").collect()) == sorted(
+            r.id for r in reference.filter(condition).select("id").collect()
+        ), condition
 
 
 def test_the_token_never_shows(flight_fed, spark) -> None:  # type: ignore[no-untyped-def]
     query = "SELECT id FROM fl.lite.edge WHERE i = 1"
-    texts = [flight_fed.explain(query, verbose=True), str(flight_fed.plan(query).to_dict()), repr(flight_fed.sources),
-             flight_fed.sql(query)._jdf.queryExecution().toString()]
+    texts = [
+        flight_fed.explain(query, verbose=True),
+        str(flight_fed.plan(query).to_dict()),
+        repr(flight_fed.sources),
+        flight_fed.sql(query)._jdf.queryExecution().toString(),
+    ]
     assert not [text for text in texts if TOKEN in text]
     location = flight_fed._sources["fl"].location
     refused = Federation(spark=spark)
@@ -193,8 +235,13 @@ def test_the_token_never_shows(flight_fed, spark) -> None:  # type: ignore[no-un
 class PlainServer(flight.FlightServerBase):
     """A Flight server that knows nothing of Sluice: two endpoints, every row, every column."""
 
-    TABLE = pa.table({"k": pa.array(range(100), pa.int32()), "name": [f"n{i % 9}" for i in range(100)],
-                      "x": [None if i % 10 == 0 else i * 0.5 for i in range(100)]})
+    TABLE = pa.table(
+        {
+            "k": pa.array(range(100), pa.int32()),
+            "name": [f"n{i % 9}" for i in range(100)],
+            "x": [None if i % 10 == 0 else i * 0.5 for i in range(100)],
+        }
+    )
 
     def list_flights(self, context, criteria):  # type: ignore[no-untyped-def]
         yield flight.FlightInfo(self.TABLE.schema, flight.FlightDescriptor.for_path("numbers"), [], 100, -1)
@@ -218,7 +265,9 @@ def test_a_plain_flight_server_gets_no_filter_and_spark_filters_everything(spark
         federation.attach("plain", f"grpc://127.0.0.1:{server.port}")
         query = "SELECT k, name FROM plain.numbers WHERE x > 20 AND name IN ('n1', 'n2') LIMIT 1000"
         [scan] = federation.plan(query).scans
-        assert {v.level.value for v in scan.verdicts} == {"UNSUPPORTED"} and "not a Sluice server" in scan.verdicts[0].reason
+        assert {v.level.value for v in scan.verdicts} == {"UNSUPPORTED"} and "not a Sluice server" in scan.verdicts[
+            0
+        ].reason
         rows = sorted(tuple(r) for r in federation.sql(query).collect())
         assert rows == [(k, f"n{k % 9}") for k in range(100) if k % 10 and k * 0.5 > 20 and k % 9 in (1, 2)]
         assert federation.sql("SELECT count(*) AS n FROM plain.numbers LIMIT 5").collect()[0].n == 100
@@ -237,7 +286,9 @@ def test_a_server_killed_mid_stream_fails_the_query(spark, tmp_path: Path) -> No
 
         def run() -> None:
             try:
-                outcome["rows"] = federation.sql("SELECT count(*) AS n, max(length(body)) AS w FROM dying.lite.wide").collect()
+                outcome["rows"] = federation.sql(
+                    "SELECT count(*) AS n, max(length(body)) AS w FROM dying.lite.wide"
+                ).collect()
             except Exception as error:  # noqa: BLE001 - the test inspects it
                 outcome["error"] = error
 

@@ -45,8 +45,12 @@ def test_fuzz(spark, tmp_path) -> None:
     replay = f"python -m fuzz --seed {seed} --sources {','.join(usable)}"
     found = "\n\n".join(f.text for f in summary.found[:3])
     mismatches, fresh = summary.mismatches, summary.cases - replayed
-    assert mismatches == 0, (f"{mismatches} mismatch(es), seed {seed} (replay and shrink: {replay}; "
-                             f"skipped sources: {skipped or 'none'})\n{summary.render()}\n\n{found}")
+    assert mismatches == 0, (
+        f"{mismatches} mismatch(es), seed {seed} (replay and shrink: {replay}; "
+        f"skipped sources: {skipped or 'none'})\n{summary.render()}\n\n{found}"
+    )
     assert fresh >= MIN_CASES, f"too few new cases ran (seed {seed}):\n{summary.render()}"
     for name, tally in summary.tallies.items():
-        assert tally.scans_pushed >= MIN_PUSHED * tally.scans, f"{name}: too little pushed to prove anything\n{summary.render()}"
+        assert tally.scans_pushed >= MIN_PUSHED * tally.scans, (
+            f"{name}: too little pushed to prove anything\n{summary.render()}"
+        )

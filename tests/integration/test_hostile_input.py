@@ -40,9 +40,39 @@ MY_URL = "mysql://root@127.0.0.1:3306/sluice_hostile"
 INJECTION = "x'; DROP TABLE t; --"
 #: quotes of every kind, backslashes (MySQL), comment starters, semicolons, NUL, line breaks,
 #: look-alikes of the quote (U+2019, U+FF07, U+02BC), LIKE metacharacters, 1 MB
-VALUES = ["plain", "it's", "''", '"dq"', "`bt`", "back\\slash", "\\'", "\\\\", INJECTION, "x\\'; DELETE FROM t; #",
-          "/* c */", "*/", "-- c", "# c", "a;b", "$$", "line\nbreak", "cr\r\nlf", "tab\t", "\u2019", "\uff07", "\u02bc",
-          "a\x00b", "\x00", "😀", "%_", "a%b", "a_b", "ß", "SS", "x" * 1_000_000]
+VALUES = [
+    "plain",
+    "it's",
+    "''",
+    '"dq"',
+    "`bt`",
+    "back\\slash",
+    "\\'",
+    "\\\\",
+    INJECTION,
+    "x\\'; DELETE FROM t; #",
+    "/* c */",
+    "*/",
+    "-- c",
+    "# c",
+    "a;b",
+    "$$",
+    "line\nbreak",
+    "cr\r\nlf",
+    "tab\t",
+    "\u2019",
+    "\uff07",
+    "\u02bc",
+    "a\x00b",
+    "\x00",
+    "😀",
+    "%_",
+    "a%b",
+    "a_b",
+    "ß",
+    "SS",
+    "x" * 1_000_000,
+]
 NAMES = ['we"ird', "it's", "back`tick", "sp ace", "semi;colon", "dash--x", "ünï"]
 SOURCES = ("pg", "my", "lite", "duck")
 TABLE = {"pg": "pg.sluice_hostile.t", "my": "my.sluice_hostile.t", "lite": "lite.t", "duck": "duck.t"}
@@ -105,16 +135,25 @@ def _create(folder: Path) -> dict[str, str]:
     marks = ", ".join(["%s"] * (len(NAMES) + 2))
     wide = ", ".join(f"c{k} INTEGER" for k in range(1000))
     wide_rows = [tuple(r * 1000 + k for k in range(1000)) for r in range(20)]
-    _pg("DROP SCHEMA IF EXISTS sluice_hostile CASCADE", "CREATE SCHEMA sluice_hostile",
+    _pg(
+        "DROP SCHEMA IF EXISTS sluice_hostile CASCADE",
+        "CREATE SCHEMA sluice_hostile",
         f"CREATE TABLE sluice_hostile.t (id BIGINT PRIMARY KEY, v TEXT, {named})",
         "CREATE TABLE sluice_hostile.big AS SELECT g::bigint AS id FROM generate_series(0, 19999) g",
-        f"CREATE TABLE sluice_hostile.wide ({wide})", rows=_rows("pg"), insert=f"INSERT INTO sluice_hostile.t VALUES ({marks})")
+        f"CREATE TABLE sluice_hostile.wide ({wide})",
+        rows=_rows("pg"),
+        insert=f"INSERT INTO sluice_hostile.t VALUES ({marks})",
+    )
     _pg(rows=wide_rows, insert=f"INSERT INTO sluice_hostile.wide VALUES ({', '.join(['%s'] * 1000)})")
     my_named = ", ".join(f"{quoted(n, '`')} TEXT" for n in NAMES)
-    _my("DROP DATABASE IF EXISTS sluice_hostile", "CREATE DATABASE sluice_hostile CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci",
+    _my(
+        "DROP DATABASE IF EXISTS sluice_hostile",
+        "CREATE DATABASE sluice_hostile CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci",
         f"CREATE TABLE sluice_hostile.t (id BIGINT PRIMARY KEY, v LONGTEXT, {my_named})",
         "CREATE TABLE sluice_hostile.big (id BIGINT PRIMARY KEY)",
-        rows=_rows("my"), insert=f"INSERT INTO sluice_hostile.t VALUES ({marks})")
+        rows=_rows("my"),
+        insert=f"INSERT INTO sluice_hostile.t VALUES ({marks})",
+    )
     _my(rows=[(k,) for k in range(ROWS_BIG)], insert="INSERT INTO sluice_hostile.big VALUES (%s)")
     lite, duck = folder / "hostile.db", folder / "hostile.duckdb"
     connection = sqlite3.connect(lite)
@@ -139,8 +178,12 @@ def _counts(urls: dict[str, str]) -> dict[str, int]:
     lite = sqlite3.connect(urls["lite"].split(":///", 1)[1])
     duck = duckdb.connect(urls["duck"].split(":///", 1)[1], read_only=True)
     try:
-        return {"pg": _pg("SELECT count(*) FROM sluice_hostile.t")[0][0], "my": _my("SELECT count(*) FROM sluice_hostile.t")[0][0],
-                "lite": lite.execute("SELECT count(*) FROM t").fetchone()[0], "duck": duck.execute("SELECT count(*) FROM t").fetchone()[0]}
+        return {
+            "pg": _pg("SELECT count(*) FROM sluice_hostile.t")[0][0],
+            "my": _my("SELECT count(*) FROM sluice_hostile.t")[0][0],
+            "lite": lite.execute("SELECT count(*) FROM t").fetchone()[0],
+            "duck": duck.execute("SELECT count(*) FROM t").fetchone()[0],
+        }
     finally:
         lite.close()
         duck.close()
@@ -176,12 +219,20 @@ def _cases() -> list[Case]:
         cases.append((f"v >= {value!r}", f"v >= {spark_string(value)}", lambda i, v, value=value: v >= value))
     for prefix in ("'", "\\", "%", "_", "x'; DROP", "a\x00", "\u2019", "--", "/*"):
         pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        cases.append((f"v LIKE {pattern!r}", f"v LIKE {spark_string(pattern)}", lambda i, v, prefix=prefix: v.startswith(prefix)))
+        cases.append(
+            (f"v LIKE {pattern!r}", f"v LIKE {spark_string(pattern)}", lambda i, v, prefix=prefix: v.startswith(prefix))
+        )
     chosen = [INJECTION, "\x00", "''", "\uff07", "nothing"]
     cases.append(("v IN (...)", f"v IN ({', '.join(spark_string(v) for v in chosen)})", lambda i, v: v in chosen))
     for name in NAMES:
         cases.append((f"{name} =", f"{spark_name(name)} = {spark_string(f'{name}:3')}", lambda i, v: i == 3))
-        cases.append((f"{name} LIKE", f"{spark_name(name)} LIKE {spark_string(f'{name}:1%')}", lambda i, v: str(i).startswith("1")))
+        cases.append(
+            (
+                f"{name} LIKE",
+                f"{spark_name(name)} LIKE {spark_string(f'{name}:1%')}",
+                lambda i, v: str(i).startswith("1"),
+            )
+        )
     return cases
 
 
@@ -192,7 +243,9 @@ def _read(federation: Federation, scan) -> set[int]:  # type: ignore[no-untyped-
 
 
 @pytest.mark.parametrize("source", SOURCES)
-def test_hostile_literals_and_names_select_what_spark_selects(hostile: Federation, urls: dict[str, str], source: str) -> None:
+def test_hostile_literals_and_names_select_what_spark_selects(
+    hostile: Federation, urls: dict[str, str], source: str
+) -> None:
     """Per predicate: the rows the pushed SQL returns are the rows Spark's own filter keeps
     (every predicate evaluated by Spark, pushdown off, in one scan) and the rows computed here."""
     cases = _cases()
@@ -218,7 +271,10 @@ def test_hostile_literals_and_names_select_what_spark_selects(hostile: Federatio
         elif any(v.level.pushed for v in own):
             assert remote >= expected, (label, shown)
         else:  # left to Spark: only NUL, where the engine cannot take it
-            assert all("NUL (U+0000)" in v.reason for v in own) and source in ("pg", "lite"), (label, [v.reason for v in own])
+            assert all("NUL (U+0000)" in v.reason for v in own) and source in ("pg", "lite"), (
+                label,
+                [v.reason for v in own],
+            )
     assert offered > 0.8 * len(cases) and exact > 0.8 * offered
     assert _counts(urls) == before == {name: len(stored(name)) for name in SOURCES}  # nothing dropped or deleted
 
@@ -228,7 +284,9 @@ def test_hostile_literals_end_to_end_pushdown_on_equals_off(hostile: Federation)
     values = [v for v in VALUES if "\x00" not in v]
     query = " UNION ALL ".join(
         f"SELECT '{source}' AS src, id FROM {TABLE[source]} WHERE v IN ({', '.join(spark_string(v) for v in values)}) "
-        f"AND {spark_name(name)} LIKE {spark_string(name + ':%')}" for source, name in zip(SOURCES, NAMES))
+        f"AND {spark_name(name)} LIKE {spark_string(name + ':%')}"
+        for source, name in zip(SOURCES, NAMES)
+    )
     assert all(v.level is Level.EXACT for scan in hostile.plan(query).scans for v in scan.verdicts)
     pushed = Counter(tuple(row) for row in hostile.sql(query).collect())
     assert pushed == Counter(tuple(row) for row in hostile.sql(query, pushdown=False).collect())
@@ -258,7 +316,9 @@ def test_an_in_list_of_100000_values_is_pushed_whole(hostile: Federation, source
     pushed and exact, and the engine returns exactly the rows."""
     real = hostile._sources[source]
     table = real.describe("sluice_hostile" if source in ("pg", "my") else None, "big")
-    numbers = exp.In(this=exp.column("id", quoted=True), expressions=[exp.Literal.number(k) for k in range(0, 200_000, 2)])
+    numbers = exp.In(
+        this=exp.column("id", quoted=True), expressions=[exp.Literal.number(k) for k in range(0, 200_000, 2)]
+    )
     [verdict] = real.classify(table, [numbers], "UTC")
     assert verdict.level is Level.EXACT and len(verdict.remote_sql) < MAX_PUSHED_CHARS
     spec = ScanSpec.for_source(real, table, ("id",), where=(verdict.remote_sql,))
@@ -269,20 +329,26 @@ def test_an_in_list_of_100000_values_is_pushed_whole(hostile: Federation, source
 def test_an_in_list_past_the_pushed_text_budget_is_left_to_spark(hostile: Federation) -> None:
     """100,000 strings of 50 characters (4.5 MB of SQL): not sent, with the reason EXPLAIN shows."""
     real = hostile._sources["lite"]
-    words = exp.In(this=exp.column("v", quoted=True), expressions=[exp.Literal.string(f"value {k:06d} " + "-" * 40) for k in range(100_000)])
+    words = exp.In(
+        this=exp.column("v", quoted=True),
+        expressions=[exp.Literal.string(f"value {k:06d} " + "-" * 40) for k in range(100_000)],
+    )
     [verdict] = real.classify(real.describe(None, "t"), [words], "UTC")
     assert verdict.level is Level.UNSUPPORTED and verdict.remote_sql is None
     assert f"a scan pushes at most {MAX_PUSHED_CHARS:,}" in verdict.reason
 
 
-@pytest.mark.parametrize("shape", [
-    "(" * 1000 + "id = 1" + ")" * 1000,
-    "NOT " * 1000 + "id = 1",
-    "(id = 1 AND " * 1000 + "id = 2" + ")" * 1000,
-    "(id = 1 OR " * 1000 + "id = 2" + ")" * 1000,
-    "NOT (" * 1000 + "id = 1" + ")" * 1000,
-    "id = " + " + ".join(["1"] * 1000),
-])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "(" * 1000 + "id = 1" + ")" * 1000,
+        "NOT " * 1000 + "id = 1",
+        "(id = 1 AND " * 1000 + "id = 2" + ")" * 1000,
+        "(id = 1 OR " * 1000 + "id = 2" + ")" * 1000,
+        "NOT (" * 1000 + "id = 1" + ")" * 1000,
+        "id = " + " + ".join(["1"] * 1000),
+    ],
+)
 def test_predicates_nested_1000_levels_deep_give_sparks_answer_or_sparks_error(hostile: Federation, shape: str) -> None:
     """Spark parses the query now; whatever it makes of 1,000 levels (an answer or its own
     error), pushdown changes nothing, and Sluice pushes at most 100 levels (TOO_DEEP)."""
@@ -302,12 +368,17 @@ def test_thousands_of_flat_terms_are_pushed_as_sql_every_engine_parses(hostile: 
     ors = " OR ".join(f"id = {k}" for k in range(0, 3000, 3))
     ands = " AND ".join(f"id <> {k}" for k in range(1, 2001, 2))
     branches = [("lite", "or", ors), ("lite", "and", ands + " AND id < 2100")]  # SQLite: the strictest parser
-    query = " UNION ALL ".join(f"SELECT '{source}' AS src, '{kind}' AS kind, id FROM {TABLE[source].rsplit('.', 1)[0]}.big "
-                               f"WHERE {predicate}" for source, kind, predicate in branches)
+    query = " UNION ALL ".join(
+        f"SELECT '{source}' AS src, '{kind}' AS kind, id FROM {TABLE[source].rsplit('.', 1)[0]}.big WHERE {predicate}"
+        for source, kind, predicate in branches
+    )
     plan = hostile.plan(query)
     assert all(v.level is Level.EXACT for scan in plan.scans for v in scan.verdicts)
     rows = Counter((r.src, r.kind, r.id) for r in hostile.sql(query).collect())
-    expected = Counter([("lite", "or", k) for k in range(0, 3000, 3)] + [("lite", "and", k) for k in range(2100) if k % 2 == 0 or k > 2000])
+    expected = Counter(
+        [("lite", "or", k) for k in range(0, 3000, 3)]
+        + [("lite", "and", k) for k in range(2100) if k % 2 == 0 or k > 2000]
+    )
     assert rows == expected
 
 

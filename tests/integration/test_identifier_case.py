@@ -89,7 +89,9 @@ def _read_both(spark, url: str, tables: dict[str, str], order: list[str]) -> dic
 
 
 @pytest.mark.parametrize("order", [["Cs", "cs"], ["cs", "Cs"]])
-def test_postgres_tables_differing_in_case_are_two_tables_in_either_order(spark, pg_pair: str, order: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_postgres_tables_differing_in_case_are_two_tables_in_either_order(
+    spark, pg_pair: str, order: list[str]
+) -> None:  # type: ignore[no-untyped-def]
     tables = {name: f"sluice_case.`{name}`" for name in PAIR}
     found = _read_both(spark, pg_pair, tables, order)
     assert found == {name: [(f"{value}_col", value)] for name, value in PAIR.items()}
@@ -123,7 +125,7 @@ def test_flight_publishing_keeps_the_two_postgres_tables_apart(pg_pair: str, my_
     for source, schema in (("pg", "sluice_case"), ("my", "sluice_case")):
         listed = sorted(path for path in published.paths([source, schema]))
         assert listed == [(source, schema, "Cs"), (source, schema, "cs")]
-        for name in (["Cs", "cs"] if source == "pg" else ["cs", "Cs"]):
+        for name in ["Cs", "cs"] if source == "pg" else ["cs", "Cs"]:
             _, table = published.resolve([source, schema, name])
             assert [c.name for c in table.columns] == [f"{PAIR[name]}_col"], (source, name)
     assert list(published.paths(["pg", "SLUICE_CASE"])) == []  # schema names are case-sensitive in PostgreSQL too

@@ -82,8 +82,11 @@ def leftovers(url: str) -> list[str]:
     """Files and folders under the table's data folder that hold no file a snapshot references."""
     table = readings_table(url)
     data = Path(local(table.location())) / "data"
-    referenced = {Path(local(task.file.file_path)) for snapshot in table.snapshots()
-                  for task in table.scan(snapshot_id=snapshot.snapshot_id).plan_files()}
+    referenced = {
+        Path(local(task.file.file_path))
+        for snapshot in table.snapshots()
+        for task in table.scan(snapshot_id=snapshot.snapshot_id).plan_files()
+    }
     needed = referenced | {parent for path in referenced for parent in path.parents}
     return sorted(str(path) for path in data.rglob("*") if path not in needed)
 
@@ -154,8 +157,12 @@ def test_schema_mismatch_names_the_column(spark, tmp_path: Path) -> None:
     from pyspark.sql import functions as F
 
     url = lake_url(tmp_path)
-    frame = (readings(spark, 1_000, missions=(205,), days=1)
-             .withColumn("voltage", F.col("voltage").cast("string")).drop("status").withColumn("spare", F.lit(1)))
+    frame = (
+        readings(spark, 1_000, missions=(205,), days=1)
+        .withColumn("voltage", F.col("voltage").cast("string"))
+        .drop("status")
+        .withColumn("spare", F.lit(1))
+    )
     with pytest.raises(ConfigError) as caught:
         ingest(spark, url, frame, report=quiet)
     message = str(caught.value)
@@ -165,8 +172,12 @@ def test_schema_mismatch_names_the_column(spark, tmp_path: Path) -> None:
     assert not (tmp_path / "catalog.db").exists() and not (tmp_path / "warehouse").exists()
 
     with pytest.raises(ConfigError, match="column ts: the table has timestamp .* the input has timestamp_ntz"):
-        ingest(spark, url, readings(spark, 1_000, missions=(205,), days=1)
-               .withColumn("ts", F.col("ts").cast("timestamp_ntz")), report=quiet)
+        ingest(
+            spark,
+            url,
+            readings(spark, 1_000, missions=(205,), days=1).withColumn("ts", F.col("ts").cast("timestamp_ntz")),
+            report=quiet,
+        )
 
 
 def test_required_column_rejects_a_nullable_input(spark) -> None:
@@ -189,8 +200,9 @@ def test_a_failed_job_leaves_the_table_as_it_was(spark, tmp_path: Path, monkeypa
 
     # 1. Spark fails while running the job: an executor raises on one row
     poisoned = readings(spark, 20_000, missions=(412,), days=1)
-    poisoned = poisoned.withColumn("voltage", F.when(F.col("payload_id") == 412002, F.raise_error(F.lit("injected")))
-                                   .otherwise(F.col("voltage")))
+    poisoned = poisoned.withColumn(
+        "voltage", F.when(F.col("payload_id") == 412002, F.raise_error(F.lit("injected"))).otherwise(F.col("voltage"))
+    )
     with pytest.raises(Exception, match="injected"):
         ingest(spark, url, poisoned, report=quiet)
 
@@ -224,8 +236,13 @@ def test_a_killed_job_leaves_no_referenced_file(spark, tmp_path: Path) -> None:
     before = ingest(spark, url, readings(spark, 20_000, missions=(205,), days=1), report=quiet)
     data = Path(local(readings_table(url).location())) / "data"
 
-    job = subprocess.Popen([sys.executable, "-c", KILLED_JOB, url], cwd=REPO, start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    job = subprocess.Popen(
+        [sys.executable, "-c", KILLED_JOB, url],
+        cwd=REPO,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 180
         while not any(data.glob("_staging-*/**/*.parquet")) and job.poll() is None and time.monotonic() < deadline:
@@ -256,10 +273,18 @@ def test_cli_ingests_a_csv_file(spark, tmp_path: Path, capsys: pytest.CaptureFix
     assert "snapshot" in capsys.readouterr().out
     ingested = readings_table(url).scan().to_arrow()
     assert ingested.num_rows == frame.count()
-    expected = frame.agg(F.count_if(F.isnan("voltage")), F.count_if(F.col("voltage").isNull()),
-                         F.count_if(F.col("message") == ""), F.count_if(F.col("message").isNull())).first()
-    found = (pc.sum(pc.is_nan(ingested["voltage"])).as_py(), ingested["voltage"].null_count,
-             pc.sum(pc.equal(ingested["message"], "")).as_py(), ingested["message"].null_count)
+    expected = frame.agg(
+        F.count_if(F.isnan("voltage")),
+        F.count_if(F.col("voltage").isNull()),
+        F.count_if(F.col("message") == ""),
+        F.count_if(F.col("message").isNull()),
+    ).first()
+    found = (
+        pc.sum(pc.is_nan(ingested["voltage"])).as_py(),
+        ingested["voltage"].null_count,
+        pc.sum(pc.equal(ingested["message"], "")).as_py(),
+        ingested["message"].null_count,
+    )
     assert found == tuple(expected)  # NaN, NULL and '' survive the CSV round trip
     assert all(count > 0 for count in found)
 

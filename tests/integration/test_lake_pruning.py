@@ -42,9 +42,19 @@ def _rows(seed: int) -> pa.Table:
     data = []
     for _ in range(ROWS):
         ts = START + dt.timedelta(seconds=rng.randrange(0, 6 * 86400))
-        data.append({"mission_id": rng.randint(1, 3), "payload_id": rng.randrange(0, 120), "sensor": rng.choice(["volt", "temp", "gyro"]),
-                     "ts": ts, "day": ts.date(), "voltage": rng.choice([None, float("nan"), rng.uniform(0, 30)]),
-                     "temperature": rng.uniform(-50, 50), "status": rng.choice(["OK", "WARN", "FAULT"]), "message": ""})
+        data.append(
+            {
+                "mission_id": rng.randint(1, 3),
+                "payload_id": rng.randrange(0, 120),
+                "sensor": rng.choice(["volt", "temp", "gyro"]),
+                "ts": ts,
+                "day": ts.date(),
+                "voltage": rng.choice([None, float("nan"), rng.uniform(0, 30)]),
+                "temperature": rng.uniform(-50, 50),
+                "status": rng.choice(["OK", "WARN", "FAULT"]),
+                "message": "",
+            }
+        )
     return pa.Table.from_pylist(data, schema=schema().as_arrow())
 
 
@@ -56,7 +66,10 @@ def lake(tmp_path_factory, spark):
     location = LakeLocation.from_url(f"iceberg+sqlite:///{folder}/catalog.db")
     catalog = open_catalog(location, create=True)
     rows = _rows(3)
-    for name, arrow in (("clustered", rows.sort_by([("payload_id", "ascending"), ("ts", "ascending")])), ("unclustered", rows)):
+    for name, arrow in (
+        ("clustered", rows.sort_by([("payload_id", "ascending"), ("ts", "ascending")])),
+        ("unclustered", rows),
+    ):
         table = create_readings(catalog, "telemetry", name)
         with table.transaction() as tx:
             tx.set_properties({"write.parquet.row-group-limit": "50"})
@@ -83,7 +96,9 @@ def _expected_row_groups(catalog, table_name: str, predicate: str) -> set[tuple[
             continue
         if predicate == "payload_id = 17" and partition["payload_id_bucket"] != bucket_of(17):
             continue
-        if predicate.startswith("payload_id BETWEEN") and partition["payload_id_bucket"] not in {bucket_of(v) for v in range(40, 45)}:
+        if predicate.startswith("payload_id BETWEEN") and partition["payload_id_bucket"] not in {
+            bucket_of(v) for v in range(40, 45)
+        }:
             continue  # a narrow range prunes buckets as the set of its values
         metadata = pq.read_metadata(path.removeprefix("file://"))
         names = [metadata.schema.column(i).name for i in range(metadata.num_columns)]
@@ -119,7 +134,9 @@ def test_clustering_prunes_row_groups_that_random_order_cannot(lake) -> None:
     fed, _ = lake
     kept = {}
     for name in ("clustered", "unclustered"):
-        (pyramid,) = fed.pruning(f"SELECT voltage FROM lake.telemetry.{name} WHERE payload_id BETWEEN 40 AND 44").values()
+        (pyramid,) = fed.pruning(
+            f"SELECT voltage FROM lake.telemetry.{name} WHERE payload_id BETWEEN 40 AND 44"
+        ).values()
         groups = pyramid.tiers[-1]
         kept[name] = groups.kept / groups.total
     assert kept["clustered"] < 0.35 and kept["unclustered"] > 0.9, kept
@@ -129,7 +146,9 @@ def test_identity_and_day_partitions_decide_whole_files(lake) -> None:
     """Predicates entirely on identity/day partitions: every kept file matches entirely and
     is read without a row filter; a bucketed column's range prunes no partition."""
     fed, _ = lake
-    (whole,) = fed.pruning(f"SELECT voltage FROM lake.telemetry.clustered WHERE mission_id = 2 AND {CASES['one day (day partition)']}").values()
+    (whole,) = fed.pruning(
+        f"SELECT voltage FROM lake.telemetry.clustered WHERE mission_id = 2 AND {CASES['one day (day partition)']}"
+    ).values()
     assert whole.reads and whole.unfiltered_files == len(whole.reads)
     assert {c.partition for c in whole.conjuncts} == {"exact"}
     (bucketed,) = fed.pruning("SELECT voltage FROM lake.telemetry.clustered WHERE payload_id > 100").values()
@@ -149,7 +168,9 @@ def test_explain_plot_writes_a_picture(lake, tmp_path) -> None:
 
     fed, _ = lake
     path = tmp_path / "pyramid.png"
-    write_pyramid_png(fed.pruning("SELECT voltage FROM lake.telemetry.clustered WHERE payload_id BETWEEN 40 AND 44"), str(path))
+    write_pyramid_png(
+        fed.pruning("SELECT voltage FROM lake.telemetry.clustered WHERE payload_id BETWEEN 40 AND 44"), str(path)
+    )
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
     text = fed.explain("SELECT voltage FROM lake.telemetry.clustered WHERE mission_id = 2")
     assert "pruning pyramid" in text and "row groups" in text
@@ -162,7 +183,9 @@ def test_a_lake_reads_the_same_under_any_attach_name(lake, spark) -> None:
     url = fed._sources["lake"].url
     fed.attach("archive", url)
     frame = spark.read.format("sluice").option("url", url).option("table", "telemetry.clustered").load()
-    counts = {fed.sql(f"SELECT count(*) FROM {name}.telemetry.clustered").collect()[0][0] for name in ("lake", "archive")}
+    counts = {
+        fed.sql(f"SELECT count(*) FROM {name}.telemetry.clustered").collect()[0][0] for name in ("lake", "archive")
+    }
     assert counts == {frame.count()} == {ROWS}
 
 
@@ -181,9 +204,14 @@ def test_partition_values_escaped_in_paths_are_read_from_the_paths_written(lake,
     fed, catalog = lake
     catalog.create_namespace_if_not_exists("odd")
     fields = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "s", StringType(), required=False))
-    table = catalog.create_table(("odd", "escaped"), schema=fields,
-                                 partition_spec=PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "s")))
-    table.append(pa.table({"id": pa.array(range(len(ESCAPED_VALUES)), pa.int64()), "s": pa.array(ESCAPED_VALUES, pa.string())}))
+    table = catalog.create_table(
+        ("odd", "escaped"),
+        schema=fields,
+        partition_spec=PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "s")),
+    )
+    table.append(
+        pa.table({"id": pa.array(range(len(ESCAPED_VALUES)), pa.int64()), "s": pa.array(ESCAPED_VALUES, pa.string())})
+    )
     paths = [task.file.file_path for task in table.scan().plan_files()]
     assert any("%5C" in p for p in paths), paths  # the layout this test is about
     expected = sorted((r["id"], r["s"]) for r in table.scan().to_arrow().to_pylist())
@@ -192,7 +220,11 @@ def test_partition_values_escaped_in_paths_are_read_from_the_paths_written(lake,
         literal = value.replace("\\", "\\\\").replace("'", "\\'")
         query = f"SELECT id FROM lake.odd.escaped WHERE s = '{literal}'"
         on = fed.sql(query).collect()
-        assert [r.id for r in on] == [ESCAPED_VALUES.index(value)] == [r.id for r in fed.sql(query, pushdown=False).collect()], value
+        assert (
+            [r.id for r in on]
+            == [ESCAPED_VALUES.index(value)]
+            == [r.id for r in fed.sql(query, pushdown=False).collect()]
+        ), value
 
 
 def test_a_narrow_range_prunes_buckets_and_returns_the_rows_of_pushdown_off(lake) -> None:
@@ -202,10 +234,15 @@ def test_a_narrow_range_prunes_buckets_and_returns_the_rows_of_pushdown_off(lake
     from pyiceberg.types import LongType
 
     fed, catalog = lake
-    query = "SELECT mission_id, payload_id, ts, voltage FROM lake.telemetry.clustered WHERE payload_id BETWEEN 17 AND 18"
+    query = (
+        "SELECT mission_id, payload_id, ts, voltage FROM lake.telemetry.clustered WHERE payload_id BETWEEN 17 AND 18"
+    )
     (pyramid,) = fed.pruning(query).values()
     bucket_of = BucketTransform(4).transform(LongType())
-    buckets = {f["file_path"]: f["partition"]["payload_id_bucket"] for f in catalog.load_table(("telemetry", "clustered")).inspect.files().to_pylist()}
+    buckets = {
+        f["file_path"]: f["partition"]["payload_id_bucket"]
+        for f in catalog.load_table(("telemetry", "clustered")).inspect.files().to_pylist()
+    }
     assert {buckets[read.path] for read in pyramid.reads} <= {bucket_of(17), bucket_of(18)}
     assert pyramid.tiers[1].kept < pyramid.tiers[1].total
     on, off = _answer(fed.sql(query)), _answer(fed.sql(query, pushdown=False))
@@ -215,10 +252,16 @@ def test_a_narrow_range_prunes_buckets_and_returns_the_rows_of_pushdown_off(lake
 #: Spark SQL over partition columns holding NULLs, AND/OR/NOT shapes (the session zone is
 #: America/New_York: 00:00 there is 05:00 UTC)
 NULL_PARTITION_QUERIES = [
-    "a > 5 OR b = 3", "NOT (a > 5 OR b = 3)", "(a < 5 OR b IS NULL) AND NOT (b = 1)", "a IN (1, 2, 7) OR b > 3",
-    "s > 'v3' OR b = 3", "NOT (s < 'v2' AND b IS NOT NULL)",
-    "ts > TIMESTAMP '2026-03-03 00:00:00' OR b = 3", "NOT (ts <= TIMESTAMP '2026-03-03 00:00:00') AND (a > 5 OR b IS NULL)",
-    "d >= DATE '2026-03-04' OR a < 3", "NOT (d < DATE '2026-03-04' OR b = 3)",
+    "a > 5 OR b = 3",
+    "NOT (a > 5 OR b = 3)",
+    "(a < 5 OR b IS NULL) AND NOT (b = 1)",
+    "a IN (1, 2, 7) OR b > 3",
+    "s > 'v3' OR b = 3",
+    "NOT (s < 'v2' AND b IS NOT NULL)",
+    "ts > TIMESTAMP '2026-03-03 00:00:00' OR b = 3",
+    "NOT (ts <= TIMESTAMP '2026-03-03 00:00:00') AND (a > 5 OR b IS NULL)",
+    "d >= DATE '2026-03-04' OR a < 3",
+    "NOT (d < DATE '2026-03-04' OR b = 3)",
 ]
 
 

@@ -40,8 +40,10 @@ def write_weather(path: Path, rows: int = ROWS, seed: int = 7, extra: bool = Fal
         station = rng.choice(["Zürich", "Oslo", "São Paulo", "", "Köln, Ost"])
         station = f'"{station}"' if "," in station else station
         temp = "" if rng.random() < 0.05 else f"{rng.uniform(-20, 35):.2f}"
-        line = (f"{rng.randrange(0, 300) if number % 50 else 10_000_000_000 + number},{ts:%Y-%m-%dT%H:%M:%SZ},"
-                f"{station},{temp},{rng.choice(['true', 'false'])},{ts:%Y-%m-%d}")
+        line = (
+            f"{rng.randrange(0, 300) if number % 50 else 10_000_000_000 + number},{ts:%Y-%m-%dT%H:%M:%SZ},"
+            f"{station},{temp},{rng.choice(['true', 'false'])},{ts:%Y-%m-%d}"
+        )
         lines.append(line + (f",{rng.randrange(0, 90)}" if extra else ""))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -73,8 +75,11 @@ def state(folder: Path) -> tuple[list[tuple], dict[str, str]]:
         with sqlite3.connect(catalog) as connection:
             for (table,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
                 rows += [(table, *row) for row in connection.execute(f'SELECT * FROM "{table}" ORDER BY 1, 2, 3')]
-    files = {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
-             for path in sorted(folder.rglob("*")) if path.is_file() and path.name != "catalog.db"}
+    files = {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name != "catalog.db"
+    }
     dirs = {str(path.relative_to(folder)): "dir" for path in folder.rglob("*") if path.is_dir()}
     return rows, {**files, **dirs}
 
@@ -86,8 +91,16 @@ def weather_lake(spark, tmp_path: Path):  # type: ignore[no-untyped-def]
 
     csv = write_weather(tmp_path / "weather.csv")
     url = lake_url(tmp_path / "lake")
-    summary = ingest(spark, url, csv, namespace="weather", table="obs", partition_by=PARTITION_BY,
-                     sort_by="station, ts desc", report=quiet)
+    summary = ingest(
+        spark,
+        url,
+        csv,
+        namespace="weather",
+        table="obs",
+        partition_by=PARTITION_BY,
+        sort_by="station, ts desc",
+        report=quiet,
+    )
     fed = Federation(spark=spark)
     fed.attach("mylake", url)
     return fed, url, csv, summary
@@ -100,12 +113,18 @@ def test_a_csv_becomes_a_partitioned_sorted_table_that_reads_as_spark_reads_the_
     fed, url, csv, summary = weather_lake
     table = load(url)
     assert [(field.name, str(field.field_type)) for field in table.schema().fields] == [
-        ("id", "long"), ("ts", "timestamptz"), ("station", "string"), ("temp", "double"), ("wet", "boolean"),
-        ("day", "date")]
-    assert [(field.name, str(field.transform)) for field in table.spec().fields] == [("ts_day", "day"),
-                                                                                    ("id_bucket", "bucket[4]")]
-    assert [str(field) for field in table.sort_order().fields] == ["3 ASC NULLS FIRST",
-                                                                  "2 DESC NULLS LAST"]
+        ("id", "long"),
+        ("ts", "timestamptz"),
+        ("station", "string"),
+        ("temp", "double"),
+        ("wet", "boolean"),
+        ("day", "date"),
+    ]
+    assert [(field.name, str(field.transform)) for field in table.spec().fields] == [
+        ("ts_day", "day"),
+        ("id_bucket", "bucket[4]"),
+    ]
+    assert [str(field) for field in table.sort_order().fields] == ["3 ASC NULLS FIRST", "2 DESC NULLS LAST"]
     assert table.properties["write.target-file-size-bytes"] == str(128 << 20)
     assert summary.rows == ROWS
 
@@ -118,17 +137,26 @@ def test_a_csv_becomes_a_partitioned_sorted_table_that_reads_as_spark_reads_the_
         rows = spark.read.parquet(data_file.file_path).select("id", "ts").collect()
         assert {bucket(row.id) for row in rows} == {data_file.partition[1]}
         assert {(row.ts.astimezone(dt.timezone.utc).date() - dt.date(1970, 1, 1)).days for row in rows} == {
-            data_file.partition[0]}
+            data_file.partition[0]
+        }
 
     expected = reference(spark, csv)
     assert expected.schema.simpleString() == fed.sql("SELECT * FROM mylake.weather.obs").schema.simpleString()
     assert answer(fed.sql("SELECT * FROM mylake.weather.obs")) == answer(expected)
     expected.createOrReplaceTempView("weather_csv")
-    for condition in ("ts >= TIMESTAMP '2025-03-09 00:00:00 UTC' AND ts < TIMESTAMP '2025-03-10 00:00:00 UTC'",
-                      "id = 17", "id IN (3, 150, 10000000000)", "day = DATE '2025-03-08' AND id > 200",
-                      "station = 'Zürich' AND temp > 20", "station IS NULL", "wet AND ts < TIMESTAMP '2025-03-08'"):
+    for condition in (
+        "ts >= TIMESTAMP '2025-03-09 00:00:00 UTC' AND ts < TIMESTAMP '2025-03-10 00:00:00 UTC'",
+        "id = 17",
+        "id IN (3, 150, 10000000000)",
+        "day = DATE '2025-03-08' AND id > 200",
+        "station = 'Zürich' AND temp > 20",
+        "station IS NULL",
+        "wet AND ts < TIMESTAMP '2025-03-08'",
+    ):
         lake_query = f"SELECT * FROM mylake.weather.obs WHERE {condition}"
-        assert answer(fed.sql(lake_query)) == answer(spark.sql(f"SELECT * FROM weather_csv WHERE {condition}")), condition
+        assert answer(fed.sql(lake_query)) == answer(spark.sql(f"SELECT * FROM weather_csv WHERE {condition}")), (
+            condition
+        )
     (pyramid,) = fed.pruning("SELECT * FROM mylake.weather.obs WHERE id = 17").values()
     assert pyramid.tiers[0].kept < pyramid.tiers[0].total or pyramid.tiers[1].kept < pyramid.tiers[1].total
 
@@ -147,31 +175,38 @@ def test_append_adds_a_column_and_overwrite_replaces_the_rows(spark, weather_lak
     assert fed.sql("SELECT count(*) FROM mylake.weather.obs WHERE gust IS NULL").collect()[0][0] == ROWS
 
     # a DataFrame with a wider gust (long) widens the column; a string temp is refused, naming it
-    wider = spark.createDataFrame([(1, dt.datetime(2025, 3, 8, tzinfo=dt.timezone.utc), "Oslo", 1.5, True,
-                                    dt.date(2025, 3, 8), 2**40)],
-                                  "id long, ts timestamp, station string, temp double, wet boolean, day date, gust long")
+    wider = spark.createDataFrame(
+        [(1, dt.datetime(2025, 3, 8, tzinfo=dt.timezone.utc), "Oslo", 1.5, True, dt.date(2025, 3, 8), 2**40)],
+        "id long, ts timestamp, station string, temp double, wet boolean, day date, gust long",
+    )
     ingest(spark, url, wider, namespace="weather", table="obs", report=quiet)
     assert str(load(url).schema().find_field("gust").field_type) == "long"
     fed.attach("mylake", url)  # a Federation describes a table once per attach (docs/lake.md)
     assert fed.sql("SELECT max(gust) FROM mylake.weather.obs").collect()[0][0] == 2**40
     narrowed = wider.withColumn("temp", wider["temp"].cast("string")).withColumn("id", wider["id"].cast("double"))
     snapshots = len(load(url).snapshots())
-    with pytest.raises(ConfigError, match=r"column id: the table has bigint \(Iceberg long\), the input has double.*"
-                                          r"column temp: the table has double \(Iceberg double\), the input has string"):
+    with pytest.raises(
+        ConfigError,
+        match=r"column id: the table has bigint \(Iceberg long\), the input has double.*"
+        r"column temp: the table has double \(Iceberg double\), the input has string",
+    ):
         ingest(spark, url, narrowed, namespace="weather", table="obs", report=quiet)
     assert len(load(url).snapshots()) == snapshots
 
     summary = ingest(spark, url, more, namespace="weather", table="obs", mode="overwrite", report=quiet)
     assert summary.rows == 300
     assert answer(fed.sql("SELECT * FROM mylake.weather.obs")) == answer(
-        reference(spark, more).selectExpr(*(f"CAST({name} AS {kind})" for name, kind in
-                                            fed.sql("SELECT * FROM mylake.weather.obs").dtypes)))
+        reference(spark, more).selectExpr(
+            *(f"CAST({name} AS {kind})" for name, kind in fed.sql("SELECT * FROM mylake.weather.obs").dtypes)
+        )
+    )
     assert load(url).current_snapshot().summary.operation.value == "overwrite"
 
 
 @pytest.mark.parametrize("case", ["unparsable value", "wrong field count", "new table", "layout"])
-def test_a_failed_ingest_leaves_catalog_and_warehouse_as_they_were(spark, weather_lake, tmp_path: Path,
-                                                                   case: str) -> None:
+def test_a_failed_ingest_leaves_catalog_and_warehouse_as_they_were(
+    spark, weather_lake, tmp_path: Path, case: str
+) -> None:
     from sluice.lake.ingest import ingest
 
     _, url, csv, _ = weather_lake
@@ -192,8 +227,16 @@ def test_a_failed_ingest_leaves_catalog_and_warehouse_as_they_were(spark, weathe
         lines[1500] = lines[1500].replace(lines[1500].split(",")[0], "1.5", 1)
         bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
         with pytest.raises(ConfigError, match=rf"{bad} line 1501, column id: '1.5' is not a bigint"):
-            ingest(spark, url, bad, namespace="fresh", table="obs", schema="id bigint, ts timestamp, station string, "
-                   "temp double, wet boolean, day date", partition_by="month(ts)", report=quiet)
+            ingest(
+                spark,
+                url,
+                bad,
+                namespace="fresh",
+                table="obs",
+                schema="id bigint, ts timestamp, station string, temp double, wet boolean, day date",
+                partition_by="month(ts)",
+                report=quiet,
+            )
     else:
         with pytest.raises(ConfigError, match=r"partition term bucket\(4, nope\): no column nope"):
             ingest(spark, url, csv, namespace="fresh", table="obs", partition_by="bucket(4, nope)", report=quiet)
@@ -225,9 +268,27 @@ def test_weather_into_the_demo_table_is_refused_in_one_line(spark, tmp_path: Pat
 def test_cli_create_then_ingest(spark, tmp_path: Path, capsys) -> None:
     csv = write_weather(tmp_path / "weather.csv", rows=ROWS)
     url = lake_url(tmp_path / "lake")
-    assert main(["lake", "create", url, "--namespace", "w", "--table", "hourly", "--schema",
-                 "id bigint, ts timestamp, station string, temp double, wet boolean, day date",
-                 "--partition-by", "hour(ts), truncate(2, station)", "--sort-by", "id"], spark=spark) == 0
+    assert (
+        main(
+            [
+                "lake",
+                "create",
+                url,
+                "--namespace",
+                "w",
+                "--table",
+                "hourly",
+                "--schema",
+                "id bigint, ts timestamp, station string, temp double, wet boolean, day date",
+                "--partition-by",
+                "hour(ts), truncate(2, station)",
+                "--sort-by",
+                "id",
+            ],
+            spark=spark,
+        )
+        == 0
+    )
     assert "partitioned by hour(ts), truncate(2, station)" in capsys.readouterr().out
     assert main(["lake", "ingest", url, "--from", str(csv), "--namespace", "w", "--table", "hourly"], spark=spark) == 0
     assert f"{ROWS:,} rows" in capsys.readouterr().out
@@ -239,16 +300,38 @@ def test_cli_create_then_ingest(spark, tmp_path: Path, capsys) -> None:
 
     fed = Federation(spark=spark)
     fed.attach("hl", url)
-    condition = "station = 'São Paulo' AND ts BETWEEN TIMESTAMP '2025-03-08 10:00:00' AND TIMESTAMP '2025-03-08 14:00:00'"
+    condition = (
+        "station = 'São Paulo' AND ts BETWEEN TIMESTAMP '2025-03-08 10:00:00' AND TIMESTAMP '2025-03-08 14:00:00'"
+    )
     reference(spark, csv).createOrReplaceTempView("hourly_csv")
     assert answer(fed.sql(f"SELECT * FROM hl.w.hourly WHERE {condition}")) == answer(
-        spark.sql(f"SELECT * FROM hourly_csv WHERE {condition}"))
-    assert main(["lake", "ingest", url, "--from", str(csv), "--namespace", "w", "--table", "hourly",
-                 "--partition-by", "day(ts)"], spark=spark) == 2
+        spark.sql(f"SELECT * FROM hourly_csv WHERE {condition}")
+    )
+    assert (
+        main(
+            [
+                "lake",
+                "ingest",
+                url,
+                "--from",
+                str(csv),
+                "--namespace",
+                "w",
+                "--table",
+                "hourly",
+                "--partition-by",
+                "day(ts)",
+            ],
+            spark=spark,
+        )
+        == 2
+    )
     assert "exists, partitioned by hour(ts), truncate(2, station)" in capsys.readouterr().err
 
 
-def test_expire_snapshots_deletes_the_files_only_old_snapshots_held(spark, weather_lake, tmp_path: Path, capsys) -> None:
+def test_expire_snapshots_deletes_the_files_only_old_snapshots_held(
+    spark, weather_lake, tmp_path: Path, capsys
+) -> None:
     from sluice.lake.ingest import ingest
 
     fed, url, csv, first = weather_lake
@@ -281,8 +364,10 @@ def test_optimize_leaves_one_sorted_file_per_partition_in_one_snapshot(spark, we
     assert len(files) == first.files == len({tuple(data_file.partition) for data_file in files})
     assert len(table.snapshots()) == 4
     for data_file in files:  # sorted by station, ts desc within each file
-        rows = [(row.station is not None, row.station or "", -row.ts.timestamp())
-                for row in spark.read.parquet(data_file.file_path).select("station", "ts").collect()]
+        rows = [
+            (row.station is not None, row.station or "", -row.ts.timestamp())
+            for row in spark.read.parquet(data_file.file_path).select("station", "ts").collect()
+        ]
         assert rows == sorted(rows)
     expected = reference(spark, csv)
     assert answer(fed.sql("SELECT * FROM mylake.weather.obs")) == answer(expected.unionAll(expected).unionAll(expected))

@@ -53,12 +53,19 @@ def test_a_tinyint_1_holding_2_is_an_error_not_a_guess(spark, my_tables: str) ->
     the reference read, which reads it, fails (issue 15, item 12)."""
     federation = Federation(spark=spark)
     federation.attach("my", my_tables)
-    for query in ("SELECT * FROM my.sluice_test.flags", "SELECT id FROM my.sluice_test.flags WHERE id < 3 AND flag",
-                  "SELECT id, flag FROM my.sluice_test.flags WHERE id < 3", "SELECT id FROM my.sluice_test.flags WHERE NOT flag"):
+    for query in (
+        "SELECT * FROM my.sluice_test.flags",
+        "SELECT id FROM my.sluice_test.flags WHERE id < 3 AND flag",
+        "SELECT id, flag FROM my.sluice_test.flags WHERE id < 3",
+        "SELECT id FROM my.sluice_test.flags WHERE NOT flag",
+    ):
         for pushdown in (True, False):
             with pytest.raises(Exception, match="flag.*sluice_test.flags is TINYINT.1. but holds 2"):
                 federation.sql(query, pushdown=pushdown).collect()
-    levels = [v.level.value for v in stated(federation.plan("SELECT id FROM my.sluice_test.flags WHERE flag").scans[0].verdicts)]
+    levels = [
+        v.level.value
+        for v in stated(federation.plan("SELECT id FROM my.sluice_test.flags WHERE flag").scans[0].verdicts)
+    ]
     assert levels == ["INEXACT"]  # returns the rows holding 2 too, for the reader to refuse
     # a query that does not read the column is not stopped by it (the reference reads every column)
     assert sorted(r.id for r in federation.sql("SELECT id FROM my.sluice_test.flags WHERE id < 3").collect()) == [1, 2]
@@ -102,5 +109,7 @@ def test_a_login_reuses_the_processes_tls_context(fed, monkeypatch) -> None:  # 
         source._catalog().close()
     assert len(made) <= 1
     table = source.describe("sluice_test", "edge")
-    list(source.read(ReadTask("SELECT id FROM sluice_test.edge WHERE id < 3", pa.schema([("id", pa.int64())]), 0, table)))
+    list(
+        source.read(ReadTask("SELECT id FROM sluice_test.edge WHERE id < 3", pa.schema([("id", pa.int64())]), 0, table))
+    )
     assert len(made) <= 1

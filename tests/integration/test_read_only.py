@@ -42,15 +42,27 @@ ONE_INT = pa.schema([("x", pa.int64())])
 #: a table and a column whose names would end the statement if spliced unquoted
 ODD_TABLE = "odd'\"`; DROP TABLE victim; --"
 ODD_COLUMN = "c'\"`; DELETE FROM victim; --"
-WRITES = ("CREATE TABLE intruder (x int)", "INSERT INTO victim (id, t) VALUES (99, 'x')", "DELETE FROM victim",
-          "DROP TABLE victim")
+WRITES = (
+    "CREATE TABLE intruder (x int)",
+    "INSERT INTO victim (id, t) VALUES (99, 'x')",
+    "DELETE FROM victim",
+    "DROP TABLE victim",
+)
 
 
 def payloads(victim: str) -> list[str]:
     """Texts that are a write on ``victim`` if spliced into SQL of any of the four dialects."""
-    return [f"x'; DROP TABLE {victim}; --", f"x\\'; DELETE FROM {victim}; -- ", f'x"; DROP TABLE {victim}; --',
-            f"x`; DROP TABLE {victim}; #", f"*/; DROP TABLE {victim}; /*", f"$$; DROP TABLE {victim}; $$",
-            "x' OR '1'='1", f"%'; DELETE FROM {victim}; --%", "plain"]
+    return [
+        f"x'; DROP TABLE {victim}; --",
+        f"x\\'; DELETE FROM {victim}; -- ",
+        f'x"; DROP TABLE {victim}; --',
+        f"x`; DROP TABLE {victim}; #",
+        f"*/; DROP TABLE {victim}; /*",
+        f"$$; DROP TABLE {victim}; $$",
+        "x' OR '1'='1",
+        f"%'; DELETE FROM {victim}; --%",
+        "plain",
+    ]
 
 
 def spark_string(text: str) -> str:
@@ -94,17 +106,23 @@ def quoted(name: str, mark: str = '"') -> str:
 def _create_servers() -> None:
     """PostgreSQL schema and MariaDB database ``sluice_ro``: victim, hostile-named table, slow view."""
     rows = list(enumerate(payloads("sluice_ro.victim")))
-    _pg("DROP SCHEMA IF EXISTS sluice_ro CASCADE", "CREATE SCHEMA sluice_ro",
+    _pg(
+        "DROP SCHEMA IF EXISTS sluice_ro CASCADE",
+        "CREATE SCHEMA sluice_ro",
         'CREATE TABLE sluice_ro.victim (id bigint PRIMARY KEY, t text COLLATE "C")',
         f'CREATE TABLE sluice_ro.{quoted(ODD_TABLE)} (id bigint, {quoted(ODD_COLUMN)} text COLLATE "C")',
-        "CREATE VIEW sluice_ro.slow AS SELECT 1::bigint AS x FROM pg_sleep(30)")
+        "CREATE VIEW sluice_ro.slow AS SELECT 1::bigint AS x FROM pg_sleep(30)",
+    )
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         for table in ("victim", quoted(ODD_TABLE)):
             connection.cursor().executemany(f"INSERT INTO sluice_ro.{table} VALUES (%s, %s)", rows)
-    _my("DROP DATABASE IF EXISTS sluice_ro", "CREATE DATABASE sluice_ro CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+    _my(
+        "DROP DATABASE IF EXISTS sluice_ro",
+        "CREATE DATABASE sluice_ro CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
         "CREATE TABLE sluice_ro.victim (id BIGINT PRIMARY KEY, t VARCHAR(100))",
         f"CREATE TABLE sluice_ro.{quoted(ODD_TABLE, '`')} (id BIGINT PRIMARY KEY, {quoted(ODD_COLUMN, '`')} VARCHAR(100))",
-        "CREATE VIEW sluice_ro.slow AS SELECT 1 AS x FROM (SELECT SLEEP(30)) s")
+        "CREATE VIEW sluice_ro.slow AS SELECT 1 AS x FROM (SELECT SLEEP(30)) s",
+    )
     connection = pymysql.connect(host="127.0.0.1", user="root", database="sluice_ro", autocommit=True)
     with connection.cursor() as cursor:
         for table in ("victim", quoted(ODD_TABLE, "`")):
@@ -115,12 +133,17 @@ def _create_servers() -> None:
 def _create_files(lite: Path, duck: Path) -> None:
     """The same tables in a SQLite and a DuckDB file, with a view that runs for minutes."""
     rows = list(enumerate(payloads("victim")))
-    tables = ("CREATE TABLE victim (id BIGINT PRIMARY KEY, t TEXT)", f"CREATE TABLE {quoted(ODD_TABLE)} (id BIGINT, {quoted(ODD_COLUMN)} TEXT)")
+    tables = (
+        "CREATE TABLE victim (id BIGINT PRIMARY KEY, t TEXT)",
+        f"CREATE TABLE {quoted(ODD_TABLE)} (id BIGINT, {quoted(ODD_COLUMN)} TEXT)",
+    )
     connection = sqlite3.connect(lite)
     for statement in tables:
         connection.execute(statement.replace("BIGINT PRIMARY KEY", "INTEGER PRIMARY KEY"))  # the rowid alias
-    connection.execute("CREATE VIEW slow AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000000000) "
-                       "SELECT count(*) AS x FROM n")
+    connection.execute(
+        "CREATE VIEW slow AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000000000) "
+        "SELECT count(*) AS x FROM n"
+    )
     for table in ("victim", quoted(ODD_TABLE)):
         connection.executemany(f"INSERT INTO {table} VALUES (?, ?)", rows)
     connection.commit()
@@ -128,7 +151,9 @@ def _create_files(lite: Path, duck: Path) -> None:
     writer = duckdb.connect(str(duck))
     for statement in tables:
         writer.execute(statement)
-    writer.execute("CREATE VIEW slow AS SELECT count(*)::BIGINT AS x FROM range(1000000) a, range(1000000) b WHERE (a.range * b.range) % 7 = 3")
+    writer.execute(
+        "CREATE VIEW slow AS SELECT count(*)::BIGINT AS x FROM range(1000000) a, range(1000000) b WHERE (a.range * b.range) % 7 = 3"
+    )
     for table in ("victim", quoted(ODD_TABLE)):
         writer.executemany(f"INSERT INTO {table} VALUES (?, ?)", rows)
     writer.close()
@@ -140,7 +165,12 @@ def sources(tmp_path_factory) -> dict[str, str]:  # type: ignore[no-untyped-def]
     folder = tmp_path_factory.mktemp("read_only")
     _create_servers()
     _create_files(folder / "ro.db", folder / "ro.duckdb")
-    return {"pg": PG_URL, "my": MY_URL, "lite": f"sqlite:///{folder / 'ro.db'}", "duck": f"duckdb:///{folder / 'ro.duckdb'}"}
+    return {
+        "pg": PG_URL,
+        "my": MY_URL,
+        "lite": f"sqlite:///{folder / 'ro.db'}",
+        "duck": f"duckdb:///{folder / 'ro.duckdb'}",
+    }
 
 
 #: source name -> how Sluice SQL names its schema ("" for file sources)
@@ -150,13 +180,25 @@ SCHEMA = {"pg": "sluice_ro.", "my": "sluice_ro.", "lite": "", "duck": ""}
 def fingerprint(name: str, url: str) -> object:
     """Everything a write could change: every table's rows (servers) or every byte (files)."""
     if name == "pg":
-        tables = [r[0] for r in _pg("SELECT tablename FROM pg_tables WHERE schemaname = 'sluice_ro' ORDER BY 1", fetch=True)]
-        sums = [_pg(f"SELECT md5(coalesce(string_agg(r::text, E'\\n' ORDER BY r::text), '')), count(*) FROM sluice_ro.{quoted(table)} r",
-                    fetch=True)[0] for table in tables]
+        tables = [
+            r[0] for r in _pg("SELECT tablename FROM pg_tables WHERE schemaname = 'sluice_ro' ORDER BY 1", fetch=True)
+        ]
+        sums = [
+            _pg(
+                f"SELECT md5(coalesce(string_agg(r::text, E'\\n' ORDER BY r::text), '')), count(*) FROM sluice_ro.{quoted(table)} r",
+                fetch=True,
+            )[0]
+            for table in tables
+        ]
         return list(zip(tables, sums))
     if name == "my":
-        tables = [r[0] for r in _my("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sluice_ro' "
-                                    "AND TABLE_TYPE = 'BASE TABLE' ORDER BY 1")]
+        tables = [
+            r[0]
+            for r in _my(
+                "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sluice_ro' "
+                "AND TABLE_TYPE = 'BASE TABLE' ORDER BY 1"
+            )
+        ]
         return [_my(f"CHECKSUM TABLE sluice_ro.{quoted(table, '`')} EXTENDED")[0] for table in tables]
     path = Path(url.split(":///", 1)[1])
     return sorted(p.name for p in path.parent.iterdir()), hashlib.sha256(path.read_bytes()).hexdigest()
@@ -201,11 +243,15 @@ def test_postgres_reader_and_catalog_sessions_refuse_writes(sources) -> None:  #
     before = fingerprint("pg", sources["pg"])
     assert all("in a read-only transaction" in m for m in _refused_by_reader("pg", sources["pg"]))
     source = open_source("pg", sources["pg"])
-    assert all("in a read-only transaction" in m
-               for m in _refused_by_catalog(source._catalog, psycopg.errors.ReadOnlySqlTransaction, "sluice_ro."))  # type: ignore[attr-defined]
-    settings = ReadTask("SELECT current_setting('default_transaction_read_only') || ' ' || current_setting('statement_timeout') "
-                        "|| ' ' || current_setting('application_name') || ' ' || current_setting('client_connection_check_interval') AS s",
-                        pa.schema([("s", pa.string())]))
+    assert all(
+        "in a read-only transaction" in m
+        for m in _refused_by_catalog(source._catalog, psycopg.errors.ReadOnlySqlTransaction, "sluice_ro.")
+    )  # type: ignore[attr-defined]
+    settings = ReadTask(
+        "SELECT current_setting('default_transaction_read_only') || ' ' || current_setting('statement_timeout') "
+        "|| ' ' || current_setting('application_name') || ' ' || current_setting('client_connection_check_interval') AS s",
+        pa.schema([("s", pa.string())]),
+    )
     assert [b.column(0)[0].as_py() for b in source.read(settings)] == ["on 10min sluice 1s"]
     assert fingerprint("pg", sources["pg"]) == before
 
@@ -229,7 +275,9 @@ def test_file_sessions_refuse_writes_and_cannot_attach_another_file(sources, nam
     other = tmp_path / "other.db"
     connection = source._connect()  # type: ignore[attr-defined]
     try:
-        with pytest.raises(error):  # SQLite would create the file read-write; DuckDB refuses a new file in read-only mode
+        with pytest.raises(
+            error
+        ):  # SQLite would create the file read-write; DuckDB refuses a new file in read-only mode
             connection.execute(f"ATTACH '{other}' AS other")
     finally:
         connection.close()
@@ -252,9 +300,11 @@ def test_hostile_literals_patterns_aliases_and_names_change_nothing(ro_fed, sour
     patterns = ["x'%", f"%; DROP TABLE {victim_name}; %", "%'; DELETE%", "%$$%"]
     every = ", ".join(spark_string(value) for value in values)
     likes = " OR ".join(f"t LIKE {spark_string(p)}" for p in patterns)
-    query = (f"SELECT 'victim' AS {spark_name(ODD_COLUMN)}, id FROM {victim} WHERE t IN ({every}) AND ({likes}) "
-             f"AND NOT t = {spark_string(values[1])}\n"
-             f"UNION ALL SELECT 'odd', id FROM {odd} WHERE {spark_name(ODD_COLUMN)} IN ({every})")
+    query = (
+        f"SELECT 'victim' AS {spark_name(ODD_COLUMN)}, id FROM {victim} WHERE t IN ({every}) AND ({likes}) "
+        f"AND NOT t = {spark_string(values[1])}\n"
+        f"UNION ALL SELECT 'odd', id FROM {odd} WHERE {spark_name(ODD_COLUMN)} IN ({every})"
+    )
     expected = [("victim", i) for i, v in enumerate(values) if i != 1 and any(like_matches(p, v) for p in patterns)]
     expected += [("odd", i) for i in range(len(values))]
     assert len(expected) > len(values) + 2  # the LIKE patterns match several payloads
@@ -263,8 +313,9 @@ def test_hostile_literals_patterns_aliases_and_names_change_nothing(ro_fed, sour
     plan = ro_fed.plan(query)
     dialect = ro_fed._sources[name].dialect.sqlglot
     for scan in plan.scans:
-        assert scan.verdicts and all(v.level.pushed for v in scan.verdicts), \
+        assert scan.verdicts and all(v.level.pushed for v in scan.verdicts), (
             f"{scan.alias}: not every hostile conjunct reached the source: {[(v.sql, v.level.value) for v in scan.verdicts]}"
+        )
         statements = sqlglot.parse(scan.remote_query, read=dialect)
         assert len(statements) == 1 and isinstance(statements[0], sqlglot.exp.Select), scan.remote_query
     frame = ro_fed.sql(query)
@@ -276,18 +327,24 @@ def test_hostile_literals_patterns_aliases_and_names_change_nothing(ro_fed, sour
 
 
 # ---------------------------------------------------------------- (c) statement timeouts
-@pytest.mark.parametrize("name,says", [("pg", "canceling statement due to statement timeout"), ("my", "(max_statement_time exceeded)")])
+@pytest.mark.parametrize(
+    "name,says", [("pg", "canceling statement due to statement timeout"), ("my", "(max_statement_time exceeded)")]
+)
 def test_a_slow_remote_statement_stops_at_the_timeout(spark, sources, name: str, says: str) -> None:  # type: ignore[no-untyped-def]
     federation = Federation(spark=spark)
     federation.attach(name, sources[name], statement_timeout_s=1)
-    assert federation.sql(f"SELECT count(*) AS n FROM {name}.sluice_ro.victim").collect()[0].n == len(payloads(""))  # warm workers
+    assert federation.sql(f"SELECT count(*) AS n FROM {name}.sluice_ro.victim").collect()[0].n == len(
+        payloads("")
+    )  # warm workers
     started = time.monotonic()
     with pytest.raises(Exception) as failed:
         federation.sql(f"SELECT x FROM {name}.sluice_ro.slow").collect()
     elapsed = time.monotonic() - started
     assert elapsed < 6, f"the 1 s timeout took {elapsed:.1f} s"
     message = str(failed.value)
-    assert f"SourceError: source '{name}'" in message and says in message and "statement_timeout_s=1" in message, message[:3000]
+    assert f"SourceError: source '{name}'" in message and says in message and "statement_timeout_s=1" in message, (
+        message[:3000]
+    )
 
 
 @pytest.mark.parametrize("name", ["lite", "duck"])
@@ -302,14 +359,22 @@ def test_a_slow_file_query_stops_at_the_timeout(sources, name: str) -> None:  # 
 
 # ---------------------------------------------------------------- (d) no session outlives its read
 def _pg_sessions(application: str) -> list[tuple]:  # type: ignore[type-arg]
-    return _pg(sql.SQL("SELECT pid, state FROM pg_stat_activity WHERE application_name = {}").format(sql.Literal(application)), fetch=True)
+    return _pg(
+        sql.SQL("SELECT pid, state FROM pg_stat_activity WHERE application_name = {}").format(sql.Literal(application)),
+        fetch=True,
+    )
 
 
 def _my_sessions(marker: str) -> set[int]:
     """MariaDB sessions running a statement that mentions ``marker`` (its processlist has no
     application name): their connection ids."""
-    return {r[0] for r in _my("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE %s AND ID <> CONNECTION_ID()",
-                              args=(f"%{marker}%",))}
+    return {
+        r[0]
+        for r in _my(
+            "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE %s AND ID <> CONNECTION_ID()",
+            args=(f"%{marker}%",),
+        )
+    }
 
 
 def _my_alive(ids: set[int]) -> set[int]:

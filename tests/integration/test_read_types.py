@@ -34,8 +34,10 @@ def my_types(spark):  # type: ignore[no-untyped-def]
             cursor.execute("CREATE DATABASE IF NOT EXISTS sluice_types")
             cursor.execute("DROP TABLE IF EXISTS sluice_types.bits")
             cursor.execute("CREATE TABLE sluice_types.bits (id INT PRIMARY KEY, b8 BIT(8), b64 BIT(64), y YEAR)")
-            cursor.execute("INSERT INTO sluice_types.bits VALUES (1, b'10000001', b'" + "1" * 64 + "', 2024), "
-                           "(2, b'0', b'1', 1901), (3, NULL, NULL, NULL)")
+            cursor.execute(
+                "INSERT INTO sluice_types.bits VALUES (1, b'10000001', b'" + "1" * 64 + "', 2024), "
+                "(2, b'0', b'1', 1901), (3, NULL, NULL, NULL)"
+            )
     finally:
         connection.close()
     federation = Federation(spark=spark)
@@ -46,7 +48,11 @@ def my_types(spark):  # type: ignore[no-untyped-def]
 def test_mysql_bit_and_year_are_the_numbers_they_hold(my_types: Federation) -> None:
     for pushdown in (True, False):
         rows = my_types.sql("SELECT id, b8, b64, y FROM my.sluice_types.bits ORDER BY id", pushdown=pushdown).collect()
-        assert [tuple(r) for r in rows] == [(1, 129, Decimal(2**64 - 1), 2024), (2, 0, Decimal(1), 1901), (3, None, None, None)]
+        assert [tuple(r) for r in rows] == [
+            (1, 129, Decimal(2**64 - 1), 2024),
+            (2, 0, Decimal(1), 1901),
+            (3, None, None, None),
+        ]
     frame = my_types.sql("SELECT b8, b64, y FROM my.sluice_types.bits")
     assert [f.dataType.simpleString() for f in frame.schema] == ["bigint", "decimal(20,0)", "int"]
     assert my_types.sql("SELECT id FROM my.sluice_types.bits WHERE b8 = 129").collect()[0].id == 1  # compared by Spark
@@ -101,8 +107,13 @@ def plain_flight(spark):  # type: ignore[no-untyped-def]
     class Plain(flight.FlightServerBase):
         def _info(self, name: str) -> flight.FlightInfo:
             table = tables[name]
-            return flight.FlightInfo(table.schema, flight.FlightDescriptor.for_path(name),
-                                     [flight.FlightEndpoint(name.encode(), [])], table.num_rows, -1)
+            return flight.FlightInfo(
+                table.schema,
+                flight.FlightDescriptor.for_path(name),
+                [flight.FlightEndpoint(name.encode(), [])],
+                table.num_rows,
+                -1,
+            )
 
         def list_flights(self, context, criteria):  # type: ignore[no-untyped-def]
             return iter([self._info(name) for name in tables])

@@ -14,8 +14,10 @@ from tests.sources import PG_URL
 pytestmark = pytest.mark.integration
 
 FACT_ROWS, DIMENSIONS = 20_000, 1_000
-QUERY = ("SELECT d.name, count(*) AS n, sum(f.amount) AS total FROM {fact} f JOIN rt_dim d ON f.dim_id = d.id "
-         "WHERE d.region = 'north' GROUP BY d.name")
+QUERY = (
+    "SELECT d.name, count(*) AS n, sum(f.amount) AS total FROM {fact} f JOIN rt_dim d ON f.dim_id = d.id "
+    "WHERE d.region = 'north' GROUP BY d.name"
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,13 +30,17 @@ def star(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         connection.execute("DROP SCHEMA IF EXISTS sluice_rt CASCADE")
         connection.execute("CREATE SCHEMA sluice_rt")
-        connection.execute(f"CREATE TABLE sluice_rt.fact AS SELECT g::bigint AS id, (g % {DIMENSIONS})::bigint AS dim_id, "
-                           f"g * 2 AS amount FROM generate_series(1, {FACT_ROWS}) g")
+        connection.execute(
+            f"CREATE TABLE sluice_rt.fact AS SELECT g::bigint AS id, (g % {DIMENSIONS})::bigint AS dim_id, "
+            f"g * 2 AS amount FROM generate_series(1, {FACT_ROWS}) g"
+        )
         connection.execute("ANALYZE sluice_rt.fact")
     folder = tmp_path_factory.mktemp("runtime")
     duck = duckdb.connect(str(folder / "fact.duckdb"))
-    duck.execute(f"CREATE TABLE fact AS SELECT g::BIGINT AS id, (g % {DIMENSIONS})::BIGINT AS dim_id, g * 2 AS amount "
-                 f"FROM range(1, {FACT_ROWS + 1}) t(g)")
+    duck.execute(
+        f"CREATE TABLE fact AS SELECT g::BIGINT AS id, (g % {DIMENSIONS})::BIGINT AS dim_id, g * 2 AS amount "
+        f"FROM range(1, {FACT_ROWS + 1}) t(g)"
+    )
     duck.close()
     rows = [(i, f"d{i}", "north" if i % 50 == 0 else "south") for i in range(DIMENSIONS)]
     spark.createDataFrame(rows, "id bigint, name string, region string").write.parquet(str(folder / "dim"))

@@ -38,7 +38,12 @@ MY_USER, MY_PASSWORD = "sluice_sec_user", "My-S3cr3t:@/%pw!"  # needs percent-en
 PG_USER, PG_PASSWORD = "sluice_auth", "sluice-auth-test"  # scripts/services.sh
 FL_TOKEN = "Fl-T0ken-8c1e0d9a"
 FL_USER, FL_PASSWORD = "ada", "Fl-Basic-P4ss-92"
-WRONG = {"my": "Wr0ng-My-Pass-4417", "pg": "Wr0ng-Pg-Pass-5521", "token": "Wr0ng-T0ken-7731", "basic": "Wr0ng-Basic-6610"}
+WRONG = {
+    "my": "Wr0ng-My-Pass-4417",
+    "pg": "Wr0ng-Pg-Pass-5521",
+    "token": "Wr0ng-T0ken-7731",
+    "basic": "Wr0ng-Basic-6610",
+}
 SECRETS = [MY_PASSWORD, PG_PASSWORD, FL_TOKEN, FL_PASSWORD, *WRONG.values()]
 
 
@@ -54,8 +59,12 @@ def spellings() -> dict[str, str]:
 
 
 def leaks(captured: dict[str, str]) -> list[str]:
-    return [f"{where} shows {secret!r} (as {form!r})" for where, text in captured.items()
-            for form, secret in spellings().items() if form in text]
+    return [
+        f"{where} shows {secret!r} (as {form!r})"
+        for where, text in captured.items()
+        for form, secret in spellings().items()
+        if form in text
+    ]
 
 
 def exception_texts(error: BaseException) -> str:
@@ -87,17 +96,26 @@ def _my(*statements: str, args: tuple | None = None) -> None:  # type: ignore[ty
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped-def]
     """Tables behind each secret, and the Flight server's location."""
-    _my("CREATE DATABASE IF NOT EXISTS sluice_sec", "DROP TABLE IF EXISTS sluice_sec.t, sluice_sec.gone",
-        "CREATE TABLE sluice_sec.t (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO sluice_sec.t VALUES (1, 'one'), (2, 'two'), (3, 'three')",
-        "CREATE TABLE sluice_sec.gone (id INT PRIMARY KEY)", "INSERT INTO sluice_sec.gone VALUES (1)",
-        f"DROP USER IF EXISTS '{MY_USER}'@'%'")
+    _my(
+        "CREATE DATABASE IF NOT EXISTS sluice_sec",
+        "DROP TABLE IF EXISTS sluice_sec.t, sluice_sec.gone",
+        "CREATE TABLE sluice_sec.t (id INT PRIMARY KEY, v VARCHAR(10))",
+        "INSERT INTO sluice_sec.t VALUES (1, 'one'), (2, 'two'), (3, 'three')",
+        "CREATE TABLE sluice_sec.gone (id INT PRIMARY KEY)",
+        "INSERT INTO sluice_sec.gone VALUES (1)",
+        f"DROP USER IF EXISTS '{MY_USER}'@'%'",
+    )
     _my(f"CREATE USER '{MY_USER}'@'%%' IDENTIFIED BY %s", args=(MY_PASSWORD,))
     _my(f"GRANT SELECT ON sluice_sec.* TO '{MY_USER}'@'%'")
     with psycopg.connect(PG_URL, autocommit=True) as connection:
-        for statement in ("DROP SCHEMA IF EXISTS sluice_sec CASCADE", "CREATE SCHEMA sluice_sec",
-                          "CREATE TABLE sluice_sec.t AS SELECT g AS id, 'pg' || g AS w FROM generate_series(1, 3) g",
-                          "CREATE VIEW sluice_sec.failing AS SELECT id, 10 / (id - 2) AS q FROM sluice_sec.t",
-                          f"GRANT USAGE ON SCHEMA sluice_sec TO {PG_USER}", f"GRANT SELECT ON ALL TABLES IN SCHEMA sluice_sec TO {PG_USER}"):
+        for statement in (
+            "DROP SCHEMA IF EXISTS sluice_sec CASCADE",
+            "CREATE SCHEMA sluice_sec",
+            "CREATE TABLE sluice_sec.t AS SELECT g AS id, 'pg' || g AS w FROM generate_series(1, 3) g",
+            "CREATE VIEW sluice_sec.failing AS SELECT id, 10 / (id - 2) AS q FROM sluice_sec.t",
+            f"GRANT USAGE ON SCHEMA sluice_sec TO {PG_USER}",
+            f"GRANT SELECT ON ALL TABLES IN SCHEMA sluice_sec TO {PG_USER}",
+        ):
             connection.execute(statement)
     lite = tmp_path_factory.mktemp("secrets") / "served.db"
     with sqlite3.connect(lite) as connection:
@@ -105,8 +123,10 @@ def secured(tmp_path_factory) -> Iterator[dict[str, str]]:  # type: ignore[no-un
         connection.executemany("INSERT INTO t VALUES (?, ?)", [(1, "fl1"), (2, "fl2"), (3, "fl3")])
         connection.execute("CREATE TABLE gone (id INTEGER PRIMARY KEY)")
     connection.close()
-    server = SluiceFlightServer(open_sources([SourceConfig("lite", f"sqlite:///{lite}")]),
-                                credentials=Credentials(token=FL_TOKEN, user=FL_USER, password=FL_PASSWORD))
+    server = SluiceFlightServer(
+        open_sources([SourceConfig("lite", f"sqlite:///{lite}")]),
+        credentials=Credentials(token=FL_TOKEN, user=FL_USER, password=FL_PASSWORD),
+    )
     thread = threading.Thread(target=server.serve, daemon=True)
     thread.start()
     yield {"flight": server.location, "lite": str(lite)}
@@ -125,10 +145,20 @@ def spark_records(spark) -> dict[str, str]:  # type: ignore[no-untyped-def]
     records = {
         "Spark jobs": [f"{j.name()} {j.description()}" for j in jobs],
         "Spark stages": [stage.name for stage in stages if stage is not None],
-        "Spark SQL executions": [f"{e.description()} {e.details()} {e.physicalPlanDescription()} {e.modifiedConfigs()}"
-                                 for e in (executions.apply(i) for i in range(executions.size()))],
-        "Spark local properties": [str(context.getLocalProperty(k)) for k in (
-            "spark.job.description", "spark.jobGroup.id", "callSite.short", "callSite.long", "spark.sql.execution.id")],
+        "Spark SQL executions": [
+            f"{e.description()} {e.details()} {e.physicalPlanDescription()} {e.modifiedConfigs()}"
+            for e in (executions.apply(i) for i in range(executions.size()))
+        ],
+        "Spark local properties": [
+            str(context.getLocalProperty(k))
+            for k in (
+                "spark.job.description",
+                "spark.jobGroup.id",
+                "callSite.short",
+                "callSite.long",
+                "spark.sql.execution.id",
+            )
+        ],
         "Spark conf": [str(context.getConf().getAll()), str(spark.conf.getAll)],
     }
     assert records["Spark jobs"] and records["Spark SQL executions"], "Spark recorded nothing: the capture is broken"
@@ -142,8 +172,14 @@ def driver_log(spark, tmp_path: Path) -> Iterator[Path]:  # type: ignore[no-unty
     log4j = jvm.org.apache.logging.log4j
     context = log4j.LogManager.getContext(False)
     config = context.getConfiguration()
-    appender = (log4j.core.appender.FileAppender.newBuilder().withFileName(str(path)).setName("sluice-secrets-test")
-                .setLayout(log4j.core.layout.PatternLayout.createDefaultLayout(config)).setConfiguration(config).build())
+    appender = (
+        log4j.core.appender.FileAppender.newBuilder()
+        .withFileName(str(path))
+        .setName("sluice-secrets-test")
+        .setLayout(log4j.core.layout.PatternLayout.createDefaultLayout(config))
+        .setConfiguration(config)
+        .build()
+    )
     appender.start()
     config.getRootLogger().addAppender(appender, None, None)
     level = log4j.LogManager.getRootLogger().getLevel().toString()
@@ -165,8 +201,10 @@ def frame_plans(frame, capsys) -> str:  # type: ignore[no-untyped-def]
 
 
 # ---------------------------------------------------------------- the test
-JOIN = ("SELECT a.id, a.v, b.w, c.z FROM my.sluice_sec.t a JOIN pg.sluice_sec.t b ON a.id = b.id "
-        "JOIN fl.lite.t c ON c.id = a.id JOIN flb.lite.t d ON d.id = a.id WHERE a.v <> 'two' AND b.id < 10 AND c.z LIKE 'fl%'")
+JOIN = (
+    "SELECT a.id, a.v, b.w, c.z FROM my.sluice_sec.t a JOIN pg.sluice_sec.t b ON a.id = b.id "
+    "JOIN fl.lite.t c ON c.id = a.id JOIN flb.lite.t d ON d.id = a.id WHERE a.v <> 'two' AND b.id < 10 AND c.z LIKE 'fl%'"
+)
 
 
 def test_no_secret_in_errors_logs_explain_plans_or_spark(spark, secured, caplog, capsys, driver_log) -> None:  # type: ignore[no-untyped-def]
@@ -176,34 +214,61 @@ def test_no_secret_in_errors_logs_explain_plans_or_spark(spark, secured, caplog,
 
     refused = {  # wrong secrets: each attach must fail, saying why
         "mysql, wrong password": ("my", f"mysql://{MY_USER}@127.0.0.1:3306/sluice_sec", WRONG["my"], "Access denied"),
-        "mysql, wrong password in the URL": ("my", f"mysql://{MY_USER}:{quote(WRONG['my'], safe='')}@127.0.0.1:3306/sluice_sec",
-                                             None, "Access denied"),
-        "postgres, wrong password": ("pg", f"postgresql://{PG_USER}@127.0.0.1:5432/test", WRONG["pg"], "password authentication failed"),
+        "mysql, wrong password in the URL": (
+            "my",
+            f"mysql://{MY_USER}:{quote(WRONG['my'], safe='')}@127.0.0.1:3306/sluice_sec",
+            None,
+            "Access denied",
+        ),
+        "postgres, wrong password": (
+            "pg",
+            f"postgresql://{PG_USER}@127.0.0.1:5432/test",
+            WRONG["pg"],
+            "password authentication failed",
+        ),
         "flight, wrong token": ("fl", secured["flight"], WRONG["token"], "refused the credentials"),
-        "flight, wrong basic password": ("flb", secured["flight"].replace("://", f"://{FL_USER}@"), WRONG["basic"], "refused the credentials"),
+        "flight, wrong basic password": (
+            "flb",
+            secured["flight"].replace("://", f"://{FL_USER}@"),
+            WRONG["basic"],
+            "refused the credentials",
+        ),
     }
     for what, (name, url, password, says) in refused.items():
         with pytest.raises(SourceError, match=says) as error:
             federation.attach(name, url, password=password)
         captured[f"error ({what})"] = exception_texts(error.value)
 
-    federation.attach("my", f"mysql://{MY_USER}:{quote(MY_PASSWORD, safe='')}@127.0.0.1:3306/sluice_sec")  # encoded in the URL
+    federation.attach(
+        "my", f"mysql://{MY_USER}:{quote(MY_PASSWORD, safe='')}@127.0.0.1:3306/sluice_sec"
+    )  # encoded in the URL
     federation.attach("pg", f"postgresql://{PG_USER}@127.0.0.1:5432/test", password=PG_PASSWORD)
     federation.attach("fl", secured["flight"], password=FL_TOKEN)
     federation.attach("flb", secured["flight"].replace("://", f"://{FL_USER}@"), password=FL_PASSWORD)
 
     frame = federation.sql(JOIN)
     assert sorted(tuple(r) for r in frame.collect()) == [(1, "one", "pg1", "fl1"), (3, "three", "pg3", "fl3")]
-    captured["EXPLAIN"] = federation.explain(JOIN, verbose=True) + federation.explain("SELECT v FROM my.sluice_sec.t", analyze=True)
+    captured["EXPLAIN"] = federation.explain(JOIN, verbose=True) + federation.explain(
+        "SELECT v FROM my.sluice_sec.t", analyze=True
+    )
     captured["plan JSON"] = json.dumps(federation.plan(JOIN).to_dict())
     captured["Spark plans of the result"] = frame_plans(frame, capsys)
     captured["attached sources"] = repr(federation.sources) + repr(list(federation._sources.values()))
 
     # the DataFrame API: a password in the URL option, and one in the password option
-    by_url = (spark.read.format("sluice").option("url", f"mysql://{MY_USER}:{quote(MY_PASSWORD, safe='')}@127.0.0.1:3306/sluice_sec")
-              .option("table", "sluice_sec.t").load())
-    by_option = (spark.read.format("sluice").option("url", f"postgresql://{PG_USER}@127.0.0.1:5432/test")
-                 .option("password", PG_PASSWORD).option("table", "sluice_sec.t").load())
+    by_url = (
+        spark.read.format("sluice")
+        .option("url", f"mysql://{MY_USER}:{quote(MY_PASSWORD, safe='')}@127.0.0.1:3306/sluice_sec")
+        .option("table", "sluice_sec.t")
+        .load()
+    )
+    by_option = (
+        spark.read.format("sluice")
+        .option("url", f"postgresql://{PG_USER}@127.0.0.1:5432/test")
+        .option("password", PG_PASSWORD)
+        .option("table", "sluice_sec.t")
+        .load()
+    )
     assert by_url.count() == 3 and by_option.filter("id = 2").collect()[0].w == "pg2"
     captured["Spark plans of DataFrame API reads"] = frame_plans(by_url, capsys) + frame_plans(by_option, capsys)
 
@@ -241,15 +306,24 @@ def test_no_secret_in_errors_logs_explain_plans_or_spark(spark, secured, caplog,
 def test_the_flight_server_refuses_wrong_or_missing_credentials(secured) -> None:  # type: ignore[no-untyped-def]
     def call(*headers: tuple[bytes, bytes]) -> list[str]:
         with flight.connect(secured["flight"]) as client:
-            return [i.descriptor.path[-1] for i in client.list_flights(b"", flight.FlightCallOptions(timeout=10, headers=list(headers)))]
+            return [
+                i.descriptor.path[-1]
+                for i in client.list_flights(b"", flight.FlightCallOptions(timeout=10, headers=list(headers)))
+            ]
 
     def basic(user: str, password: str) -> tuple[bytes, bytes]:
         return b"authorization", b"Basic " + base64.b64encode(f"{user}:{password}".encode())
 
     assert call((b"authorization", f"Bearer {FL_TOKEN}".encode())) and call(basic(FL_USER, FL_PASSWORD))
-    refused = [(), ((b"authorization", f"Bearer {WRONG['token']}".encode()),), (basic(FL_USER, WRONG["basic"]),),
-               (basic("grace", FL_PASSWORD),), ((b"authorization", f"Basic {FL_PASSWORD}".encode()),),
-               ((b"authorization", f"Bearer {FL_PASSWORD}".encode()),), ((b"authorization", f"Token {FL_TOKEN}".encode()),)]
+    refused = [
+        (),
+        ((b"authorization", f"Bearer {WRONG['token']}".encode()),),
+        (basic(FL_USER, WRONG["basic"]),),
+        (basic("grace", FL_PASSWORD),),
+        ((b"authorization", f"Basic {FL_PASSWORD}".encode()),),
+        ((b"authorization", f"Bearer {FL_PASSWORD}".encode()),),
+        ((b"authorization", f"Token {FL_TOKEN}".encode()),),
+    ]
     for headers in refused:
         with pytest.raises(flight.FlightUnauthenticatedError, match="unauthenticated") as error:
             call(*headers)

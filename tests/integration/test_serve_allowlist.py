@@ -36,8 +36,12 @@ pytestmark = pytest.mark.integration
 
 KEY = b"k" * 32
 PUBLISHED = {("pg", "sluice_pub_open", "visible"), ("my", "sluice_pub_shop", "orders")}
-HIDDEN = [("pg", "sluice_pub_secret", "hidden"), ("my", "sluice_pub_hr", "staff"), ("my", "sluice_pub_shop", "salaries"),
-          ("pg", "sluice_pub_open", "nope")]  # the last does not exist: it must look the same as the others
+HIDDEN = [
+    ("pg", "sluice_pub_secret", "hidden"),
+    ("my", "sluice_pub_hr", "staff"),
+    ("my", "sluice_pub_shop", "salaries"),
+    ("pg", "sluice_pub_open", "nope"),
+]  # the last does not exist: it must look the same as the others
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +50,16 @@ def schemas() -> None:
         for schema, table in (("sluice_pub_open", "visible"), ("sluice_pub_secret", "hidden")):
             connection.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
             connection.execute(f"CREATE SCHEMA {schema}")
-            connection.execute(f"CREATE TABLE {schema}.{table} AS SELECT g AS id, 'pg-{table}' AS what FROM generate_series(1, 3) g")
+            connection.execute(
+                f"CREATE TABLE {schema}.{table} AS SELECT g AS id, 'pg-{table}' AS what FROM generate_series(1, 3) g"
+            )
     connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="", autocommit=True)
     with connection.cursor() as cursor:
-        for database, table in (("sluice_pub_shop", "orders"), ("sluice_pub_shop", "salaries"), ("sluice_pub_hr", "staff")):
+        for database, table in (
+            ("sluice_pub_shop", "orders"),
+            ("sluice_pub_shop", "salaries"),
+            ("sluice_pub_hr", "staff"),
+        ):
             cursor.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
             cursor.execute(f"DROP TABLE IF EXISTS {database}.{table}")
             cursor.execute(f"CREATE TABLE {database}.{table} (id INT PRIMARY KEY, what VARCHAR(20))")
@@ -110,11 +120,13 @@ def test_everything_else_is_not_found(client: flight.FlightClient, path: tuple[s
 
 
 @pytest.mark.parametrize("path", HIDDEN[:3], ids=".".join)
-def test_a_ticket_signed_with_the_servers_key_reads_nothing_unpublished(client: flight.FlightClient,
-                                                                       path: tuple[str, str, str]) -> None:
+def test_a_ticket_signed_with_the_servers_key_reads_nothing_unpublished(
+    client: flight.FlightClient, path: tuple[str, str, str]
+) -> None:
     table = f"{path[1]}.{path[2]}" if path[0] == "pg" else f"`{path[1]}`.`{path[2]}`"
-    forged = TicketSigner(KEY).issue({"path": list(path), "columns": ["id", "what"], "partition": 0,
-                                      "request": f"SELECT id, what FROM {table}"})
+    forged = TicketSigner(KEY).issue(
+        {"path": list(path), "columns": ["id", "what"], "partition": 0, "request": f"SELECT id, what FROM {table}"}
+    )
     with pytest.raises(flight.FlightServerError, match=f"not found: no published table {'.'.join(path)}"):
         client.do_get(flight.Ticket(forged)).read_all()
 
@@ -123,11 +135,17 @@ def test_a_ticket_signed_with_the_servers_key_reads_nothing_unpublished(client: 
 def serve_command(tmp_path: Path, *options: str) -> tuple[subprocess.Popen[str], str]:
     """Start ``sluice serve`` on a free port; returns the process and its location."""
     catalog = tmp_path / "sluice.toml"
-    catalog.write_text(f'[sources.pg]\nurl = "{PG_URL}"\n[sources.my]\nurl = "{MYSQL_URL}"\n'
-                       '[serve]\nnamespaces = ["pg.sluice_pub_open"]\ntables = ["my.sluice_pub_shop.orders"]\n')
-    process = subprocess.Popen([sys.executable, "-m", "sluice.cli", "serve", "--catalog", str(catalog), "--port", "0",
-                                "--no-auth", *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+    catalog.write_text(
+        f'[sources.pg]\nurl = "{PG_URL}"\n[sources.my]\nurl = "{MYSQL_URL}"\n'
+        '[serve]\nnamespaces = ["pg.sluice_pub_open"]\ntables = ["my.sluice_pub_shop.orders"]\n'
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sluice.cli", "serve", "--catalog", str(catalog), "--port", "0", "--no-auth", *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     selector = selectors.DefaultSelector()
     selector.register(process.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
     if not selector.select(timeout=60):
@@ -143,13 +161,20 @@ def stop(process: subprocess.Popen[str]) -> None:
     process.wait(timeout=10)
 
 
-@pytest.mark.parametrize("options, expected, said", [
-    ((), PUBLISHED, "serving my.sluice_pub_shop.orders, pg.sluice_pub_open at"),  # the catalog's [serve] table
-    (("--table", "pg.sluice_pub_secret.hidden"), {("pg", "sluice_pub_secret", "hidden")},  # the options replace it
-     "serving pg.sluice_pub_secret.hidden at"),
-])
+@pytest.mark.parametrize(
+    "options, expected, said",
+    [
+        ((), PUBLISHED, "serving my.sluice_pub_shop.orders, pg.sluice_pub_open at"),  # the catalog's [serve] table
+        (
+            ("--table", "pg.sluice_pub_secret.hidden"),
+            {("pg", "sluice_pub_secret", "hidden")},  # the options replace it
+            "serving pg.sluice_pub_secret.hidden at",
+        ),
+    ],
+)
 def test_the_serve_command_publishes_what_the_catalog_or_the_options_name(
-        schemas: None, tmp_path: Path, options: tuple[str, ...], expected: set[tuple[str, ...]], said: str) -> None:
+    schemas: None, tmp_path: Path, options: tuple[str, ...], expected: set[tuple[str, ...]], said: str
+) -> None:
     process, line = serve_command(tmp_path, *options)
     try:
         location = line.split(" at ", 1)[1].split(" ", 1)[0]
@@ -166,7 +191,23 @@ def test_the_serve_command_publishes_what_the_catalog_or_the_options_name(
 def test_an_allow_list_naming_an_unknown_source_fails_before_listening(schemas: None, tmp_path: Path) -> None:
     catalog = tmp_path / "sluice.toml"
     catalog.write_text(f'[sources.pg]\nurl = "{PG_URL}"\n')
-    done = subprocess.run([sys.executable, "-m", "sluice.cli", "serve", "--catalog", str(catalog), "--port", "0",
-                           "--no-auth", "--namespace", "mars.public"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sluice.cli",
+            "serve",
+            "--catalog",
+            str(catalog),
+            "--port",
+            "0",
+            "--no-auth",
+            "--namespace",
+            "mars.public",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == "error: --namespace/--table name unknown source(s) mars\n"

@@ -27,9 +27,12 @@ def test_show_and_describe(spark, fed) -> None:  # type: ignore[no-untyped-def]
 def test_plain_spark_sql_joins_a_source_with_a_temp_view(spark, fed) -> None:  # type: ignore[no-untyped-def]
     spark.createDataFrame([(1, "one"), (2, "two")], "i int, label string").createOrReplaceTempView("labels")
     try:
-        rows = spark.sql("SELECT e.id, l.label FROM pg.sluice_test.edge e JOIN labels l ON e.i = l.i ORDER BY e.id").collect()
-        reference = fed.sql("SELECT e.id, l.label FROM pg.sluice_test.edge e JOIN labels l ON e.i = l.i ORDER BY e.id",
-                            pushdown=False).collect()
+        rows = spark.sql(
+            "SELECT e.id, l.label FROM pg.sluice_test.edge e JOIN labels l ON e.i = l.i ORDER BY e.id"
+        ).collect()
+        reference = fed.sql(
+            "SELECT e.id, l.label FROM pg.sluice_test.edge e JOIN labels l ON e.i = l.i ORDER BY e.id", pushdown=False
+        ).collect()
         assert rows == reference and rows
     finally:
         spark.catalog.dropTempView("labels")
@@ -51,8 +54,12 @@ def test_sparks_explain_shows_the_remote_query_and_every_verdict(spark, fed) -> 
     assert 'RemoteQuery: SELECT "id"' in text and '("i" = 1)' in text
     assert "[EXACT] `i` = 1" in text and "[INEXACT]" in text
     rows = sorted(r.id for r in frame.collect())
-    assert rows == sorted(r.id for r in fed.sql("SELECT id FROM pg.sluice_test.edge WHERE i = 1 AND ch = 'a' AND upper(t) = 'A'",
-                                                 pushdown=False).collect())
+    assert rows == sorted(
+        r.id
+        for r in fed.sql(
+            "SELECT id FROM pg.sluice_test.edge WHERE i = 1 AND ch = 'a' AND upper(t) = 'A'", pushdown=False
+        ).collect()
+    )
 
 
 def test_a_small_remote_table_is_broadcast(spark, fed, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -78,8 +85,10 @@ def test_a_catalog_from_spark_configuration_alone(spark, fed, edge_tables, monke
     spark.conf.set("spark.sql.catalog.byhand", "io.sluice.spark.SluiceCatalog")
     spark.conf.set("spark.sql.catalog.byhand.url", edge_tables["urls"]["lite"])
     try:
-        assert spark.sql("SELECT count(*) AS n FROM byhand.edge WHERE i = 1").collect()[0].n == \
-            fed.sql("SELECT count(*) AS n FROM lite.edge WHERE i = 1", pushdown=False).collect()[0].n
+        assert (
+            spark.sql("SELECT count(*) AS n FROM byhand.edge WHERE i = 1").collect()[0].n
+            == fed.sql("SELECT count(*) AS n FROM lite.edge WHERE i = 1", pushdown=False).collect()[0].n
+        )
     finally:
         spark.conf.unset("spark.sql.catalog.byhand.url")
     with pytest.raises(Exception, match="byhand"):
@@ -89,6 +98,7 @@ def test_a_catalog_from_spark_configuration_alone(spark, fed, edge_tables, monke
 def test_a_failing_planner_fails_the_query_clearly(spark, fed, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Fault injection (a planner bug cannot be caused for real): the query fails naming the
     planner step; it never runs with a different pushdown."""
+
     def broken(self: CatalogPlanner, request: dict) -> dict:  # type: ignore[type-arg]
         raise RuntimeError("injected fault")
 

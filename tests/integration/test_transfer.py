@@ -13,11 +13,14 @@ def _remote_count(fed, sql: str) -> int:  # type: ignore[no-untyped-def]
         return connection.execute(f"SELECT count(*) FROM ({sql}) AS q").fetchone()[0]
 
 
-@pytest.mark.parametrize("query", [
-    "SELECT id FROM pg.sluice_test.edge WHERE i = 1 AND t < 'b'",
-    "SELECT id, t FROM pg.sluice_test.edge WHERE f > 1.5 OR t LIKE 'a%'",
-    "SELECT id FROM pg.sluice_test.edge WHERE ch = 'a'",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT id FROM pg.sluice_test.edge WHERE i = 1 AND t < 'b'",
+        "SELECT id, t FROM pg.sluice_test.edge WHERE f > 1.5 OR t LIKE 'a%'",
+        "SELECT id FROM pg.sluice_test.edge WHERE ch = 'a'",
+    ],
+)
 def test_rows_transferred_equal_the_remote_querys_rows(fed, query: str) -> None:  # type: ignore[no-untyped-def]
     plan = fed.plan(query)
     scan = plan.scans[0]
@@ -58,7 +61,9 @@ def test_postgres_block_ranges_cover_every_row_once(spark, pg_url) -> None:  # t
 
     with psycopg.connect(pg_url, autocommit=True) as connection:
         connection.execute("DROP TABLE IF EXISTS sluice_test.wide")
-        connection.execute("CREATE TABLE sluice_test.wide AS SELECT g AS id, md5(g::text) AS v FROM generate_series(1, 40000) g")
+        connection.execute(
+            "CREATE TABLE sluice_test.wide AS SELECT g AS id, md5(g::text) AS v FROM generate_series(1, 40000) g"
+        )
         connection.execute("DELETE FROM sluice_test.wide WHERE id % 7 = 0")  # holes in the blocks
     split = Federation(spark=spark)
     split.attach("pg", pg_url, partitions=4)
@@ -68,5 +73,7 @@ def test_postgres_block_ranges_cover_every_row_once(spark, pg_url) -> None:  # t
     assert len(tasks) == 4 and all("ctid" in task.request for task in tasks)
     rows = [r.id for r in split.sql(query).collect()]
     with psycopg.connect(pg_url) as connection:
-        expected = sorted(r[0] for r in connection.execute("SELECT id FROM sluice_test.wide WHERE v COLLATE \"C\" >= '8'"))
+        expected = sorted(
+            r[0] for r in connection.execute("SELECT id FROM sluice_test.wide WHERE v COLLATE \"C\" >= '8'")
+        )
     assert sorted(rows) == expected and len(rows) == len(set(rows))

@@ -68,11 +68,17 @@ def fuzz_urls(flight_port: int) -> list[str]:
     for _ in range(CASES):
         secret = secret_of(rng)
         password = quote(secret, safe="") if rng.random() < 0.4 else secret
-        scheme, user, port, path = rng.choice([
-            ("mysql", "root", ":3306", "/test"), ("mariadb", "root", ":3306", "/test"),
-            ("postgresql", "nosuchrole", ":5432", "/test"), ("postgresql", "root", ":5432", "/test"),
-            ("grpc", "reader", f":{flight_port}", ""), ("mysql", "root", ":1", "/test"), ("sqlite", "root", "", "/x.db"),
-        ])
+        scheme, user, port, path = rng.choice(
+            [
+                ("mysql", "root", ":3306", "/test"),
+                ("mariadb", "root", ":3306", "/test"),
+                ("postgresql", "nosuchrole", ":5432", "/test"),
+                ("postgresql", "root", ":5432", "/test"),
+                ("grpc", "reader", f":{flight_port}", ""),
+                ("mysql", "root", ":1", "/test"),
+                ("sqlite", "root", "", "/x.db"),
+            ]
+        )
         host = rng.choice(["127.0.0.1", "localhost", "[::1]"])
         port = rng.choice([port, port, "", ":", ":x"])
         urls.append(f"{scheme}://{user}:{password}@{host}{port}{path}")
@@ -84,9 +90,13 @@ def shown(error: BaseException) -> str:
     return "\n".join([str(error), repr(error), *traceback.format_exception(error)])
 
 
-def test_no_secret_through_attach_the_cli_and_the_catalog(spark, flight_port: int, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                          capsys: pytest.CaptureFixture[str],
-                                                          caplog: pytest.LogCaptureFixture) -> None:
+def test_no_secret_through_attach_the_cli_and_the_catalog(
+    spark,
+    flight_port: int,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     caplog.set_level(logging.DEBUG)
     fed = Federation(spark=spark)
     outcomes = {"attached": 0, "refused": 0}
@@ -102,8 +112,10 @@ def test_no_secret_through_attach_the_cli_and_the_catalog(spark, flight_port: in
             seen.append(shown(error))
         catalog = tmp_path / f"c{index}.toml"
         catalog.write_text(f"[sources.x]\nurl = {json.dumps(url)}\nconnect_timeout_s = 5\n", encoding="utf-8")
-        for argv in (["sql", "SELECT * FROM x.nope", "--source", f"x={url}"],
-                     ["sql", "SELECT * FROM x.nope", "--catalog", str(catalog)]):
+        for argv in (
+            ["sql", "SELECT * FROM x.nope", "--source", f"x={url}"],
+            ["sql", "SELECT * FROM x.nope", "--catalog", str(catalog)],
+        ):
             assert main(argv, spark=spark) == 2  # nope is no table anywhere: every path ends in an error
             captured = capsys.readouterr()
             assert captured.err.startswith(("error: ", "usage: ")) and captured.err.count("\nerror") == 0, captured.err
@@ -119,11 +131,17 @@ def test_no_secret_through_the_serve_command(flight_port: int) -> None:
     """``sluice serve`` as a subprocess: each URL fails before listening (a wrong password, a
     refused token, a URL that does not parse), with one masked line on stderr."""
     rng = random.Random(SEED + 1)
-    candidates = [u for u in fuzz_urls(flight_port) if not u.startswith("postgresql://root")]  # root is trusted: it would serve
+    candidates = [
+        u for u in fuzz_urls(flight_port) if not u.startswith("postgresql://root")
+    ]  # root is trusted: it would serve
     urls = [u for u in HAND_PICKED if not u.startswith("postgresql://root")][:4] + rng.sample(candidates, 4)
     for url in urls:
-        done = subprocess.run([sys.executable, "-m", "sluice.cli", "serve", "--no-auth", "--port", "0",
-                               "--source", f"x={url}"], capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "sluice.cli", "serve", "--no-auth", "--port", "0", "--source", f"x={url}"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 2 and done.stdout == "", (url, done.stdout, done.stderr)
         assert done.stderr.count("error: ") == 1, done.stderr
         assert not leaks(done.stdout + done.stderr), (url, done.stderr)

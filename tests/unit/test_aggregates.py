@@ -23,18 +23,36 @@ MY = MysqlSource("my", "mysql://u@localhost/db")
 LITE = SqliteSource("lite", "sqlite:///tmp/unit-aggregates.db")
 DUCK = DuckdbSource("duck", "duckdb:///tmp/unit-aggregates.duckdb")
 
-PG_TABLE = TableSchema("pg", "public", "t", (
-    _column("id", "bigint", "bigint"), _column("i", "int", "integer"), _column("d", "decimal(10,2)", "numeric(10,2)"),
-    _column("f", "double", "double precision"), _column("t", "string", "text", collation="en-US-x-icu"),
-    _column("c", "string", "text", collation="C"), _column("p", "string", "character(5)", collation="C", padded=True),
-    _column("flag", "boolean", "boolean"),
-))
-MY_TABLE = TableSchema("my", "db", "t", (
-    _column("id", "bigint", "bigint"), _column("s", "string", "varchar(10)", collation="utf8mb4_general_ci"),
-    _column("flag", "boolean", "tinyint(1)"), _column("y", "int", "year(4)"),
-))
+PG_TABLE = TableSchema(
+    "pg",
+    "public",
+    "t",
+    (
+        _column("id", "bigint", "bigint"),
+        _column("i", "int", "integer"),
+        _column("d", "decimal(10,2)", "numeric(10,2)"),
+        _column("f", "double", "double precision"),
+        _column("t", "string", "text", collation="en-US-x-icu"),
+        _column("c", "string", "text", collation="C"),
+        _column("p", "string", "character(5)", collation="C", padded=True),
+        _column("flag", "boolean", "boolean"),
+    ),
+)
+MY_TABLE = TableSchema(
+    "my",
+    "db",
+    "t",
+    (
+        _column("id", "bigint", "bigint"),
+        _column("s", "string", "varchar(10)", collation="utf8mb4_general_ci"),
+        _column("flag", "boolean", "tinyint(1)"),
+        _column("y", "int", "year(4)"),
+    ),
+)
 LITE_LOOSE = TableSchema("lite", None, "t", (_column("id", "bigint", "INTEGER"), _column("i", "bigint", "INTEGER")))
-LITE_STRICT = TableSchema("lite", None, "t", (_column("id", "bigint", "INTEGER STRICT"), _column("i", "bigint", "INTEGER STRICT")))
+LITE_STRICT = TableSchema(
+    "lite", None, "t", (_column("id", "bigint", "INTEGER STRICT"), _column("i", "bigint", "INTEGER STRICT"))
+)
 DUCK_TABLE = TableSchema("duck", None, "t", (_column("u", "decimal(20,0)", "UBIGINT"), _column("i", "int", "INTEGER")))
 
 
@@ -58,18 +76,22 @@ def test_grouped_count_and_sum_are_one_exact_query() -> None:
     spec = ScanSpec.for_source(PG, PG_TABLE, ("id",), aggregate=decision.aggregation)
     assert spec.query(PG) == (
         'SELECT "i" AS "sluice_0", COUNT(*) AS "sluice_1", SUM("d")::text AS "sluice_2", MIN("c") AS "sluice_3", '
-        'MAX(("t" COLLATE "C")) AS "sluice_4" FROM "public"."t" GROUP BY "i"')
+        'MAX(("t" COLLATE "C")) AS "sluice_4" FROM "public"."t" GROUP BY "i"'
+    )
     assert [o.type.name for o in decision.aggregation.outputs] == ["int", "bigint", "decimal(38,2)", "string", "string"]
     assert ScanSpec.from_json(spec.to_json()) == spec
 
 
-@pytest.mark.parametrize("function, reason", [
-    (fn("SUM", "f"), "order of additions"),
-    (fn("COUNT", "f", distinct=True), "-0.0"),
-    (fn("MIN", "flag"), "not pushed"),
-    (fn("MAX", "p"), "blank-padded"),
-    (fn("VAR_POP", "i"), "only COUNT, SUM, MIN, MAX"),
-])
+@pytest.mark.parametrize(
+    "function, reason",
+    [
+        (fn("SUM", "f"), "order of additions"),
+        (fn("COUNT", "f", distinct=True), "-0.0"),
+        (fn("MIN", "flag"), "not pushed"),
+        (fn("MAX", "p"), "blank-padded"),
+        (fn("VAR_POP", "i"), "only COUNT, SUM, MIN, MAX"),
+    ],
+)
 def test_unfaithful_aggregates_are_refused_with_a_reason(function: dict[str, object], reason: str) -> None:
     decision = decide(PG, PG_TABLE, [], [fn("COUNT_STAR"), function])
     assert not decision.complete and decision.aggregation is None
@@ -125,6 +147,9 @@ def test_duckdb_widened_types_are_refused() -> None:
 
 
 def test_expressions_are_not_pushed_yet() -> None:
-    offered = {"group_by": [{"op": "+", "args": [ref("i"), {"lit": "1", "type": "int"}]}], "aggregates": [fn("COUNT_STAR")]}
+    offered = {
+        "group_by": [{"op": "+", "args": [ref("i"), {"lit": "1", "type": "int"}]}],
+        "aggregates": [fn("COUNT_STAR")],
+    }
     decision = aggregates.decide(PG, PG_TABLE, offered, [], True)
     assert not decision.complete and "expressions" in decision.verdicts[0].reason

@@ -24,10 +24,25 @@ class RecordingFederation:
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
-    def attach(self, name: str, url: str, password: str | None = None, partitions: int | None = None,
-               statement_timeout_s: float = 600.0, connect_timeout_s: float | None = None) -> None:
-        self.calls.append({"name": name, "url": url, "password": password, "partitions": partitions,
-                           "statement_timeout_s": statement_timeout_s, "connect_timeout_s": connect_timeout_s})
+    def attach(
+        self,
+        name: str,
+        url: str,
+        password: str | None = None,
+        partitions: int | None = None,
+        statement_timeout_s: float = 600.0,
+        connect_timeout_s: float | None = None,
+    ) -> None:
+        self.calls.append(
+            {
+                "name": name,
+                "url": url,
+                "password": password,
+                "partitions": partitions,
+                "statement_timeout_s": statement_timeout_s,
+                "connect_timeout_s": connect_timeout_s,
+            }
+        )
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -47,7 +62,9 @@ def error_for(tmp_path: Path, text: str) -> str:
 
 
 def test_full_catalog_parses(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 [sources.pg]
 url = "postgresql://root@127.0.0.1:5432/test"
 password_env = "SLUICE_PG_PASSWORD"
@@ -55,7 +72,8 @@ partitions = 4
 statement_timeout_s = 30
 [sources.lite]
 url = "sqlite:///demo-data/crm.db"
-""")
+""",
+    )
     catalog = load_catalog(path)
     assert catalog == {
         "pg": SourceConfig("pg", "postgresql://root@127.0.0.1:5432/test", "SLUICE_PG_PASSWORD", 4, 30.0),
@@ -126,12 +144,23 @@ def test_names_differing_only_in_case_clash(tmp_path: Path) -> None:
     assert "differ only in case" in message
 
 
-@pytest.mark.parametrize("key, value", [
-    ("partitions", "0"), ("partitions", '"4"'), ("partitions", "true"), ("partitions", "2.5"),
-    ("statement_timeout_s", "0"), ("statement_timeout_s", "-1"), ("statement_timeout_s", "nan"),
-    ("statement_timeout_s", "inf"), ("statement_timeout_s", '"10"'), ("statement_timeout_s", "true"),
-    ("password_env", "3"), ("password_env", '""'),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("partitions", "0"),
+        ("partitions", '"4"'),
+        ("partitions", "true"),
+        ("partitions", "2.5"),
+        ("statement_timeout_s", "0"),
+        ("statement_timeout_s", "-1"),
+        ("statement_timeout_s", "nan"),
+        ("statement_timeout_s", "inf"),
+        ("statement_timeout_s", '"10"'),
+        ("statement_timeout_s", "true"),
+        ("password_env", "3"),
+        ("password_env", '""'),
+    ],
+)
 def test_bad_option_values(tmp_path: Path, key: str, value: str) -> None:
     message = error_for(tmp_path, f'[sources.pg]\nurl = "sqlite:///x.db"\n{key} = {value}\n')
     assert key in message
@@ -151,7 +180,9 @@ def test_literal_password_in_url_is_allowed_but_masked_in_repr(tmp_path: Path) -
 
 def test_attach_reads_the_password_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SLUICE_TEST_PW", SECRET)
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 [sources.pg]
 url = "postgresql://root@127.0.0.1:5432/test"
 password_env = "SLUICE_TEST_PW"
@@ -160,28 +191,45 @@ statement_timeout_s = 12.5
 connect_timeout_s = 2.5
 [sources.lite]
 url = "sqlite:///crm.db"
-""")
+""",
+    )
     fed = RecordingFederation()
     attached = attach_catalog(fed, path)  # type: ignore[arg-type]
     assert sorted(attached) == ["lite", "pg"]
     assert fed.calls == [
-        {"name": "pg", "url": "postgresql://root@127.0.0.1:5432/test", "password": SECRET, "partitions": 3,
-         "statement_timeout_s": 12.5, "connect_timeout_s": 2.5},
-        {"name": "lite", "url": "sqlite:///crm.db", "password": None, "partitions": None,
-         "statement_timeout_s": 600.0, "connect_timeout_s": None},
+        {
+            "name": "pg",
+            "url": "postgresql://root@127.0.0.1:5432/test",
+            "password": SECRET,
+            "partitions": 3,
+            "statement_timeout_s": 12.5,
+            "connect_timeout_s": 2.5,
+        },
+        {
+            "name": "lite",
+            "url": "sqlite:///crm.db",
+            "password": None,
+            "partitions": None,
+            "statement_timeout_s": 600.0,
+            "connect_timeout_s": None,
+        },
     ]
 
 
-def test_unset_password_variable_is_named_and_nothing_is_attached(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unset_password_variable_is_named_and_nothing_is_attached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SLUICE_TEST_UNSET_PW", raising=False)
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 [sources.lite]
 url = "sqlite:///crm.db"
 [sources.pg]
 url = "postgresql://root@127.0.0.1:5432/test"
 password_env = "SLUICE_TEST_UNSET_PW"
-""")
+""",
+    )
     fed = RecordingFederation()
     with pytest.raises(ConfigError, match="SLUICE_TEST_UNSET_PW") as caught:
         attach_catalog(fed, path)  # type: ignore[arg-type]

@@ -85,14 +85,18 @@ def test_sqlite(predicate: str, _: Level, lite: Level) -> None:
 
 def test_every_verdict_has_a_reason() -> None:
     for predicate, _, _ in CASES:
-        translation = Translator(PostgresDialect(), PG_TABLE, "UTC").predicate(sqlglot.parse_one(predicate, read="spark"))
+        translation = Translator(PostgresDialect(), PG_TABLE, "UTC").predicate(
+            sqlglot.parse_one(predicate, read="spark")
+        )
         assert translation.reason.strip(), predicate
 
 
 def test_reasons_name_the_deciding_column_property() -> None:
     translation = Translator(PostgresDialect(), PG_TABLE, "UTC").predicate(sqlglot.parse_one("ch = 'a'", read="spark"))
     assert "character(5)" in translation.reason and "padded" in translation.reason
-    translation = Translator(SqliteDialect(), SQLITE_TABLE, "UTC").predicate(sqlglot.parse_one("ci = 'a'", read="spark"))
+    translation = Translator(SqliteDialect(), SQLITE_TABLE, "UTC").predicate(
+        sqlglot.parse_one("ci = 'a'", read="spark")
+    )
     assert "NOCASE" in translation.reason
 
 

@@ -16,12 +16,26 @@ def const(text: str, zone: str = "UTC"):  # type: ignore[no-untyped-def]
     return evaluate(sqlglot.parse_one(text, read="spark"), zone)
 
 
-@pytest.mark.parametrize("text,type_name", [
-    ("1", "int"), ("2147483648", "bigint"), ("-2147483648", "int"), ("1.50", "decimal(3,2)"), ("0.5", "decimal(1,1)"),
-    ("1e3", "double"), ("1.5D", "double"), ("1L", "bigint"), ("1.5BD", "decimal(2,1)"), ("'x'", "string"),
-    ("DATE '2024-02-29'", "date"), ("TIMESTAMP '2024-01-01 00:00:00'", "timestamp"),
-    ("TIMESTAMP_NTZ '2024-01-01 00:00:00'", "timestamp_ntz"), ("TRUE", "boolean"), ("double('NaN')", "double"),
-])
+@pytest.mark.parametrize(
+    "text,type_name",
+    [
+        ("1", "int"),
+        ("2147483648", "bigint"),
+        ("-2147483648", "int"),
+        ("1.50", "decimal(3,2)"),
+        ("0.5", "decimal(1,1)"),
+        ("1e3", "double"),
+        ("1.5D", "double"),
+        ("1L", "bigint"),
+        ("1.5BD", "decimal(2,1)"),
+        ("'x'", "string"),
+        ("DATE '2024-02-29'", "date"),
+        ("TIMESTAMP '2024-01-01 00:00:00'", "timestamp"),
+        ("TIMESTAMP_NTZ '2024-01-01 00:00:00'", "timestamp_ntz"),
+        ("TRUE", "boolean"),
+        ("double('NaN')", "double"),
+    ],
+)
 def test_literal_types(text: str, type_name: str) -> None:
     assert const(text).type.name == type_name
 
@@ -37,7 +51,9 @@ def test_timestamp_literals_use_the_session_zone_like_java_time() -> None:
 
 def test_common_types_follow_spark() -> None:
     assert common_type(SparkType("float"), SparkType("decimal(1,1)")) == DOUBLE
-    assert common_type(SparkType("float"), SparkType("int")) == DOUBLE  # ANSI: CAST(16777216 AS FLOAT) = 16777217 is false
+    assert (
+        common_type(SparkType("float"), SparkType("int")) == DOUBLE
+    )  # ANSI: CAST(16777216 AS FLOAT) = 16777217 is false
     assert common_type(SparkType("int"), SparkType("decimal(2,1)")) == SparkType("decimal(2,1)")
     assert common_type(SparkType("bigint"), SparkType("double")) == DOUBLE
     assert common_type(SparkType("int"), SparkType("string")) is None

@@ -37,7 +37,10 @@ def test_counts_schema_and_indexes(tmp_path: Path) -> None:
     with sqlite3.connect(built.sales) as connection:
         indexes = {row[0] for row in connection.execute("SELECT sql FROM sqlite_master WHERE type = 'index'")}
     connection.close()
-    assert indexes == {"CREATE INDEX orders_customer_id ON orders (customer_id)", "CREATE INDEX orders_day ON orders (day)"}
+    assert indexes == {
+        "CREATE INDEX orders_customer_id ON orders (customer_id)",
+        "CREATE INDEX orders_day ON orders (day)",
+    }
     assert not list(tmp_path.glob("*.building"))
 
 

@@ -40,7 +40,11 @@ CASES = [
     ("ci LIKE 'a%'", E, '("ci" COLLATE "binary") LIKE \'a%\' ESCAPE'),
     ("startswith(ch, 'e')", E, '("ch" COLLATE "binary") LIKE \'e%\''),
     ("substr(ci, 1, 1) = 'a'", E, '(SUBSTRING("ci", 1, 1) COLLATE "binary") = '),
-    ("coalesce(ci, name) = 'a'", E, '(COALESCE(("ci" COLLATE "binary"), ("name" COLLATE "binary")) COLLATE "binary") = '),  # differently collated parts compare as bytes
+    (
+        "coalesce(ci, name) = 'a'",
+        E,
+        '(COALESCE(("ci" COLLATE "binary"), ("name" COLLATE "binary")) COLLATE "binary") = ',
+    ),  # differently collated parts compare as bytes
     ("name = ci", E, '("name" COLLATE "binary") = ("ci" COLLATE "binary")'),
     ("vw = 'a'", E, '("vw" COLLATE "binary") = '),  # a view column: collation unknown
     ("ci < NULL", E, '("ci" COLLATE "binary") < NULL'),  # DuckDB cannot collate an untyped NULL
@@ -99,10 +103,14 @@ def test_every_pushed_predicate_runs_in_duckdb() -> None:
     import duckdb
 
     connection = duckdb.connect()
-    columns = ", ".join(f'"{c.name}" {c.remote_type}' + (f" COLLATE {c.collation}" if c.collation not in (None, "unknown") else "")
-                        for c in DUCKDB_TABLE.columns)
+    columns = ", ".join(
+        f'"{c.name}" {c.remote_type}' + (f" COLLATE {c.collation}" if c.collation not in (None, "unknown") else "")
+        for c in DUCKDB_TABLE.columns
+    )
     connection.execute(f"CREATE TABLE t ({columns})")
-    connection.execute("INSERT INTO t (id, i, ti, u, name, ci, ch, f, r, d, h) VALUES (1, 2, 3, 4, 'a', 'A', 'é', 0.5, 1.5, 2.5, 7)")
+    connection.execute(
+        "INSERT INTO t (id, i, ti, u, name, ci, ch, f, r, d, h) VALUES (1, 2, 3, 4, 'a', 'A', 'é', 0.5, 1.5, 2.5, 7)"
+    )
     for predicate, level, _ in CASES:
         if level is E:
             connection.execute(f"SELECT count(*) FROM t WHERE {_sql(predicate)}").fetchall()

@@ -63,8 +63,14 @@ def test_missing_and_foreign_files(tmp_path: Path) -> None:
 def test_a_writer_in_another_process_is_reported(tmp_path: Path) -> None:
     url = _file(tmp_path / "w.duckdb", "CREATE TABLE t (id BIGINT)")
     writer = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb, sys; c = duckdb.connect({str(tmp_path / 'w.duckdb')!r}); print('open', flush=True); sys.stdin.readline()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(tmp_path / 'w.duckdb')!r}); print('open', flush=True); sys.stdin.readline()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert writer.stdout is not None and writer.stdout.readline().strip() == "open"
@@ -106,8 +112,10 @@ def test_two_processes_read_at_once(tmp_path: Path) -> None:
     """Spark's Python workers are processes: read-only connections must not exclude each other."""
     url = _file(tmp_path / "r.duckdb", "CREATE TABLE t AS SELECT range AS id FROM range(50000)")
     code = _READER.format(root=str(ROOT), url=url)
-    readers = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-               for _ in range(2)]
+    readers = [
+        subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     try:
         for reader in readers:  # both hold an open connection in the middle of a read
             assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
@@ -131,7 +139,7 @@ def test_catalog_types_and_reads(tmp_path: Path) -> None:
         'CREATE TABLE "Ty pes" (bo BOOLEAN NOT NULL, ti TINYINT, si SMALLINT, i INTEGER, b BIGINT, h HUGEINT, '
         "ut UTINYINT, us USMALLINT, ui UINTEGER, ub UBIGINT, uh UHUGEINT, r REAL, f DOUBLE, d DECIMAL(20,4), "
         "v VARCHAR, c CHAR(3), dt DATE, tn TIMESTAMP, ts TIMESTAMPTZ, bl BLOB, m mood, iv INTERVAL, tsn TIMESTAMP_NS)",
-        "INSERT INTO \"Ty pes\" VALUES (true, -128, -32768, -2147483648, -9223372036854775808, 99999999999999999999999999999999999999, "
+        'INSERT INTO "Ty pes" VALUES (true, -128, -32768, -2147483648, -9223372036854775808, 99999999999999999999999999999999999999, '
         "255, 65535, 4294967295, 18446744073709551615, 5, 1.5, 'NaN', 12345678901234.5678, 'ß😀', 'a', DATE '0001-01-01', "
         "TIMESTAMP '2024-03-10 02:30:00.123456', TIMESTAMPTZ '2024-03-10 07:00:00+00', '\\x00\\xff'::BLOB, 'ok', INTERVAL 1 DAY, "
         "TIMESTAMP_NS '2024-01-01 00:00:00.123456789')",
@@ -141,10 +149,29 @@ def test_catalog_types_and_reads(tmp_path: Path) -> None:
     assert (table.schema, table.name, table.row_estimate, table.split_column) == ("main", "Ty pes", 1, "rowid")
     types = {c.name: c.type.name for c in table.columns}
     assert types == {
-        "bo": "boolean", "ti": "tinyint", "si": "smallint", "i": "int", "b": "bigint", "h": "decimal(38,0)",
-        "ut": "smallint", "us": "int", "ui": "bigint", "ub": "decimal(20,0)", "uh": "decimal(38,0)", "r": "float",
-        "f": "double", "d": "decimal(20,4)", "v": "string", "c": "string", "dt": "date", "tn": "timestamp_ntz",
-        "ts": "timestamp", "bl": "binary", "m": "string", "iv": "string", "tsn": "string",
+        "bo": "boolean",
+        "ti": "tinyint",
+        "si": "smallint",
+        "i": "int",
+        "b": "bigint",
+        "h": "decimal(38,0)",
+        "ut": "smallint",
+        "us": "int",
+        "ui": "bigint",
+        "ub": "decimal(20,0)",
+        "uh": "decimal(38,0)",
+        "r": "float",
+        "f": "double",
+        "d": "decimal(20,4)",
+        "v": "string",
+        "c": "string",
+        "dt": "date",
+        "tn": "timestamp_ntz",
+        "ts": "timestamp",
+        "bl": "binary",
+        "m": "string",
+        "iv": "string",
+        "tsn": "string",
     }
     assert not table.column("bo").nullable and table.column("i").nullable
     assert {c.name for c in table.columns if c.unpushable} == {"m", "iv", "tsn"}
@@ -160,7 +187,11 @@ def test_catalog_types_and_reads(tmp_path: Path) -> None:
 
 def test_integers_spark_cannot_hold_fail_the_read(tmp_path: Path) -> None:
     """UHUGEINT 2**128-1 leaves DuckDB's Arrow export as -1: the reader's cast must refuse it."""
-    url = _file(tmp_path / "big.duckdb", "CREATE TABLE t (uh UHUGEINT)", "INSERT INTO t VALUES (340282366920938463463374607431768211455)")
+    url = _file(
+        tmp_path / "big.duckdb",
+        "CREATE TABLE t (uh UHUGEINT)",
+        "INSERT INTO t VALUES (340282366920938463463374607431768211455)",
+    )
     source = DuckdbSource("d", url)
     spec = ScanSpec.for_source(source, source.describe(None, "t"), ("uh",))
     with pytest.raises(SourceError, match="query failed"):
@@ -178,11 +209,19 @@ def test_collations_come_from_the_ddl(tmp_path: Path) -> None:
         tmp_path / "c.duckdb",
         'CREATE TABLE t (plain VARCHAR, "We""ird" VARCHAR COLLATE nocase.noaccent, b VARCHAR COLLATE "binary", '
         "c VARCHAR COLLATE C, de VARCHAR COLLATE de, n VARCHAR COLLATE NFC, x INT DEFAULT 0)",
-        "CREATE VIEW v AS SELECT plain, \"We\"\"ird\" AS w FROM t",
+        'CREATE VIEW v AS SELECT plain, "We""ird" AS w FROM t',
     )
     source = DuckdbSource("d", url)
     collations = {c.name: c.collation for c in source.describe(None, "t").columns}
-    assert collations == {"plain": None, 'We"ird': "nocase.noaccent", "b": "binary", "c": "C", "de": "de", "n": "NFC", "x": None}
+    assert collations == {
+        "plain": None,
+        'We"ird': "nocase.noaccent",
+        "b": "binary",
+        "c": "C",
+        "de": "de",
+        "n": "NFC",
+        "x": None,
+    }
     view = source.describe(None, "v")
     assert [c.collation for c in view.columns] == ["unknown", "unknown"] and view.split_column is None
 
@@ -197,22 +236,37 @@ def test_collated_text_is_pushed_exactly(tmp_path: Path, collation: str) -> None
     source = DuckdbSource("d", url)
     table = source.describe(None, "t")
     checks = {
-        "s = 'a'": lambda s: s == "a", "s <> 'ss'": lambda s: s != "ss", "s < 'b'": lambda s: s < "b",
-        "s >= 'é'": lambda s: s >= "é", "s IN ('A', 'e\u0301')": lambda s: s in ("A", "e\u0301"),
-        "s LIKE 'a%'": lambda s: s.startswith("a"), "endswith(s, 'ß')": lambda s: s.endswith("ß"),
-        "substr(s, 1, 1) = 'z'": lambda s: s[:1] == "z", "coalesce(s, 'x') > 'Z'": lambda s: s > "Z",
+        "s = 'a'": lambda s: s == "a",
+        "s <> 'ss'": lambda s: s != "ss",
+        "s < 'b'": lambda s: s < "b",
+        "s >= 'é'": lambda s: s >= "é",
+        "s IN ('A', 'e\u0301')": lambda s: s in ("A", "e\u0301"),
+        "s LIKE 'a%'": lambda s: s.startswith("a"),
+        "endswith(s, 'ß')": lambda s: s.endswith("ß"),
+        "substr(s, 1, 1) = 'z'": lambda s: s[:1] == "z",
+        "coalesce(s, 'x') > 'Z'": lambda s: s > "Z",
     }
     for predicate, expected in checks.items():
         translation = Translator(source.dialect, table, "UTC").predicate(sqlglot.parse_one(predicate, read="spark"))
         spec = ScanSpec.for_source(source, table, ("id",), where=(source.dialect.render(translation.sql),))
         assert sorted(_ids(source, spec)) == [i for i, s in enumerate(TEXTS) if expected(s)], predicate
-    ordered = ScanSpec.for_source(source, table, ("s",), order=f"ORDER BY {source.dialect.render(source.dialect.binary_collation(sqlglot.exp.column('s', quoted=True)))}")
-    assert [v for task in ordered.tasks(source) for b in source.read(task) for v in b.column(0).to_pylist()] == sorted(TEXTS, key=str.encode)
+    ordered = ScanSpec.for_source(
+        source,
+        table,
+        ("s",),
+        order=f"ORDER BY {source.dialect.render(source.dialect.binary_collation(sqlglot.exp.column('s', quoted=True)))}",
+    )
+    assert [v for task in ordered.tasks(source) for b in source.read(task) for v in b.column(0).to_pylist()] == sorted(
+        TEXTS, key=str.encode
+    )
 
 
 def test_rowid_ranges_cover_every_row_once(tmp_path: Path) -> None:
-    url = _file(tmp_path / "p.duckdb", "CREATE TABLE t AS SELECT range AS id FROM range(10000)",
-                "DELETE FROM t WHERE id % 7 = 0 OR id BETWEEN 3000 AND 5000")
+    url = _file(
+        tmp_path / "p.duckdb",
+        "CREATE TABLE t AS SELECT range AS id FROM range(10000)",
+        "DELETE FROM t WHERE id % 7 = 0 OR id BETWEEN 3000 AND 5000",
+    )
     source = DuckdbSource("d", url)
     table = source.describe(None, "t")
     spec = ScanSpec.for_source(source, table, ("id",), partitions=4)
@@ -232,14 +286,18 @@ def test_duckdb_file_returns_the_hostile_rows(tmp_path: Path) -> None:
     """Hostile literals and names (tests/unit/test_escaping.py) against a real DuckDB file."""
     from tests.unit.test_escaping import HOSTILE
 
-    url = _file(tmp_path / "h.duckdb", 'CREATE TABLE "we""ird tab" ("sp ace" VARCHAR COLLATE NOCASE, "quote\'name" INTEGER)')
+    url = _file(
+        tmp_path / "h.duckdb", 'CREATE TABLE "we""ird tab" ("sp ace" VARCHAR COLLATE NOCASE, "quote\'name" INTEGER)'
+    )
     connection = duckdb.connect(url.removeprefix("duckdb:///"))
     connection.executemany('INSERT INTO "we""ird tab" VALUES (?, ?)', [(v, i) for i, v in enumerate(HOSTILE)])
     connection.close()
     source = DuckdbSource("d", url)
     table = source.describe(None, 'we"ird tab')
     for index, value in enumerate(HOSTILE):
-        predicate = sqlglot.exp.EQ(this=sqlglot.exp.column("sp ace", quoted=True), expression=sqlglot.exp.Literal.string(value))
+        predicate = sqlglot.exp.EQ(
+            this=sqlglot.exp.column("sp ace", quoted=True), expression=sqlglot.exp.Literal.string(value)
+        )
         translation = Translator(source.dialect, table, "UTC").predicate(predicate)
         spec = ScanSpec.for_source(source, table, ("quote'name",), where=(source.dialect.render(translation.sql),))
         assert _ids(source, spec) == [index], value

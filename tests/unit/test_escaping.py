@@ -30,18 +30,78 @@ from sluice.types import Column, SparkType, TableSchema
 
 #: every kind of quote, backslashes (MySQL), comment starters, semicolons, NUL, line breaks,
 #: Unicode look-alikes of the quote (U+2019, U+FF07, U+02BC), LIKE and GLOB metacharacters, 1 MB
-HOSTILE = ["'", "''", "\\", "\\'", '"', "`", "``", "a'; DROP TABLE t; --", "x'); DELETE FROM t; --", "/* x */", "*/", "/*",
-           "--", "-- x", "#", "# x", ";", "a;b", "$$", "$1", "$tag$", "\n", "\r\n", "\t", "\x00", "a\x00b", "\u2019",
-           "\uff07", "\u02bc", "\u2028", "\ufeff", "\u00a0", "日本語", "😀", "%_", "[*?]", "\\%", "!%", "x" * 10_000,
-           "O'Brien\\", "\\\\'", "' OR '1'='1", "N'x'", "E'\\x27'", "_utf8mb4'x'", "X'27'", "y" * 1_000_000]
-HOSTILE_NAMES = ['we"ird', "sp ace", "semi;colon", "quote'name", "UPPER", "select", "ünï", "back\\slash", "dash--x",
-                 "back`tick", "hash#x", "slash/*x", "\u2019q"]
+HOSTILE = [
+    "'",
+    "''",
+    "\\",
+    "\\'",
+    '"',
+    "`",
+    "``",
+    "a'; DROP TABLE t; --",
+    "x'); DELETE FROM t; --",
+    "/* x */",
+    "*/",
+    "/*",
+    "--",
+    "-- x",
+    "#",
+    "# x",
+    ";",
+    "a;b",
+    "$$",
+    "$1",
+    "$tag$",
+    "\n",
+    "\r\n",
+    "\t",
+    "\x00",
+    "a\x00b",
+    "\u2019",
+    "\uff07",
+    "\u02bc",
+    "\u2028",
+    "\ufeff",
+    "\u00a0",
+    "日本語",
+    "😀",
+    "%_",
+    "[*?]",
+    "\\%",
+    "!%",
+    "x" * 10_000,
+    "O'Brien\\",
+    "\\\\'",
+    "' OR '1'='1",
+    "N'x'",
+    "E'\\x27'",
+    "_utf8mb4'x'",
+    "X'27'",
+    "y" * 1_000_000,
+]
+HOSTILE_NAMES = [
+    'we"ird',
+    "sp ace",
+    "semi;colon",
+    "quote'name",
+    "UPPER",
+    "select",
+    "ünï",
+    "back\\slash",
+    "dash--x",
+    "back`tick",
+    "hash#x",
+    "slash/*x",
+    "\u2019q",
+]
 DIALECTS = [PostgresDialect(), SqliteDialect(), MariadbDialect(), DuckdbDialect(), LakeDialect()]
 NUL_REFUSED = {"PostgreSQL", "SQLite"}
 
 
 def _table(name: str = "t", column: str = "v") -> TableSchema:
-    return TableSchema("s", None, name, (Column("id", SparkType("bigint"), "INTEGER"), Column(column, SparkType("string"), "TEXT")))
+    return TableSchema(
+        "s", None, name, (Column("id", SparkType("bigint"), "INTEGER"), Column(column, SparkType("string"), "TEXT"))
+    )
 
 
 def _translate(dialect: Dialect, predicate: exp.Expression, table: TableSchema | None = None) -> Translation:
@@ -70,8 +130,11 @@ def test_literal_round_trips_or_is_not_pushed(dialect: Dialect, value: str) -> N
     sql = dialect.render(translation.sql)
     [statement] = sqlglot.parse(f"SELECT 1 FROM t WHERE {sql}", read=dialect.sqlglot)
     condition = statement.args["where"].this
-    texts = [_text_of(node) for node in condition.find_all(exp.Literal, exp.Introducer)
-             if isinstance(node, exp.Introducer) or (node.is_string and not isinstance(node.parent, exp.Introducer))]
+    texts = [
+        _text_of(node)
+        for node in condition.find_all(exp.Literal, exp.Introducer)
+        if isinstance(node, exp.Introducer) or (node.is_string and not isinstance(node.parent, exp.Introducer))
+    ]
     assert texts and set(texts) == {value}, sql[:200]  # MariaDB compares twice (index, then binary)
     assert {column.name for column in condition.find_all(exp.Column)} == {"v"}
 
@@ -87,7 +150,9 @@ def test_a_lone_surrogate_is_never_sent(dialect: Dialect) -> None:
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 def test_identifier_round_trips(dialect: Dialect, name: str) -> None:
     table = _table(name=name, column=name)
-    sql = dialect.render(_translate(dialect, exp.EQ(this=exp.column(name, quoted=True), expression=exp.Literal.string("x")), table).sql)
+    sql = dialect.render(
+        _translate(dialect, exp.EQ(this=exp.column(name, quoted=True), expression=exp.Literal.string("x")), table).sql
+    )
     parsed = sqlglot.parse_one(sql, read=dialect.sqlglot)
     assert {column.name for column in parsed.find_all(exp.Column)} == {name}
     assert sqlglot.parse_one(dialect.quote_table(None, name), read=dialect.sqlglot, into=exp.Table).name == name
@@ -106,16 +171,33 @@ def _predicates() -> list[tuple[str, exp.Expression, set[int]]]:
         literal = exp.Literal.string(value)
         cases.append((f"= {value[:20]!r}", exp.EQ(this=column.copy(), expression=literal), {index}))
         if index % 5 == 0:
-            cases.append((f"<> {value[:20]!r}", exp.NEQ(this=column.copy(), expression=literal.copy()),
-                          {i for i, v in enumerate(ROWS) if v != value}))
+            cases.append(
+                (
+                    f"<> {value[:20]!r}",
+                    exp.NEQ(this=column.copy(), expression=literal.copy()),
+                    {i for i, v in enumerate(ROWS) if v != value},
+                )
+            )
     for prefix in LIKE_PREFIXES:
-        cases.append((f"startswith {prefix!r}", exp.StartsWith(this=column.copy(), expression=exp.Literal.string(prefix)),
-                      {i for i, v in enumerate(ROWS) if v.startswith(prefix)}))
+        cases.append(
+            (
+                f"startswith {prefix!r}",
+                exp.StartsWith(this=column.copy(), expression=exp.Literal.string(prefix)),
+                {i for i, v in enumerate(ROWS) if v.startswith(prefix)},
+            )
+        )
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        cases.append((f"LIKE {escaped!r}", exp.Like(this=column.copy(), expression=exp.Literal.string(escaped)),
-                      {i for i, v in enumerate(ROWS) if v.startswith(prefix)}))
+        cases.append(
+            (
+                f"LIKE {escaped!r}",
+                exp.Like(this=column.copy(), expression=exp.Literal.string(escaped)),
+                {i for i, v in enumerate(ROWS) if v.startswith(prefix)},
+            )
+        )
     chosen = ROWS[:6]
-    cases.append(("IN six", exp.In(this=column.copy(), expressions=[exp.Literal.string(v) for v in chosen]), set(range(6))))
+    cases.append(
+        ("IN six", exp.In(this=column.copy(), expressions=[exp.Literal.string(v) for v in chosen]), set(range(6)))
+    )
     return cases
 
 
@@ -159,7 +241,9 @@ def test_real_engines_return_exactly_the_rows_spark_selects(tmp_path, make) -> N
         pushed += 1
     assert pushed > len(cases) * 0.9
     whole = ScanSpec.for_source(source, table, ("id",))
-    assert sum(batch.num_rows for task in whole.tasks(source) for batch in source.read(task)) == len(ROWS)  # table intact
+    assert sum(batch.num_rows for task in whole.tasks(source) for batch in source.read(task)) == len(
+        ROWS
+    )  # table intact
 
 
 def test_the_lake_engine_returns_exactly_the_rows_spark_selects() -> None:
@@ -168,11 +252,15 @@ def test_the_lake_engine_returns_exactly_the_rows_spark_selects() -> None:
     rows = pa.table({"id": pa.array(range(len(ROWS)), pa.int64()), "v": pa.array(ROWS, pa.string())})
     connection = duckdb.connect()
     connection.register("kept", rows)
-    table = TableSchema("lake", "db", "t", (Column("id", SparkType("bigint"), "long"), Column("v", SparkType("string"), "string")))
+    table = TableSchema(
+        "lake", "db", "t", (Column("id", SparkType("bigint"), "long"), Column("v", SparkType("string"), "string"))
+    )
     for label, predicate, expected in _predicates():
         translation = Translator(dialect, table, "UTC").predicate(predicate)
         assert translation.level is Level.EXACT, (label, translation.reason)
-        ids = {r[0] for r in connection.execute(f"SELECT id FROM kept WHERE {dialect.render(translation.sql)}").fetchall()}
+        ids = {
+            r[0] for r in connection.execute(f"SELECT id FROM kept WHERE {dialect.render(translation.sql)}").fetchall()
+        }
         assert ids == expected, label
 
 
@@ -183,8 +271,10 @@ def test_sqlite_file_returns_the_hostile_rows_through_hostile_names(tmp_path) ->
     names = [n for n in HOSTILE_NAMES if n.lower() not in ("upper",)]
     columns = ", ".join(f'"{n.replace(chr(34), chr(34) * 2)}" TEXT' for n in names)
     connection.execute(f'CREATE TABLE "we""ird; tab" ("id" INTEGER, {columns})')
-    connection.executemany(f'INSERT INTO "we""ird; tab" VALUES ({", ".join(["?"] * (len(names) + 1))})',
-                           [(i, *[f"{n}={i}" for n in names]) for i in range(3)])
+    connection.executemany(
+        f'INSERT INTO "we""ird; tab" VALUES ({", ".join(["?"] * (len(names) + 1))})',
+        [(i, *[f"{n}={i}" for n in names]) for i in range(3)],
+    )
     connection.commit()
     connection.close()
     source = SqliteSource("lite", f"sqlite:///{path}")

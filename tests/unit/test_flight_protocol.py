@@ -14,27 +14,36 @@ from sluice.flight.tickets import TicketSigner
 
 
 def test_a_request_round_trips() -> None:
-    request = Request(("lite", "edge"), ("id", "t"), FilterSpec("sluice", {"version": 1, "conjuncts": [{"column": "flag"}]}),
-                      limit=5, partitions=4, session_zone="America/New_York")
+    request = Request(
+        ("lite", "edge"),
+        ("id", "t"),
+        FilterSpec("sluice", {"version": 1, "conjuncts": [{"column": "flag"}]}),
+        limit=5,
+        partitions=4,
+        session_zone="America/New_York",
+    )
     assert parse_request(request.to_json()) == request
     substrait = Request(("lite", "edge"), filter=FilterSpec("substrait", b"\x1a\x00"))
     assert parse_request(substrait.to_json()) == substrait
 
 
-@pytest.mark.parametrize("payload,message", [
-    (b"{not json", "not valid JSON"),
-    (b"[1]", "must be a JSON object"),
-    (b'{"table": ["a"], "colums": ["x"]}', "unknown key\\(s\\) colums"),
-    (b'{"table": "lite.edge"}', "table must be a Flight path"),
-    (b'{"table": ["a"], "limit": -1}', "limit must be an integer at least 0"),
-    (b'{"table": ["a"], "limit": true}', "limit must be an integer"),
-    (b'{"table": ["a"], "partitions": 1000}', "partitions must be an integer between 1 and 64"),
-    (b'{"table": ["a"], "session_zone": "Mars/Olympus"}', "session_zone 'Mars/Olympus'"),
-    (b'{"table": ["a"], "version": 2}', "version 2"),
-    (b'{"table": ["a"], "filter": {"format": "sql"}}', "format is one of sluice, airport, substrait"),
-    (b'{"table": ["a"], "filter": {"format": "substrait", "base64": "***"}}', "base64 text does not decode"),
-    (b'{"table": ["\xc3\x28"]}', "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "payload,message",
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[1]", "must be a JSON object"),
+        (b'{"table": ["a"], "colums": ["x"]}', "unknown key\\(s\\) colums"),
+        (b'{"table": "lite.edge"}', "table must be a Flight path"),
+        (b'{"table": ["a"], "limit": -1}', "limit must be an integer at least 0"),
+        (b'{"table": ["a"], "limit": true}', "limit must be an integer"),
+        (b'{"table": ["a"], "partitions": 1000}', "partitions must be an integer between 1 and 64"),
+        (b'{"table": ["a"], "session_zone": "Mars/Olympus"}', "session_zone 'Mars/Olympus'"),
+        (b'{"table": ["a"], "version": 2}', "version 2"),
+        (b'{"table": ["a"], "filter": {"format": "sql"}}', "format is one of sluice, airport, substrait"),
+        (b'{"table": ["a"], "filter": {"format": "substrait", "base64": "***"}}', "base64 text does not decode"),
+        (b'{"table": ["\xc3\x28"]}', "not UTF-8"),
+    ],
+)
 def test_malformed_requests_say_what_is_wrong(payload: bytes, message: str) -> None:
     with pytest.raises(RequestError, match=message):
         parse_request(payload)

@@ -21,11 +21,22 @@ from tests.unit.tables import DUCKDB_TABLE, MYSQL_TABLE, PG_TABLE, SQLITE_TABLE
 from tests.unit.test_classification import CASES
 
 GOLDEN = Path(__file__).parent.parent / "golden"
-DIALECTS = {"postgres": (PostgresDialect(), PG_TABLE), "sqlite": (SqliteDialect(), SQLITE_TABLE),
-            "mariadb": (MariadbDialect(), MYSQL_TABLE), "duckdb": (DuckdbDialect(), DUCKDB_TABLE)}
+DIALECTS = {
+    "postgres": (PostgresDialect(), PG_TABLE),
+    "sqlite": (SqliteDialect(), SQLITE_TABLE),
+    "mariadb": (MariadbDialect(), MYSQL_TABLE),
+    "duckdb": (DuckdbDialect(), DUCKDB_TABLE),
+}
 EXTRA = [
-    "name = 'o''brien'", "name = 'a\\\\b'", "name = 'x;DROP TABLE t;--'", "name = '日本'", "name LIKE '%[*?]%'",
-    "NOT (i = 1 OR f > 2)", "i BETWEEN 1 AND 2", "ts = TIMESTAMP '2024-11-03 01:30:00'", "dt IN (DATE '0001-01-01')",
+    "name = 'o''brien'",
+    "name = 'a\\\\b'",
+    "name = 'x;DROP TABLE t;--'",
+    "name = '日本'",
+    "name LIKE '%[*?]%'",
+    "NOT (i = 1 OR f > 2)",
+    "i BETWEEN 1 AND 2",
+    "ts = TIMESTAMP '2024-11-03 01:30:00'",
+    "dt IN (DATE '0001-01-01')",
 ]
 
 

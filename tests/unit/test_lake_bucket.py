@@ -17,7 +17,23 @@ from sluice.lake.partitioning import bucket_arrow, bucket_longs, murmur3_longs
 
 pytestmark = pytest.mark.unit
 
-EDGES = [0, 1, -1, 2, -2, 34, 2**31 - 1, -(2**31), 2**31, -(2**31) - 1, 2**32, 2**53 + 1, 2**63 - 1, -(2**63), -(2**63) + 1]
+EDGES = [
+    0,
+    1,
+    -1,
+    2,
+    -2,
+    34,
+    2**31 - 1,
+    -(2**31),
+    2**31,
+    -(2**31) - 1,
+    2**32,
+    2**53 + 1,
+    2**63 - 1,
+    -(2**63),
+    -(2**63) + 1,
+]
 
 
 def values() -> np.ndarray:

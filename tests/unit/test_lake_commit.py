@@ -29,7 +29,10 @@ pytestmark = pytest.mark.unit
 def test_partition_folders_name_every_field_without_shadowing_a_column() -> None:
     columns = partition_columns(telemetry.partition_spec(), telemetry.schema())
     assert [(column.folder_key, column.kind) for column in columns] == [
-        ("mission_id_identity", "identity"), ("ts_day", "day"), ("payload_id_bucket", "bucket")]
+        ("mission_id_identity", "identity"),
+        ("ts_day", "day"),
+        ("payload_id_bucket", "bucket"),
+    ]
 
 
 def test_partition_record_from_folders() -> None:
@@ -56,12 +59,15 @@ def test_unwritable_transforms_are_refused() -> None:
 
 
 def test_zero_bounds_cover_both_zeros(tmp_path: Path) -> None:
-    schema = Schema(NestedField(1, "low", DoubleType(), required=False), NestedField(2, "high", DoubleType(), required=False))
+    schema = Schema(
+        NestedField(1, "low", DoubleType(), required=False), NestedField(2, "high", DoubleType(), required=False)
+    )
     path = tmp_path / "zeros.parquet"
     pq.write_table(pa.table({"low": [0.0, 2.5], "high": [-4.0, -0.0]}), path)
     footer = pq.read_metadata(path)
-    statistics = data_file_statistics_from_parquet_metadata(footer, compute_statistics_plan(schema, {}),
-                                                           parquet_path_to_id_mapping(schema))
+    statistics = data_file_statistics_from_parquet_metadata(
+        footer, compute_statistics_plan(schema, {}), parquet_path_to_id_mapping(schema)
+    )
     make_float_bounds_safe(statistics, footer, parquet_path_to_id_mapping(schema), {1, 2})
     lower, upper = statistics.column_aggregates[1].current_min, statistics.column_aggregates[2].current_max
     assert lower == 0.0 and math.copysign(1.0, lower) == -1.0  # -0.0 rows are not below the bound

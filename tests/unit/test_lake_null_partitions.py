@@ -24,12 +24,26 @@ T = "CAST('2026-03-03 05:00:00.000000+00:00' AS TIMESTAMPTZ)"
 D = "CAST('2026-03-04' AS DATE)"
 #: pushed conjuncts (lake dialect) of AND/OR/NOT shapes; NOT also as the planner pushes it down
 PREDICATES = [
-    '"a" > 5 OR "b" = 3', '"a" < 5 OR "b" = 3', '"a" >= 17 OR "b" IS NULL', '"a" <= 4 OR "b" > 2',
-    '("a" > 5 OR "b" = 3) AND "b" < 6', '"a" IS NULL OR "b" < 2', 'NOT ("a" IS NULL) AND ("a" < 9 OR "b" = 1)',
-    '"a" IN (1, 2, 7) OR "b" = 3', '"a" = 7 OR "b" = 3', 'NOT ("a" > 5)', '"a" <= 5 AND "b" <> 3',
-    '"s" > \'v3\' OR "b" = 3', '"s" < \'v2\' OR "b" IS NULL', '"s" LIKE \'v1%\' ESCAPE \'\\\' OR "b" = 0',
-    f'"ts" > {T} OR "b" = 3', f'"ts" <= {T} OR "b" IS NULL', f'"ts" >= {T} AND ("a" > 5 OR "b" = 3)',
-    'NOT ("ts" IS NULL) OR "b" = 3', f'"d" < {D} OR "b" = 3', f'"d" >= {D} OR "a" < 3',
+    '"a" > 5 OR "b" = 3',
+    '"a" < 5 OR "b" = 3',
+    '"a" >= 17 OR "b" IS NULL',
+    '"a" <= 4 OR "b" > 2',
+    '("a" > 5 OR "b" = 3) AND "b" < 6',
+    '"a" IS NULL OR "b" < 2',
+    'NOT ("a" IS NULL) AND ("a" < 9 OR "b" = 1)',
+    '"a" IN (1, 2, 7) OR "b" = 3',
+    '"a" = 7 OR "b" = 3',
+    'NOT ("a" > 5)',
+    '"a" <= 5 AND "b" <> 3',
+    '"s" > \'v3\' OR "b" = 3',
+    '"s" < \'v2\' OR "b" IS NULL',
+    "\"s\" LIKE 'v1%' ESCAPE '\\' OR \"b\" = 0",
+    f'"ts" > {T} OR "b" = 3',
+    f'"ts" <= {T} OR "b" IS NULL',
+    f'"ts" >= {T} AND ("a" > 5 OR "b" = 3)',
+    'NOT ("ts" IS NULL) OR "b" = 3',
+    f'"d" < {D} OR "b" = 3',
+    f'"d" >= {D} OR "a" < 3',
 ]
 
 
@@ -53,7 +67,9 @@ def test_null_partition_values_prune_without_dropping_or_crashing(lake: str, tab
     kept_files = []
     for predicate in PREDICATES:
         spec = ScanSpec.for_source(source, described, ("id",), where=(predicate,))
-        got = sorted(i for task in spec.tasks(source) for batch in source.read(task) for i in batch.column(0).to_pylist())
+        got = sorted(
+            i for task in spec.tasks(source) for batch in source.read(task) for i in batch.column(0).to_pylist()
+        )
         assert got == _expected(predicate), predicate
         kept_files.append(source.pruning(spec).tiers[1].kept)
     total = source.pruning(ScanSpec.for_source(source, described, ("id",))).tiers[1].kept

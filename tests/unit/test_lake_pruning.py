@@ -47,33 +47,38 @@ def _spark_holds(op: str, value: float | None, literal: float) -> bool:
 
 
 def _double(value: float) -> str:
-    text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) else repr(value)
+    text = (
+        "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) else repr(value)
+    )
     return f"CAST('{text}' AS DOUBLE)"
 
 
-@pytest.mark.parametrize(("sql", "expected", "exact"), [
-    ('"n" = 5', "EqualTo(term=Reference(name='n'), literal=LongLiteral(5))", True),
-    ('5 < "n"', "GreaterThan(term=Reference(name='n'), literal=LongLiteral(5))", True),
-    ('"n" IN (1, 2, NULL)', "In", True),
-    ('"n" <> 5', "AlwaysTrue()", False),
-    ('"n" < 9223372036854775808', "AlwaysTrue()", False),  # out of range: bound as AboveMax, true on NULL too
-    ('"n" < CAST(\'1.5\' AS DECIMAL(2, 1))', "AlwaysTrue()", False),  # would bind as n < 1 and lose n = 1
-    ('"x" > CAST(\'5.0\' AS DOUBLE)', "IsNaN", False),
-    ('"x" = CAST(\'NaN\' AS DOUBLE)', "IsNaN(term=Reference(name='x'))", False),
-    ('"s" LIKE \'ab%\' ESCAPE \'\\\'', "StartsWith(term=Reference(name='s'), literal=literal('ab'))", True),
-    ('"s" LIKE \'a_c%\' ESCAPE \'\\\'', "StartsWith(term=Reference(name='s'), literal=literal('a'))", False),
-    ('"s" LIKE \'%b\' ESCAPE \'\\\'', "AlwaysTrue()", False),
-    ('NOT ("s" IS NULL)', "NotNull(term=Reference(name='s'))", True),
-    ('NOT ("n" = 5)', "AlwaysTrue()", False),
-    ('"d" >= CAST(\'2024-02-29\' AS DATE)', "DateLiteral", True),
-    ('"d" >= CAST(\'2024-02-29 00:00:00\' AS TIMESTAMP)', "AlwaysTrue()", False),
-    ('"ts" < CAST(\'2024-03-10 07:00:00.000000+00:00\' AS TIMESTAMPTZ)', "TimestampLiteral", True),
-    ('"n" + 1 = 5', "AlwaysTrue()", False),
-    ('"n" = "n"', "AlwaysTrue()", False),
-    ('"n" = 1 OR "s" = \'a\'', "Or(", True),
-    ('"n" = 1 OR "n" + 1 = 3', "AlwaysTrue()", False),
-    ("this is not SQL (", "AlwaysTrue()", False),
-])
+@pytest.mark.parametrize(
+    ("sql", "expected", "exact"),
+    [
+        ('"n" = 5', "EqualTo(term=Reference(name='n'), literal=LongLiteral(5))", True),
+        ('5 < "n"', "GreaterThan(term=Reference(name='n'), literal=LongLiteral(5))", True),
+        ('"n" IN (1, 2, NULL)', "In", True),
+        ('"n" <> 5', "AlwaysTrue()", False),
+        ('"n" < 9223372036854775808', "AlwaysTrue()", False),  # out of range: bound as AboveMax, true on NULL too
+        ("\"n\" < CAST('1.5' AS DECIMAL(2, 1))", "AlwaysTrue()", False),  # would bind as n < 1 and lose n = 1
+        ("\"x\" > CAST('5.0' AS DOUBLE)", "IsNaN", False),
+        ("\"x\" = CAST('NaN' AS DOUBLE)", "IsNaN(term=Reference(name='x'))", False),
+        ("\"s\" LIKE 'ab%' ESCAPE '\\'", "StartsWith(term=Reference(name='s'), literal=literal('ab'))", True),
+        ("\"s\" LIKE 'a_c%' ESCAPE '\\'", "StartsWith(term=Reference(name='s'), literal=literal('a'))", False),
+        ("\"s\" LIKE '%b' ESCAPE '\\'", "AlwaysTrue()", False),
+        ('NOT ("s" IS NULL)', "NotNull(term=Reference(name='s'))", True),
+        ('NOT ("n" = 5)', "AlwaysTrue()", False),
+        ("\"d\" >= CAST('2024-02-29' AS DATE)", "DateLiteral", True),
+        ("\"d\" >= CAST('2024-02-29 00:00:00' AS TIMESTAMP)", "AlwaysTrue()", False),
+        ("\"ts\" < CAST('2024-03-10 07:00:00.000000+00:00' AS TIMESTAMPTZ)", "TimestampLiteral", True),
+        ('"n" + 1 = 5', "AlwaysTrue()", False),
+        ('"n" = "n"', "AlwaysTrue()", False),
+        ('"n" = 1 OR "s" = \'a\'', "Or(", True),
+        ('"n" = 1 OR "n" + 1 = 3', "AlwaysTrue()", False),
+        ("this is not SQL (", "AlwaysTrue()", False),
+    ],
+)
 def test_translation(sql: str, expected: str, exact: bool) -> None:
     result = conjunct_filter(sql, SCHEMA)
     assert expected in str(result.expression)
@@ -109,13 +114,23 @@ def test_nan_polluted_and_null_row_groups_are_never_pruned(tmp_path: Path) -> No
     schema = Schema(NestedField(1, "x", DoubleType(), required=False))
     metrics = row_group_metrics(pq.read_metadata(path), schema)
     assert len(metrics) == len(groups)
-    predicates = [(f'"x" {op} {_double(v)}', lambda x, op=op, v=v: _spark_holds(op, x, v))
-                  for op, v in itertools.product(OPS, [v for v in FLOATS if v is not None])]
-    predicates += [('"x" IS NULL', lambda x: x is None), ('NOT ("x" IS NULL)', lambda x: x is not None),
-                   (f'"x" IN ({_double(math.nan)}, {_double(-0.0)})', lambda x: x is not None and (_spark_key(x) in {_spark_key(math.nan), _spark_key(0.0)}))]
+    predicates = [
+        (f'"x" {op} {_double(v)}', lambda x, op=op, v=v: _spark_holds(op, x, v))
+        for op, v in itertools.product(OPS, [v for v in FLOATS if v is not None])
+    ]
+    predicates += [
+        ('"x" IS NULL', lambda x: x is None),
+        ('NOT ("x" IS NULL)', lambda x: x is not None),
+        (
+            f'"x" IN ({_double(math.nan)}, {_double(-0.0)})',
+            lambda x: x is not None and (_spark_key(x) in {_spark_key(math.nan), _spark_key(0.0)}),
+        ),
+    ]
     pruned = 0
     for sql, spark_holds in predicates:
-        evaluator = _InclusiveMetricsEvaluator(schema, conjunct_filter(sql, schema).expression, include_empty_files=True)
+        evaluator = _InclusiveMetricsEvaluator(
+            schema, conjunct_filter(sql, schema).expression, include_empty_files=True
+        )
         for values, group in zip(groups, metrics):
             if any(spark_holds(v) for v in values):
                 assert evaluator.eval(group), f"{sql} pruned row group {values} holding a matching row"  # type: ignore[arg-type]
@@ -126,8 +141,14 @@ def test_nan_polluted_and_null_row_groups_are_never_pruned(tmp_path: Path) -> No
 
 def test_statistics_that_cannot_be_trusted_give_no_bounds(tmp_path: Path) -> None:
     path = tmp_path / "odd.parquet"
-    table = pa.table({"x": pa.array([math.nan, math.nan]), "s": pa.array(["b", "a"]), "n": pa.array([None, None], pa.int64()),
-                      "ts": pa.array([dt.datetime(2024, 1, 1)] * 2, pa.timestamp("ns", tz="UTC"))})
+    table = pa.table(
+        {
+            "x": pa.array([math.nan, math.nan]),
+            "s": pa.array(["b", "a"]),
+            "n": pa.array([None, None], pa.int64()),
+            "ts": pa.array([dt.datetime(2024, 1, 1)] * 2, pa.timestamp("ns", tz="UTC")),
+        }
+    )
     pq.write_table(table, path)
     (group,) = row_group_metrics(pq.read_metadata(path), SCHEMA)
     assert 1 not in group.lower_bounds  # only NaN: no min/max at all
@@ -144,15 +165,19 @@ def test_zero_bounds_are_widened_to_both_signs(tmp_path: Path) -> None:
     assert math.copysign(1, __import__("struct").unpack("<d", group.lower_bounds[1])[0]) == -1
 
 
-
-@pytest.mark.parametrize(("where", "spark", "narrow"), [
-    (('"n" >= 40', '"n" <= 44'), lambda n: 40 <= n <= 44, True),
-    (('"n" > 39', '"n" < 45'), lambda n: 39 < n < 45, True),
-    (('("n" >= 7) AND ("n" <= 8)',), lambda n: 7 <= n <= 8, True),
-    (('"n" >= 0', '"n" <= 200'), lambda n: 0 <= n <= 200, False),  # more values than MAX_RANGE_AS_SET
-    (('("n" >= 7) OR ("n" <= 8)',), lambda n: True, False),  # bounds under an OR bound nothing
-])
-def test_narrow_integer_ranges_prune_bucket_partitions(tmp_path: Path, where: tuple[str, ...], spark, narrow: bool) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("where", "spark", "narrow"),
+    [
+        (('"n" >= 40', '"n" <= 44'), lambda n: 40 <= n <= 44, True),
+        (('"n" > 39', '"n" < 45'), lambda n: 39 < n < 45, True),
+        (('("n" >= 7) AND ("n" <= 8)',), lambda n: 7 <= n <= 8, True),
+        (('"n" >= 0', '"n" <= 200'), lambda n: 0 <= n <= 200, False),  # more values than MAX_RANGE_AS_SET
+        (('("n" >= 7) OR ("n" <= 8)',), lambda n: True, False),  # bounds under an OR bound nothing
+    ],
+)
+def test_narrow_integer_ranges_prune_bucket_partitions(
+    tmp_path: Path, where: tuple[str, ...], spark, narrow: bool
+) -> None:  # type: ignore[no-untyped-def]
     """A range projects through no bucket transform; the set of its values does. Files of
     buckets none of the values hash to are dropped, never a file holding a matching row."""
     from pyiceberg.catalog.sql import SqlCatalog
@@ -164,12 +189,17 @@ def test_narrow_integer_ranges_prune_bucket_partitions(tmp_path: Path, where: tu
     catalog = SqlCatalog("c", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}")
     catalog.create_namespace("ns")
     schema = Schema(NestedField(1, "n", LongType(), required=False))
-    table = catalog.create_table(("ns", "t"), schema=schema,
-                                 partition_spec=PartitionSpec(PartitionField(1, 1000, BucketTransform(8), "n_bucket")))
+    table = catalog.create_table(
+        ("ns", "t"),
+        schema=schema,
+        partition_spec=PartitionSpec(PartitionField(1, 1000, BucketTransform(8), "n_bucket")),
+    )
     table.append(pa.table({"n": pa.array([*range(0, 120), None], pa.int64())}))  # 8 buckets and the NULL partition
     pyramid = plan_pyramid(table, "ns.t", where, ("n",))
-    files = {task.file.file_path: pq.read_table(task.file.file_path.removeprefix("file://"))["n"].to_pylist()
-             for task in table.scan().plan_files()}
+    files = {
+        task.file.file_path: pq.read_table(task.file.file_path.removeprefix("file://"))["n"].to_pylist()
+        for task in table.scan().plan_files()
+    }
     matching = {path for path, values in files.items() if any(v is not None and spark(v) for v in values)}
     assert matching <= {read.path for read in pyramid.reads}
     partitions = pyramid.tiers[1]
@@ -186,6 +216,8 @@ def test_decimal_38_literals_prune_instead_of_failing() -> None:
     from pyiceberg.types import DecimalType
 
     schema = Schema(NestedField(1, "d5", DecimalType(38, 1), required=False))
-    result = conjunct_filter('"d5" IN (CAST(\'-1.5\' AS DECIMAL(38, 1)), '
-                             'CAST(\'9999999999999999999999999999999999999.9\' AS DECIMAL(38, 1)))', schema)
+    result = conjunct_filter(
+        "\"d5\" IN (CAST('-1.5' AS DECIMAL(38, 1)), CAST('9999999999999999999999999999999999999.9' AS DECIMAL(38, 1)))",
+        schema,
+    )
     assert "In(" in str(result.expression) and "9999999999999999999999999999999999999.9" in str(result.expression)

@@ -22,8 +22,12 @@ def lake(tmp_path: Path) -> str:
     location = LakeLocation.from_url(f"iceberg+sqlite:///{tmp_path}/catalog.db")
     catalog = open_catalog(location, create=True)
     catalog.create_namespace("ns")
-    table = catalog.create_table(("ns", "t"), schema=Schema(NestedField(1, "id", LongType(), required=False),
-                                                            NestedField(2, "x", DoubleType(), required=False)))
+    table = catalog.create_table(
+        ("ns", "t"),
+        schema=Schema(
+            NestedField(1, "id", LongType(), required=False), NestedField(2, "x", DoubleType(), required=False)
+        ),
+    )
     table.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "x": [0.5, float("nan"), None]}))
     return location.url
 

@@ -42,12 +42,15 @@ def test_mysql8_uses_its_own_no_pad_binary_collation() -> None:
     assert "COLLATE utf8mb4_0900_bin" in translate("name < 'b'", Mysql8Dialect())[1]
 
 
-@pytest.mark.parametrize(("text", "spelled"), [
-    ("a\\b", "_utf8mb4 x'615C62'"),  # backslash: meaning depends on sql_mode, so hex
-    ("it's", "_utf8mb4 x'69742773'"),
-    ("日本", "_utf8mb4 x'E697A5E69CAC'"),
-    ("plain text 1", "'plain text 1'"),
-])
+@pytest.mark.parametrize(
+    ("text", "spelled"),
+    [
+        ("a\\b", "_utf8mb4 x'615C62'"),  # backslash: meaning depends on sql_mode, so hex
+        ("it's", "_utf8mb4 x'69742773'"),
+        ("日本", "_utf8mb4 x'E697A5E69CAC'"),
+        ("plain text 1", "'plain text 1'"),
+    ],
+)
 def test_text_literals_never_depend_on_sql_mode(text: str, spelled: str) -> None:
     dialect = MariadbDialect()
     assert dialect.render(dialect.text_literal(text)) == spelled
@@ -57,17 +60,20 @@ def test_like_escapes_its_own_escape_character() -> None:
     assert translate("code LIKE 'a!%'") == (E, "`code` LIKE 'a!!%' ESCAPE '!'")
 
 
-@pytest.mark.parametrize(("predicate", "level"), [
-    ("id + 1 > 5", E),  # BIGINT overflow raises on both sides
-    ("i + 1 > 5", U),  # Spark raises on INT overflow; MySQL computes BIGINT
-    ("u - 5 > 0", U),  # unsigned subtraction raises below zero in MySQL
-    ("i % 3 = 1", E),
-    ("i % 0 = 1", U),  # NULL in MySQL, an error in ANSI Spark
-    ("i / 2 > 1", U),
-    ("abs(i) > 1", U),  # ABS(-2147483648) widens in MySQL
-    ("abs(id) > 1", E),
-    ("f + 1 > 2", U),  # DOUBLE overflow raises in MySQL, gives Infinity in Spark
-])
+@pytest.mark.parametrize(
+    ("predicate", "level"),
+    [
+        ("id + 1 > 5", E),  # BIGINT overflow raises on both sides
+        ("i + 1 > 5", U),  # Spark raises on INT overflow; MySQL computes BIGINT
+        ("u - 5 > 0", U),  # unsigned subtraction raises below zero in MySQL
+        ("i % 3 = 1", E),
+        ("i % 0 = 1", U),  # NULL in MySQL, an error in ANSI Spark
+        ("i / 2 > 1", U),
+        ("abs(i) > 1", U),  # ABS(-2147483648) widens in MySQL
+        ("abs(id) > 1", E),
+        ("f + 1 > 2", U),  # DOUBLE overflow raises in MySQL, gives Infinity in Spark
+    ],
+)
 def test_arithmetic_is_pushed_only_where_overflow_agrees(predicate: str, level: Level) -> None:
     assert translate(predicate)[0] is level
 
@@ -76,15 +82,18 @@ def test_bitwise_results_are_read_back_as_signed() -> None:
     assert translate("i | 1 = -1") == (E, "CAST(`i` | 1 AS SIGNED) = (-1)")
 
 
-@pytest.mark.parametrize(("row", "spark"), [
-    (("a", "tinyint", "tinyint(1)"), "boolean"),
-    (("a", "tinyint", "tinyint(4)"), "tinyint"),
-    (("a", "int", "int(10) unsigned"), "bigint"),
-    (("a", "bigint", "bigint(20) unsigned"), "decimal(20,0)"),
-    (("a", "mediumint", "mediumint(9)"), "int"),
-    (("a", "datetime", "datetime(6)"), "timestamp_ntz"),
-    (("a", "timestamp", "timestamp"), "timestamp"),
-])
+@pytest.mark.parametrize(
+    ("row", "spark"),
+    [
+        (("a", "tinyint", "tinyint(1)"), "boolean"),
+        (("a", "tinyint", "tinyint(4)"), "tinyint"),
+        (("a", "int", "int(10) unsigned"), "bigint"),
+        (("a", "bigint", "bigint(20) unsigned"), "decimal(20,0)"),
+        (("a", "mediumint", "mediumint(9)"), "int"),
+        (("a", "datetime", "datetime(6)"), "timestamp_ntz"),
+        (("a", "timestamp", "timestamp"), "timestamp"),
+    ],
+)
 def test_catalog_types(row: tuple[str, str, str], spark: str) -> None:
     assert catalog_column((*row, "YES", None, None, 10, 0)).type.name == spark
 

@@ -53,7 +53,9 @@ def test_mutated_input_gives_a_result_or_a_typed_error(name: str) -> None:
     assert summary.cases == CASES[name]
     assert summary.refused > 0  # the mutations do reach the error paths
     report = "\n".join(f"case {f.index}: {f.error[:300]} at {f.where}" for f in summary.failures)
-    assert not summary.failures, f"replay with: python -m fuzz.parsers --target {name} --seed 20260522 --case N\n{report}"
+    assert not summary.failures, (
+        f"replay with: python -m fuzz.parsers --target {name} --seed 20260522 --case N\n{report}"
+    )
 
 
 # ---------------------------------------------------------------- what the classifier is handed
@@ -63,8 +65,16 @@ def classify(source: str, predicate: str | exp.Expression) -> tuple[Verdict, ...
     return classify_conjuncts(DIALECTS[source], TABLES[source], [tree], "UTC")
 
 
-@pytest.mark.parametrize("predicate", ["i = 1e308-9223372036854775808L", "i < 1e", "r = -1e3090.0",
-                                       "d = CAST(NULL AS DECIMAL(99, 2))", "d = CAST('1' AS DECIMAL(5, 9))"])
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        "i = 1e308-9223372036854775808L",
+        "i < 1e",
+        "r = -1e3090.0",
+        "d = CAST(NULL AS DECIMAL(99, 2))",
+        "d = CAST('1' AS DECIMAL(5, 9))",
+    ],
+)
 def test_numbers_and_types_spark_would_not_read_are_left_to_it(predicate: str) -> None:
     """sqlglot reads ``1e308-9223372036854775808`` as one number (ValueError in the typing of
     constants); such a conjunct is not typed here, so Spark evaluates (or rejects) it."""
@@ -73,7 +83,9 @@ def test_numbers_and_types_spark_would_not_read_are_left_to_it(predicate: str) -
 
 
 @pytest.mark.parametrize("connector,term", [(exp.Or, "i = {k}"), (exp.And, "i <> {k}")])
-def test_thousands_of_flat_terms_are_classified_and_sent_as_shallow_sql(connector: type[exp.Connector], term: str) -> None:
+def test_thousands_of_flat_terms_are_classified_and_sent_as_shallow_sql(
+    connector: type[exp.Connector], term: str
+) -> None:
     """2,000 terms of one connective, grouped balanced as sluice.planner.v2 groups the flat
     chains Spark's V2 expressions carry: the pushed SQL nests a dozen levels, and SQLite
     (which refuses 1,000 levels of AND) runs it."""
@@ -98,7 +110,9 @@ def test_the_pushed_text_of_a_scan_is_bounded() -> None:
     wide = exp.In(this=exp.column("s"), expressions=[exp.Literal.string("x" * 1_000_000) for _ in range(5)])
     narrow = sqlglot.parse_one("i = 1", read="spark")
     verdicts = classify_conjuncts(DIALECTS["pg"], TABLES["pg"], [wide, narrow], "UTC")
-    assert verdicts[0].level is Level.UNSUPPORTED and f"a scan pushes at most {MAX_PUSHED_CHARS:,}" in verdicts[0].reason
+    assert (
+        verdicts[0].level is Level.UNSUPPORTED and f"a scan pushes at most {MAX_PUSHED_CHARS:,}" in verdicts[0].reason
+    )
     assert verdicts[1].level is Level.EXACT
 
 
@@ -183,12 +197,18 @@ def test_an_in_list_with_a_null_keeps_spark_s_three_valued_meaning() -> None:
     assert verdict["level"] == "EXACT" and verdict["remote_sql"] == '"id" IN (1, NULL)'
 
 
-@pytest.mark.parametrize("predicate", [
-    _op("=", _ref("i")),
-    _op("OR"),
-    _op("=", _ref("d"), _lit("NaN", "decimal(10,2)")),  # Python's Decimal reads NaN; Spark's decimals have none
-    _op("=", _ref("d"), _lit("1e999999999", "decimal(10,2)")),  # far past decimal(10,2): a 5 s stall, then decimal.Overflow
-], ids=["an operand short", "a connective without operands", "a NaN decimal", "a decimal past its precision"])
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        _op("=", _ref("i")),
+        _op("OR"),
+        _op("=", _ref("d"), _lit("NaN", "decimal(10,2)")),  # Python's Decimal reads NaN; Spark's decimals have none
+        _op(
+            "=", _ref("d"), _lit("1e999999999", "decimal(10,2)")
+        ),  # far past decimal(10,2): a 5 s stall, then decimal.Overflow
+    ],
+    ids=["an operand short", "a connective without operands", "a NaN decimal", "a decimal past its precision"],
+)
 def test_malformed_v2_predicates_are_left_to_spark(predicate: dict[str, Any]) -> None:
     """Shapes Spark does not send, which the planner still answers: UNSUPPORTED, never an exception."""
     [verdict] = _verdicts("lite", predicate)
@@ -212,23 +232,44 @@ _CONSTANT = {"expression_class": "BOUND_CONSTANT", "value": {"type": {"id": "INT
 _COLUMN = {"expression_class": "BOUND_COLUMN_REF", "binding": {"column_index": 1}}
 
 
-@pytest.mark.parametrize("payload,message", [
-    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),  # json's C parser: RecursionError
-    (b'{"table": ["pg", "t"], "limit": ' + b"9" * 5000 + b"}", "number too long"),  # int() digit limit: ValueError
-    (b"path:pg\x00\xff\xfe", "must be UTF-8"),  # the server decoded path names unchecked
-    (_sluice({"op": "=", "args": [{"column": "f"}, {"literal": 10**400, "type": "double"}]}), "not a valid double"),
-    # found by the 20,000-case campaign (seed 1): decimal.Overflow typing a constant of a 999,999,999-digit decimal
-    (_sluice({"op": "in", "args": [{"column": "id"}, {"literal": 1, "type": "decimal(999999999,2)"}]}), "not a Spark decimal type"),
-    (_airport({"expression_class": "BOUND_COMPARISON", "type": {"x": 1}, "left": _COLUMN, "right": _CONSTANT}),
-     "'type' must be a string"),
-    (_airport({"expression_class": "BOUND_FUNCTION", "name": ["~~"], "children": [_COLUMN]}), "'name' must be a string"),
-    (_airport({"expression_class": "BOUND_COMPARISON", "type": "COMPARE_EQUAL", "left": _COLUMN,
-               "right": {"expression_class": "BOUND_CONSTANT",
-                         "value": {"type": {"id": "DECIMAL", "type_info": [10, 2]}, "is_null": False, "value": 1}}}),
-     "type_info is an object or null"),
-    # a Substrait double literal (field 11) holding 4 bytes instead of 8: struct.error escaped
-    (substrait_request(bytes.fromhex("1a0a0a080a065a0400000000")), "malformed: field 11 holds 4 bytes"),
-])
+@pytest.mark.parametrize(
+    "payload,message",
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),  # json's C parser: RecursionError
+        (b'{"table": ["pg", "t"], "limit": ' + b"9" * 5000 + b"}", "number too long"),  # int() digit limit: ValueError
+        (b"path:pg\x00\xff\xfe", "must be UTF-8"),  # the server decoded path names unchecked
+        (_sluice({"op": "=", "args": [{"column": "f"}, {"literal": 10**400, "type": "double"}]}), "not a valid double"),
+        # found by the 20,000-case campaign (seed 1): decimal.Overflow typing a constant of a 999,999,999-digit decimal
+        (
+            _sluice({"op": "in", "args": [{"column": "id"}, {"literal": 1, "type": "decimal(999999999,2)"}]}),
+            "not a Spark decimal type",
+        ),
+        (
+            _airport({"expression_class": "BOUND_COMPARISON", "type": {"x": 1}, "left": _COLUMN, "right": _CONSTANT}),
+            "'type' must be a string",
+        ),
+        (
+            _airport({"expression_class": "BOUND_FUNCTION", "name": ["~~"], "children": [_COLUMN]}),
+            "'name' must be a string",
+        ),
+        (
+            _airport(
+                {
+                    "expression_class": "BOUND_COMPARISON",
+                    "type": "COMPARE_EQUAL",
+                    "left": _COLUMN,
+                    "right": {
+                        "expression_class": "BOUND_CONSTANT",
+                        "value": {"type": {"id": "DECIMAL", "type_info": [10, 2]}, "is_null": False, "value": 1},
+                    },
+                }
+            ),
+            "type_info is an object or null",
+        ),
+        # a Substrait double literal (field 11) holding 4 bytes instead of 8: struct.error escaped
+        (substrait_request(bytes.fromhex("1a0a0a080a065a0400000000")), "malformed: field 11 holds 4 bytes"),
+    ],
+)
 def test_malformed_flight_requests_are_request_errors(payload: bytes, message: str) -> None:
     with pytest.raises(RequestError, match=message):
         run_flight(payload)
@@ -247,12 +288,21 @@ def test_a_wide_flight_connector_decodes_balanced_and_classifies() -> None:
 
 
 # ---------------------------------------------------------------- catalog
-@pytest.mark.parametrize("text,message", [
-    ('[sources.a]\nurl = "sqlite:///a.db"\nx = ' + "[" * 5000 + "]" * 5000, "nested too deeply"),  # tomllib recursion
-    ("[sources.a]\nurl = \"sqlite:///a.db\"\npartitions = " + "9" * 5000, "number too long"),
-    ('[sources.a]\nurl = "postgresql://u:s3cret@[::1/d"', "malformed IPv6 host"),  # urlsplit: Invalid IPv6 URL
-    ('[sources.a]\nurl = "postgresql://u:s3c/ret@h:5432/d"', "must be percent-encoded"),  # urlsplit read 's3c' as the port
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        (
+            '[sources.a]\nurl = "sqlite:///a.db"\nx = ' + "[" * 5000 + "]" * 5000,
+            "nested too deeply",
+        ),  # tomllib recursion
+        ('[sources.a]\nurl = "sqlite:///a.db"\npartitions = ' + "9" * 5000, "number too long"),
+        ('[sources.a]\nurl = "postgresql://u:s3cret@[::1/d"', "malformed IPv6 host"),  # urlsplit: Invalid IPv6 URL
+        (
+            '[sources.a]\nurl = "postgresql://u:s3c/ret@h:5432/d"',
+            "must be percent-encoded",
+        ),  # urlsplit read 's3c' as the port
+    ],
+)
 def test_malformed_catalogs_are_config_errors_without_secrets(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "sluice.toml"
     path.write_text(text, encoding="utf-8")

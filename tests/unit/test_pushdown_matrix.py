@@ -82,7 +82,7 @@ def test_document_shows_reasons_and_remote_sql() -> None:
     document = matrix.render_markdown()
     assert "America/New_York" in document and "`make docs`" in document
     assert "SQLite cannot store NaN" in document
-    assert "remote: `(\"s\" COLLATE \"C\") < ('b' COLLATE \"C\")`" in document
+    assert 'remote: `("s" COLLATE "C") < (\'b\' COLLATE "C")`' in document
 
 
 def test_code_spans_survive_backticks_and_table_pipes() -> None:

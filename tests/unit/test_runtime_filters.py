@@ -10,8 +10,13 @@ def test_long_key_lists_are_pushed_as_their_range() -> None:
     keys = [{"lit": str(v), "type": "bigint"} for v in range(runtime.MAX_VALUES + 5, 4, -1)]
     offered = {"op": "IN", "args": [{"ref": ["k"]}, *keys]}
     ranged, note = runtime.bounded(offered, lambda name: Kind.INTEGRAL)
-    assert ranged == {"op": "AND", "args": [{"op": ">=", "args": [{"ref": ["k"]}, {"lit": "5", "type": "bigint"}]},
-                                            {"op": "<=", "args": [{"ref": ["k"]}, keys[0]]}]}
+    assert ranged == {
+        "op": "AND",
+        "args": [
+            {"op": ">=", "args": [{"ref": ["k"]}, {"lit": "5", "type": "bigint"}]},
+            {"op": "<=", "args": [{"ref": ["k"]}, keys[0]]},
+        ],
+    }
     assert note is not None and "range" in note
     short = {"op": "IN", "args": [{"ref": ["k"]}, *keys[:10]]}
     assert runtime.bounded(short, lambda name: Kind.INTEGRAL) == (short, None)

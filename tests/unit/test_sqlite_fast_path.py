@@ -24,15 +24,30 @@ GOOD = [
     (None, None, None, None, None, None, None, None, None),
     (None, None, None, None, None, None, None, None, None),
     (1, 1, 1.5, 2, "x", "2024-01-02", "2024-01-02 03:04:05.123", b"\x00\xff", "any"),
-    (-2**63, 0, -0.0, 10**16, "", "1970-01-01", "1969-12-31 23:59:59", "text in a blob column", ""),
+    (-(2**63), 0, -0.0, 10**16, "", "1970-01-01", "1969-12-31 23:59:59", "text in a blob column", ""),
     (2**63 - 1, None, float("inf"), 1.25, "é€𝄞", None, None, b"", None),
     (3, 1, 1e308, -9007199254740992, b"valid utf-8 blob", "2024-02-29", "2024-02-29", None, "z"),
 ]
 #: (column, stored value): the row reader refuses each; so must the fast path
 BAD = [
-    ("i", 10.5), ("i", "12a"), ("i", b"\x01"), ("b", 2), ("b", 0.5), ("r", "abc"), ("r", b"\x01"),
-    ("n", 9007199254740993), ("n", 2**63 - 1), ("n", "text"), ("s", b"\xff\xfe"), ("a", 1.5),
-    ("d", 20240101), ("d", "not a date"), ("ts", 1.5), ("bl", 7), ("bl", 1.5), ("a", 5),
+    ("i", 10.5),
+    ("i", "12a"),
+    ("i", b"\x01"),
+    ("b", 2),
+    ("b", 0.5),
+    ("r", "abc"),
+    ("r", b"\x01"),
+    ("n", 9007199254740993),
+    ("n", 2**63 - 1),
+    ("n", "text"),
+    ("s", b"\xff\xfe"),
+    ("a", 1.5),
+    ("d", 20240101),
+    ("d", "not a date"),
+    ("ts", 1.5),
+    ("bl", 7),
+    ("bl", 1.5),
+    ("a", 5),
 ]
 
 
@@ -69,7 +84,9 @@ def test_the_fast_path_returns_the_row_readers_batches(tmp_path: Path, partition
 
 @pytest.mark.parametrize("first", [True, False], ids=["in-the-first-batch", "in-a-later-batch"])
 @pytest.mark.parametrize(("column", "value"), BAD, ids=[f"{c}-{v!r}" for c, v in BAD])
-def test_the_fast_path_refuses_what_the_row_reader_refuses(tmp_path: Path, column: str, value: object, first: bool) -> None:
+def test_the_fast_path_refuses_what_the_row_reader_refuses(
+    tmp_path: Path, column: str, value: object, first: bool
+) -> None:
     names = ["i", "b", "r", "n", "s", "d", "ts", "bl", "a"]
     bad = tuple(value if name == column else GOOD[3][index] for index, name in enumerate(names))
     rows = [bad] + GOOD if first else GOOD + [bad] + GOOD

@@ -17,14 +17,20 @@ def test_a_column_named_rowid_does_not_hide_rows_from_partitions(tmp_path: Path)
     path = tmp_path / "shadow.db"
     with sqlite3.connect(path) as connection:
         connection.execute("CREATE TABLE t (rowid INT, v INT)")  # NULLs and repeats: useless as a key
-        connection.executemany("INSERT INTO t VALUES (?, ?)", [(None if i % 10 == 0 else i % 50, i) for i in range(1000)])
+        connection.executemany(
+            "INSERT INTO t VALUES (?, ?)", [(None if i % 10 == 0 else i % 50, i) for i in range(1000)]
+        )
     source = SqliteSource("lite", f"sqlite:///{path}")
     table = source.describe(None, "t")
     parts = source.split(table, 4)
     assert len(parts) == 4 and all("_rowid_" in part for part in parts)  # type: ignore[operator]
     schema = pa.schema([("v", pa.int64())])
-    values = [v for part in parts for batch in source.read(ReadTask(f"SELECT v FROM t WHERE {part}", schema))
-              for v in batch.column(0).to_pylist()]
+    values = [
+        v
+        for part in parts
+        for batch in source.read(ReadTask(f"SELECT v FROM t WHERE {part}", schema))
+        for v in batch.column(0).to_pylist()
+    ]
     assert sorted(values) == list(range(1000))
 
 

@@ -24,15 +24,39 @@ from sluice.sources.sqlite_values import spark_type_for
 
 #: declared type -> Spark type: the table docs/pushdown.md shows
 DECLARED = {
-    "DECIMAL(10,2)": "decimal(10,2)", "NUMERIC(38, 10)": "decimal(38,10)", "decimal(5)": "decimal(5,0)",
-    "DECIMAL(40,2)": "double", "NUMERIC": "double", "DECIMAL": "double",
-    "TINYINT": "tinyint", "SMALLINT": "smallint", "INT2": "smallint", "MEDIUMINT": "int", "INT4": "int",
-    "TINYINT UNSIGNED": "smallint", "SMALLINT UNSIGNED": "int", "INT": "bigint", "INTEGER": "bigint",
-    "BIGINT": "bigint", "INT8": "bigint", "UNSIGNED BIG INT": "bigint",
-    "FLOAT": "double", "REAL": "double", "DOUBLE": "double", "DOUBLE PRECISION": "double",
-    "BOOLEAN": "boolean", "DATE": "date", "DATETIME": "timestamp_ntz", "TIMESTAMP": "timestamp_ntz",
-    "CHAR(3)": "string", "VARCHAR(255)": "string", "NVARCHAR(10)": "string", "TEXT": "string", "CLOB": "string",
-    "BLOB": "binary", "": "string",
+    "DECIMAL(10,2)": "decimal(10,2)",
+    "NUMERIC(38, 10)": "decimal(38,10)",
+    "decimal(5)": "decimal(5,0)",
+    "DECIMAL(40,2)": "double",
+    "NUMERIC": "double",
+    "DECIMAL": "double",
+    "TINYINT": "tinyint",
+    "SMALLINT": "smallint",
+    "INT2": "smallint",
+    "MEDIUMINT": "int",
+    "INT4": "int",
+    "TINYINT UNSIGNED": "smallint",
+    "SMALLINT UNSIGNED": "int",
+    "INT": "bigint",
+    "INTEGER": "bigint",
+    "BIGINT": "bigint",
+    "INT8": "bigint",
+    "UNSIGNED BIG INT": "bigint",
+    "FLOAT": "double",
+    "REAL": "double",
+    "DOUBLE": "double",
+    "DOUBLE PRECISION": "double",
+    "BOOLEAN": "boolean",
+    "DATE": "date",
+    "DATETIME": "timestamp_ntz",
+    "TIMESTAMP": "timestamp_ntz",
+    "CHAR(3)": "string",
+    "VARCHAR(255)": "string",
+    "NVARCHAR(10)": "string",
+    "TEXT": "string",
+    "CLOB": "string",
+    "BLOB": "binary",
+    "": "string",
 }
 
 
@@ -44,7 +68,7 @@ def test_declared_types_map_to_the_spark_types_other_sources_give(declared: str,
 DDL = "CREATE TABLE t (m DECIMAL(10,2), w NUMERIC(38,18), s SMALLINT, y TINYINT, k MEDIUMINT)"
 GOOD = [
     (None, None, None, None, None),
-    (12.34, 0.1, -32768, -128, -2**31),
+    (12.34, 0.1, -32768, -128, -(2**31)),
     (5, 12345678901234567, 32767, 127, 2**31 - 1),
     (-0.0, -1e-10, 0, 0, 0),
     (99999999.99, 0.30000000000000004, 1, 1, 1),
@@ -52,8 +76,14 @@ GOOD = [
 ]
 EXPECTED = {
     "m": [None, Decimal("12.34"), Decimal("5.00"), Decimal("0.00"), Decimal("99999999.99"), Decimal("-7.00")],
-    "w": [None, Decimal("0.1"), Decimal("12345678901234567"), Decimal("-1E-10"), Decimal("0.30000000000000004"),
-          Decimal("1234567890123456789")],
+    "w": [
+        None,
+        Decimal("0.1"),
+        Decimal("12345678901234567"),
+        Decimal("-1E-10"),
+        Decimal("0.30000000000000004"),
+        Decimal("1234567890123456789"),
+    ],
 }
 #: (column, stored value, what the message must say): refused by both readers
 BAD = [
@@ -106,8 +136,9 @@ def test_decimals_and_narrow_integers_read_exactly_by_both_readers(tmp_path: Pat
 
 @pytest.mark.parametrize("first", [True, False], ids=["in-the-first-batch", "in-a-later-batch"])
 @pytest.mark.parametrize(("column", "value", "what"), BAD, ids=[f"{c}-{v!r}" for c, v, _ in BAD])
-def test_a_value_the_type_cannot_hold_names_table_column_and_row(tmp_path: Path, column: str, value: object,
-                                                                 what: str, first: bool) -> None:
+def test_a_value_the_type_cannot_hold_names_table_column_and_row(
+    tmp_path: Path, column: str, value: object, what: str, first: bool
+) -> None:
     names = ["m", "w", "s", "y", "k"]
     bad = tuple(value if name == column else GOOD[1][index] for index, name in enumerate(names))
     rows = [bad] + GOOD if first else GOOD + [bad] + GOOD

@@ -28,8 +28,10 @@ LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 def secret_of(rng: random.Random) -> str:
     """The three markers joined by 0-2 reserved characters each, sometimes led or ended by one."""
+
     def joint() -> str:
         return "".join(rng.choice(RESERVED) for _ in range(rng.randint(0, 2)))
+
     return joint() + joint().join(MARKERS) + joint()
 
 
@@ -37,21 +39,24 @@ def leaks(text: str) -> list[str]:
     return [marker for marker in MARKERS if marker in text]
 
 
-@pytest.mark.parametrize("url, expected", [
-    ("mysql://root:s3c/ret@127.0.0.1:3306/test", "an '@' follows the host"),
-    ("mysql://root:s3c?ret@127.0.0.1:3306/test", "an '@' follows the host"),
-    ("mysql://root:s3c@h?ret@127.0.0.1:3306/test", "an '@' follows the host"),  # would log in to host 'h'
-    ("mysql://root:pw@h,x:3306/test", "characters a host name cannot"),
-    ("mysql://root:s3cret/test", "the port is not a number"),  # forgot @host: the "port" is the password
-    ("mysql://root:s3c#ret@127.0.0.1:3306/test", "holds a '#'"),
-    ("mysql://root:1234/ret@127.0.0.1/test", "an '@' follows the host"),  # urlsplit: host 'root', port 1234
-    ("postgresql://u:pw@[::1/db", "malformed IPv6 host"),
-    ("postgresql://u:pw@h:99999/db", "the port is not a number from 1 to 65535"),
-    ("postgresql://u:pw@h:0/db", "the port is not a number from 1 to 65535"),
-    ("postgresql://u:pw@h o st/db", "characters a host name cannot"),
-    ("postgresql:/u:pw@h/db", "must look like scheme://"),
-    ("u:pw@h/db", "must look like scheme://"),
-])
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("mysql://root:s3c/ret@127.0.0.1:3306/test", "an '@' follows the host"),
+        ("mysql://root:s3c?ret@127.0.0.1:3306/test", "an '@' follows the host"),
+        ("mysql://root:s3c@h?ret@127.0.0.1:3306/test", "an '@' follows the host"),  # would log in to host 'h'
+        ("mysql://root:pw@h,x:3306/test", "characters a host name cannot"),
+        ("mysql://root:s3cret/test", "the port is not a number"),  # forgot @host: the "port" is the password
+        ("mysql://root:s3c#ret@127.0.0.1:3306/test", "holds a '#'"),
+        ("mysql://root:1234/ret@127.0.0.1/test", "an '@' follows the host"),  # urlsplit: host 'root', port 1234
+        ("postgresql://u:pw@[::1/db", "malformed IPv6 host"),
+        ("postgresql://u:pw@h:99999/db", "the port is not a number from 1 to 65535"),
+        ("postgresql://u:pw@h:0/db", "the port is not a number from 1 to 65535"),
+        ("postgresql://u:pw@h o st/db", "characters a host name cannot"),
+        ("postgresql:/u:pw@h/db", "must look like scheme://"),
+        ("u:pw@h/db", "must look like scheme://"),
+    ],
+)
 def test_urls_that_do_not_parse_are_config_errors_that_never_quote_the_password(url: str, expected: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(expected)) as caught:
         parse_url(url)
@@ -67,22 +72,31 @@ def test_the_mysql_url_of_the_issue_fails_naming_the_source_with_the_password_ma
     assert "s3c" not in message and "ret" not in message.replace("percent", "")
 
 
-@pytest.mark.parametrize("url, user, password, host, port, database", [
-    ("mysql://root:p@ss:w[0]rd@127.0.0.1:3306/test", "root", "p@ss:w[0]rd", "127.0.0.1", 3306, "test"),
-    ("mysql://root:s3c%2Fret%3F%23@127.0.0.1/test", "root", "s3c/ret?#", "127.0.0.1", None, "test"),
-    ("postgresql://u%40corp:pw@[::1]:5432/db", "u@corp", "pw", "::1", 5432, "db"),
-    ("postgresql://:pw@localhost/db", "", "pw", "localhost", None, "db"),
-    ("postgresql://u@h", "u", None, "h", None, None),
-    ("grpc://127.0.0.1:8815", None, None, "127.0.0.1", 8815, None),
-    ("sqlite:///rel/a@b.db", None, None, None, None, "rel/a@b.db"),
-    ("sqlite:////tmp/my data/x.db", None, None, None, None, "/tmp/my data/x.db"),  # a path with a space
-    ("sqlite:////abs/x.db?connect_timeout_s=3", None, None, None, None, "/abs/x.db"),
-])
-def test_urls_parse_into_their_parts(url: str, user: str | None, password: str | None, host: str | None,
-                                     port: int | None, database: str | None) -> None:
+@pytest.mark.parametrize(
+    "url, user, password, host, port, database",
+    [
+        ("mysql://root:p@ss:w[0]rd@127.0.0.1:3306/test", "root", "p@ss:w[0]rd", "127.0.0.1", 3306, "test"),
+        ("mysql://root:s3c%2Fret%3F%23@127.0.0.1/test", "root", "s3c/ret?#", "127.0.0.1", None, "test"),
+        ("postgresql://u%40corp:pw@[::1]:5432/db", "u@corp", "pw", "::1", 5432, "db"),
+        ("postgresql://:pw@localhost/db", "", "pw", "localhost", None, "db"),
+        ("postgresql://u@h", "u", None, "h", None, None),
+        ("grpc://127.0.0.1:8815", None, None, "127.0.0.1", 8815, None),
+        ("sqlite:///rel/a@b.db", None, None, None, None, "rel/a@b.db"),
+        ("sqlite:////tmp/my data/x.db", None, None, None, None, "/tmp/my data/x.db"),  # a path with a space
+        ("sqlite:////abs/x.db?connect_timeout_s=3", None, None, None, None, "/abs/x.db"),
+    ],
+)
+def test_urls_parse_into_their_parts(
+    url: str, user: str | None, password: str | None, host: str | None, port: int | None, database: str | None
+) -> None:
     parsed = parse_url(url)
-    assert (parsed.username, parsed.password, parsed.host, parsed.port, parsed.database) == \
-        (user, password, host, port, database)
+    assert (parsed.username, parsed.password, parsed.host, parsed.port, parsed.database) == (
+        user,
+        password,
+        host,
+        port,
+        database,
+    )
 
 
 def test_masking_and_stripping_keep_everything_but_the_password() -> None:

@@ -34,20 +34,23 @@ def op(name: str, *args: dict, **extra: str) -> dict:  # type: ignore[type-arg]
     return {"op": name, "args": list(args), **extra}
 
 
-@pytest.mark.parametrize("text,kind,value,spark", [
-    ("5", "integer", 5, "int"),
-    ("-9223372036854775808", "long", -9223372036854775808, "bigint"),
-    ("7", "byte", 7, "tinyint"),
-    ("0.1", "float", constants.float32(0.1), "float"),
-    ("-0.0", "double", -0.0, "double"),
-    ("1.50", "decimal(3,2)", Decimal("1.50"), "decimal(3,2)"),
-    ("a'b", "string", "a'b", "string"),
-    ("19782", "date", dt.date(2024, 2, 29), "date"),
-    ("0", "timestamp", dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), "timestamp"),
-    ("1500000", "timestamp_ntz", dt.datetime(1970, 1, 1, 0, 0, 1, 500000), "timestamp_ntz"),
-    ("true", "boolean", True, "boolean"),
-    (None, "integer", None, "int"),
-])
+@pytest.mark.parametrize(
+    "text,kind,value,spark",
+    [
+        ("5", "integer", 5, "int"),
+        ("-9223372036854775808", "long", -9223372036854775808, "bigint"),
+        ("7", "byte", 7, "tinyint"),
+        ("0.1", "float", constants.float32(0.1), "float"),
+        ("-0.0", "double", -0.0, "double"),
+        ("1.50", "decimal(3,2)", Decimal("1.50"), "decimal(3,2)"),
+        ("a'b", "string", "a'b", "string"),
+        ("19782", "date", dt.date(2024, 2, 29), "date"),
+        ("0", "timestamp", dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), "timestamp"),
+        ("1500000", "timestamp_ntz", dt.datetime(1970, 1, 1, 0, 0, 1, 500000), "timestamp_ntz"),
+        ("true", "boolean", True, "boolean"),
+        (None, "integer", None, "int"),
+    ],
+)
 def test_literals_keep_sparks_exact_type(text: str | None, kind: str, value: object, spark: str) -> None:
     constant = constants.evaluate(v2.literal(text, kind), "UTC")
     assert constant is not None and constant.type.name == spark and constant.value == value
@@ -60,13 +63,16 @@ def test_nan_and_infinity_literals() -> None:
     assert constants.evaluate(v2.literal("-Infinity", "double"), "UTC").value == -math.inf  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("node,message", [
-    (lit("100000000000", "date"), "outside what Sluice represents"),
-    (op("UPPERCASE_SOMETHING", ref("name")), "UPPERCASE_SOMETHING is evaluated by Spark"),
-    (op("TOO_DEEP", text="a predicate nested more than 100 levels deep"), "nested more than 100 levels"),
-    ({"ref": ["s", "field"]}, "nested field s.field"),
-    (lit("x", "string collate UTF8_LCASE"), "compared by Spark"),
-])
+@pytest.mark.parametrize(
+    "node,message",
+    [
+        (lit("100000000000", "date"), "outside what Sluice represents"),
+        (op("UPPERCASE_SOMETHING", ref("name")), "UPPERCASE_SOMETHING is evaluated by Spark"),
+        (op("TOO_DEEP", text="a predicate nested more than 100 levels deep"), "nested more than 100 levels"),
+        ({"ref": ["s", "field"]}, "nested field s.field"),
+        (lit("x", "string collate UTF8_LCASE"), "compared by Spark"),
+    ],
+)
 def test_what_has_no_tree_is_unsupported_with_why(node: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(Unsupported, match=message):
         v2.to_tree(node)
@@ -77,19 +83,38 @@ def classify(node: dict) -> tuple[Level, str | None]:  # type: ignore[type-arg]
     return verdict.level, verdict.remote_sql
 
 
-@pytest.mark.parametrize("node,level,remote", [
-    (op("=", ref("i"), lit("1", "integer")), Level.EXACT, '"i" = 1'),
-    # Spark's own cast for int_col = 1.5: decimal widening keeps the column as it is
-    (op("=", op("CAST", ref("i"), **{"from": "int", "to": "decimal(11,1)"}), lit("1.5", "decimal(11,1)")), Level.EXACT, None),
-    # float to double: the dialect's cast, as Spark compares
-    (op(">", op("CAST", ref("r"), **{"from": "float", "to": "double"}), lit("0.1", "double")), Level.EXACT, None),
-    # a narrowing cast may fail in Spark (ANSI): left to Spark
-    (op("=", op("CAST", ref("id"), **{"from": "bigint", "to": "int"}), lit("1", "integer")), Level.UNSUPPORTED, None),
-    (op("OR", op("=", ref("i"), lit("1", "integer")), op("=", ref("i"), lit("2", "integer")), op("IS_NULL", ref("i"))),
-     Level.EXACT, None),
-    (op("IN", ref("i"), lit("1", "integer"), lit(None, "integer")), Level.EXACT, None),
-    (op("STARTS_WITH", ref("code"), lit("a%", "string")), Level.EXACT, None),
-])
+@pytest.mark.parametrize(
+    "node,level,remote",
+    [
+        (op("=", ref("i"), lit("1", "integer")), Level.EXACT, '"i" = 1'),
+        # Spark's own cast for int_col = 1.5: decimal widening keeps the column as it is
+        (
+            op("=", op("CAST", ref("i"), **{"from": "int", "to": "decimal(11,1)"}), lit("1.5", "decimal(11,1)")),
+            Level.EXACT,
+            None,
+        ),
+        # float to double: the dialect's cast, as Spark compares
+        (op(">", op("CAST", ref("r"), **{"from": "float", "to": "double"}), lit("0.1", "double")), Level.EXACT, None),
+        # a narrowing cast may fail in Spark (ANSI): left to Spark
+        (
+            op("=", op("CAST", ref("id"), **{"from": "bigint", "to": "int"}), lit("1", "integer")),
+            Level.UNSUPPORTED,
+            None,
+        ),
+        (
+            op(
+                "OR",
+                op("=", ref("i"), lit("1", "integer")),
+                op("=", ref("i"), lit("2", "integer")),
+                op("IS_NULL", ref("i")),
+            ),
+            Level.EXACT,
+            None,
+        ),
+        (op("IN", ref("i"), lit("1", "integer"), lit(None, "integer")), Level.EXACT, None),
+        (op("STARTS_WITH", ref("code"), lit("a%", "string")), Level.EXACT, None),
+    ],
+)
 def test_v2_conjuncts_classify(node: dict, level: Level, remote: str | None) -> None:  # type: ignore[type-arg]
     got, sql = classify(node)
     assert got is level, sql
@@ -104,10 +129,17 @@ def test_a_flat_chain_of_thousands_is_rebuilt_balanced() -> None:
 
 
 def test_the_planner_answers_one_verdict_per_offered_conjunct() -> None:
-    request = {"catalog": "pg", "options": {"url": "postgresql://root@127.0.0.1:1/test"}, "session_zone": "UTC",
-               "table": {"table": table_to_dict(PG_TABLE)},
-               "predicates": [op("=", ref("i"), lit("1", "integer")), op("WEIRD", ref("i")),
-                              op("=", ref("ch"), lit("a", "string"))]}
+    request = {
+        "catalog": "pg",
+        "options": {"url": "postgresql://root@127.0.0.1:1/test"},
+        "session_zone": "UTC",
+        "table": {"table": table_to_dict(PG_TABLE)},
+        "predicates": [
+            op("=", ref("i"), lit("1", "integer")),
+            op("WEIRD", ref("i")),
+            op("=", ref("ch"), lit("a", "string")),
+        ],
+    }
     planner = CatalogPlanner()
     planner.remember("pg", request["options"], _DialectOnly())
     levels = [v["level"] for v in planner.filters(request)["verdicts"]]

@@ -14,12 +14,26 @@ from tools.demo.world import DEFAULT_ORDERS
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.demo", description="Build the embedded demo data and show pushdown at work.")
-    parser.add_argument("--data-dir", metavar="DIR", default="demo-data", help="where the SQLite files go (default demo-data)")
-    parser.add_argument("--rows", metavar="N", type=positive_int, default=DEFAULT_ORDERS,
-                        help=f"orders to generate (default {DEFAULT_ORDERS})")
-    parser.add_argument("--readings", metavar="N", type=non_negative_int, default=DEFAULT_READINGS,
-                        help=f"telemetry rows to ingest into the demo lake (default {DEFAULT_READINGS}; 0 leaves the lake out)")
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.demo", description="Build the embedded demo data and show pushdown at work."
+    )
+    parser.add_argument(
+        "--data-dir", metavar="DIR", default="demo-data", help="where the SQLite files go (default demo-data)"
+    )
+    parser.add_argument(
+        "--rows",
+        metavar="N",
+        type=positive_int,
+        default=DEFAULT_ORDERS,
+        help=f"orders to generate (default {DEFAULT_ORDERS})",
+    )
+    parser.add_argument(
+        "--readings",
+        metavar="N",
+        type=non_negative_int,
+        default=DEFAULT_READINGS,
+        help=f"telemetry rows to ingest into the demo lake (default {DEFAULT_READINGS}; 0 leaves the lake out)",
+    )
     parser.add_argument("--rebuild", action="store_true", help="regenerate the files even if they are current")
     args = parser.parse_args(argv)
     try:

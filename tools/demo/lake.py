@@ -38,7 +38,10 @@ MISSIONS = {
 }
 
 LAKE_QUERIES = (
-    DemoQuery("lake: partitions", "Lake: one mission, one day (identity + day partitions)", """
+    DemoQuery(
+        "lake: partitions",
+        "Lake: one mission, one day (identity + day partitions)",
+        """
 SELECT m.name, r.sensor, count(*) AS readings, count_if(isnan(r.voltage)) AS nan_glitches,
        round(min(r.voltage), 3) AS min_voltage
 FROM lake.telemetry.readings r
@@ -47,43 +50,56 @@ WHERE r.mission_id = 102
   AND r.ts >= TIMESTAMP '2025-03-09 00:00:00' AND r.ts < TIMESTAMP '2025-03-10 00:00:00'
 GROUP BY m.name, r.sensor
 ORDER BY r.sensor""",
-              "mission_id is an identity partition and the ts range covers exactly one day(ts) partition: the "
-              "manifests' and files' partition values decide, every kept file matches entirely and is read "
-              "without a row filter. (The session time zone is UTC, so midnight is a day boundary.)"),
-    DemoQuery("lake: row groups", "Lake: a payload range (clustering column) joined with missions", """
+        "mission_id is an identity partition and the ts range covers exactly one day(ts) partition: the "
+        "manifests' and files' partition values decide, every kept file matches entirely and is read "
+        "without a row filter. (The session time zone is UTC, so midnight is a day boundary.)",
+    ),
+    DemoQuery(
+        "lake: row groups",
+        "Lake: a payload range (clustering column) joined with missions",
+        """
 SELECT m.name, m.agency, r.payload_id, r.status, count(*) AS readings
 FROM lake.telemetry.readings r
 JOIN space.missions m ON m.mission_id = r.mission_id
 WHERE r.payload_id BETWEEN 311002 AND 311003 AND r.status <> 'OK'
 GROUP BY m.name, m.agency, r.payload_id, r.status
 ORDER BY r.payload_id, r.status""",
-              "payload_id is bucketed, and bucket() cannot prune a range: the partition level keeps everything. "
-              "But rows are sorted by payload_id within each file, so file and row-group statistics do the "
-              "pruning; DuckDB applies both conjuncts exactly to what is read."),
-    DemoQuery("lake: NaN-safe", "Lake: hot readings by agency (float comparison, NaN-safe pruning)", """
+        "payload_id is bucketed, and bucket() cannot prune a range: the partition level keeps everything. "
+        "But rows are sorted by payload_id within each file, so file and row-group statistics do the "
+        "pruning; DuckDB applies both conjuncts exactly to what is read.",
+    ),
+    DemoQuery(
+        "lake: NaN-safe",
+        "Lake: hot readings by agency (float comparison, NaN-safe pruning)",
+        """
 SELECT m.agency, count(*) AS hot_readings, max(r.temperature) AS hottest
 FROM lake.telemetry.readings r
 JOIN space.missions m ON m.mission_id = r.mission_id
 WHERE r.temperature > 59.9 AND r.day = DATE '2025-03-12'
 GROUP BY m.agency
 ORDER BY m.agency""",
-              "In Spark NaN > 59.9 is TRUE (NaN sorts above everything): the sensor glitches count as hot, "
-              "which is why 'hottest' is NaN. Min/max statistics leave NaN out, so the conjunct prunes as "
-              "'temperature > 59.9 OR is_nan(temperature)' and no file holding a NaN is skipped. day is not a "
-              "partition column, but its file statistics are tight (day follows ts)."),
+        "In Spark NaN > 59.9 is TRUE (NaN sorts above everything): the sensor glitches count as hot, "
+        "which is why 'hottest' is NaN. Min/max statistics leave NaN out, so the conjunct prunes as "
+        "'temperature > 59.9 OR is_nan(temperature)' and no file holding a NaN is skipped. day is not a "
+        "partition column, but its file statistics are tight (day follows ts).",
+    ),
 )
 
-FLIGHT_QUERY = DemoQuery("flight", "Arrow Flight: missions served by an in-process Sluice Flight server", """
+FLIGHT_QUERY = DemoQuery(
+    "flight",
+    "Arrow Flight: missions served by an in-process Sluice Flight server",
+    """
 SELECT m.name, m.orbit, count(*) AS faults
 FROM lake.telemetry.readings r
 JOIN fl.space.missions m ON m.mission_id = r.mission_id
 WHERE r.status = 'FAULT' AND m.orbit = 'LEO'
 GROUP BY m.name, m.orbit
 ORDER BY m.name""",
-                         "fl is a Flight service (here: a Sluice Flight server on loopback publishing space.db, "
-                         "bearer-token protected). The client sends the filter with its request; the server "
-                         "pushes orbit = 'LEO' into SQLite and answers, in the FlightInfo, that it applied it "
-                         "EXACTLY, so Spark does not filter again.")
+    "fl is a Flight service (here: a Sluice Flight server on loopback publishing space.db, "
+    "bearer-token protected). The client sends the filter with its request; the server "
+    "pushes orbit = 'LEO' into SQLite and answers, in the FlightInfo, that it applied it "
+    "EXACTLY, so Spark does not filter again.",
+)
 
 
 def build_space(path: Path) -> None:
@@ -91,11 +107,17 @@ def build_space(path: Path) -> None:
     temporary = path.with_name(path.name + ".building")
     temporary.unlink(missing_ok=True)
     with sqlite3.connect(temporary) as connection:
-        connection.execute("CREATE TABLE missions (mission_id INTEGER PRIMARY KEY, name TEXT NOT NULL, agency TEXT, "
-                           "launched DATE, orbit TEXT)")
-        connection.executemany("INSERT INTO missions VALUES (?, ?, ?, ?, ?)",
-                               [(mid, name, agency, launched.isoformat(), orbit)
-                                for mid, (name, agency, launched, orbit) in MISSIONS.items()])
+        connection.execute(
+            "CREATE TABLE missions (mission_id INTEGER PRIMARY KEY, name TEXT NOT NULL, agency TEXT, "
+            "launched DATE, orbit TEXT)"
+        )
+        connection.executemany(
+            "INSERT INTO missions VALUES (?, ?, ?, ?, ?)",
+            [
+                (mid, name, agency, launched.isoformat(), orbit)
+                for mid, (name, agency, launched, orbit) in MISSIONS.items()
+            ],
+        )
     connection.close()
     os.replace(temporary, path)
 
@@ -111,7 +133,9 @@ def build_lake(spark: SparkSession, directory: Path, readings: int, rebuild: boo
     shutil.rmtree(directory / "lake", ignore_errors=True)
     console.print(f"lake: ingesting {readings:,} telemetry readings with Spark, one job per week (progress below)")
     for week, frame in _weeks(spark, readings):
-        summary = ingest(spark, location.url, source=frame, report=lambda line: console.print(f"  {line}", highlight=False))
+        summary = ingest(
+            spark, location.url, source=frame, report=lambda line: console.print(f"  {line}", highlight=False)
+        )
         console.print(f"lake: {week}: {summary}", highlight=False)
     return location.url
 

@@ -55,9 +55,14 @@ class Outcome:
     whole_s: float
 
 
-def run_demo(data_dir: str | os.PathLike[str] = "demo-data", orders: int = DEFAULT_ORDERS, rebuild: bool = False,
-             spark: SparkSession | None = None, console: Console | None = None,
-             readings: int = DEFAULT_READINGS) -> list[Outcome]:
+def run_demo(
+    data_dir: str | os.PathLike[str] = "demo-data",
+    orders: int = DEFAULT_ORDERS,
+    rebuild: bool = False,
+    spark: SparkSession | None = None,
+    console: Console | None = None,
+    readings: int = DEFAULT_READINGS,
+) -> list[Outcome]:
     """Build (or reuse) the demo files and the lake, run every demo query, print everything.
 
     ``readings`` is the number of telemetry rows in the lake (0 leaves the lake out).
@@ -87,7 +92,9 @@ def run_demo(data_dir: str | os.PathLike[str] = "demo-data", orders: int = DEFAU
     return outcomes
 
 
-def _lake_part(fed: Federation, directory: Path, readings: int, rebuild: bool, console: Console, first: int) -> list[Outcome]:
+def _lake_part(
+    fed: Federation, directory: Path, readings: int, rebuild: bool, console: Console, first: int
+) -> list[Outcome]:
     """Ingest (or reuse) the lake, attach it with the missions, run the lake queries."""
     console.rule("[bold]The lake: Iceberg telemetry, written by Spark, read through the pruning pyramid")
     build_space(directory / "space.db")
@@ -151,8 +158,10 @@ def _check_same(query: DemoQuery, rows: list[Row], reference: list[Row]) -> None
         return
     extra = list((pushed - whole).elements())[:3]
     lost = list((whole - pushed).elements())[:3]
-    raise PushdownError(f"demo query {query.label!r}: pushdown returned {len(rows)} rows, the whole-table "
-                        f"read {len(reference)}; only with pushdown: {extra}; lost by pushdown: {lost}")
+    raise PushdownError(
+        f"demo query {query.label!r}: pushdown returned {len(rows)} rows, the whole-table "
+        f"read {len(reference)}; only with pushdown: {extra}; lost by pushdown: {lost}"
+    )
 
 
 def _rows(transfer: Transfer) -> int:
@@ -167,26 +176,51 @@ def _ratio(pushed: int, whole: int) -> str:
 
 
 def _transfer_table(pushed: Transfer, whole: Transfer, pushed_s: float, whole_s: float) -> Table:
-    table = Table("scan", "rows pushed", "rows whole", "bytes pushed", "bytes whole", "ratio (rows)",
-                  title="Transferred from the sources", title_justify="left",
-                  caption=f"query time (best of 2 runs): {pushed_s:.2f} s with pushdown, "
-                          f"{whole_s:.2f} s reading whole tables",
-                  caption_justify="left")
+    table = Table(
+        "scan",
+        "rows pushed",
+        "rows whole",
+        "bytes pushed",
+        "bytes whole",
+        "ratio (rows)",
+        title="Transferred from the sources",
+        title_justify="left",
+        caption=f"query time (best of 2 runs): {pushed_s:.2f} s with pushdown, {whole_s:.2f} s reading whole tables",
+        caption_justify="left",
+    )
     for alias in pushed:
         moved, full = pushed[alias], whole.get(alias, {"rows": 0, "bytes": 0})
-        table.add_row(alias, f"{moved['rows']:,}", f"{full['rows']:,}", f"{moved['bytes']:,}", f"{full['bytes']:,}",
-                      _ratio(moved["rows"], full["rows"]))
+        table.add_row(
+            alias,
+            f"{moved['rows']:,}",
+            f"{full['rows']:,}",
+            f"{moved['bytes']:,}",
+            f"{full['bytes']:,}",
+            _ratio(moved["rows"], full["rows"]),
+        )
     return table
 
 
 def _summary(outcomes: list[Outcome]) -> Table:
-    numbers = [Column(name, justify="right", no_wrap=True)
-               for name in ("answer\nrows", "rows\npushed", "rows\nwhole", "ratio", "time\npushed", "time\nwhole")]
-    table = Table(Column("query", no_wrap=True), *numbers,
-                  caption="rows transferred from the sources, summed over scans; ratio = pushed / whole; "
-                          "times: best of 2 runs", caption_justify="left")
+    numbers = [
+        Column(name, justify="right", no_wrap=True)
+        for name in ("answer\nrows", "rows\npushed", "rows\nwhole", "ratio", "time\npushed", "time\nwhole")
+    ]
+    table = Table(
+        Column("query", no_wrap=True),
+        *numbers,
+        caption="rows transferred from the sources, summed over scans; ratio = pushed / whole; times: best of 2 runs",
+        caption_justify="left",
+    )
     for outcome in outcomes:
         pushed_rows, whole_rows = _rows(outcome.pushed), _rows(outcome.whole)
-        table.add_row(outcome.query.label, f"{outcome.rows:,}", f"{pushed_rows:,}", f"{whole_rows:,}",
-                      _ratio(pushed_rows, whole_rows), f"{outcome.pushed_s:.1f} s", f"{outcome.whole_s:.1f} s")
+        table.add_row(
+            outcome.query.label,
+            f"{outcome.rows:,}",
+            f"{pushed_rows:,}",
+            f"{whole_rows:,}",
+            _ratio(pushed_rows, whole_rows),
+            f"{outcome.pushed_s:.1f} s",
+            f"{outcome.whole_s:.1f} s",
+        )
     return table

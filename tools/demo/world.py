@@ -33,17 +33,86 @@ DEFAULT_CUSTOMERS = 100_000
 DEFAULT_ORDERS = 1_200_000
 CHUNK_ROWS = 100_000
 
-FIRST_NAMES = ["Ada", "alice", "ALICE", "Alan", "anders", "Ærø", "Łukasz", "Zoë", "José", "Ångström", "Björk",
-               "Émile", "Grace", "grace", "Hedy", "Inès", "Jürgen", "Kateřina", "Linus", "Margaret", "Niklaus",
-               "Olga", "Øyvind", "Pedro", "Radia", "Søren", "Ursula", "Vint", "Wen", "Yukihiro"]
-LAST_NAMES = ["Lovelace", "Turing", "Hopper", "Lamarr", "Kowalski", "Nørgaard", "García", "Müller", "Dvořák",
-              "Wirth", "Ritchie", "Thompson", "van Rossum", "Dijkstra", "Liskov", "Perlman", "Łoś", "O'Brien"]
+FIRST_NAMES = [
+    "Ada",
+    "alice",
+    "ALICE",
+    "Alan",
+    "anders",
+    "Ærø",
+    "Łukasz",
+    "Zoë",
+    "José",
+    "Ångström",
+    "Björk",
+    "Émile",
+    "Grace",
+    "grace",
+    "Hedy",
+    "Inès",
+    "Jürgen",
+    "Kateřina",
+    "Linus",
+    "Margaret",
+    "Niklaus",
+    "Olga",
+    "Øyvind",
+    "Pedro",
+    "Radia",
+    "Søren",
+    "Ursula",
+    "Vint",
+    "Wen",
+    "Yukihiro",
+]
+LAST_NAMES = [
+    "Lovelace",
+    "Turing",
+    "Hopper",
+    "Lamarr",
+    "Kowalski",
+    "Nørgaard",
+    "García",
+    "Müller",
+    "Dvořák",
+    "Wirth",
+    "Ritchie",
+    "Thompson",
+    "van Rossum",
+    "Dijkstra",
+    "Liskov",
+    "Perlman",
+    "Łoś",
+    "O'Brien",
+]
 DOMAINS = ["example.com", "example.org", "mail.test", "post.example"]
-REGIONS = {"EU": ["DE", "FR", "DK", "PL", "ES", "SE"], "NA": ["US", "CA", "MX"], "APAC": ["JP", "IN", "AU", "SG"],
-           "LATAM": ["BR", "AR", "CL"], "MEA": ["ZA", "EG", "AE"]}
-STATUSES = {"delivered": 0.40, "shipped": 0.25, "shipping": 0.10, "pending": 0.10, "cancelled": 0.08,
-            "returned": 0.05, "Shipped": 0.015, "SHIPPED": 0.005}
-NOTES = ["gift wrap", "leave at door", "", "call before delivery", "Ærø ferry", "fragile  ", "100% cotton", "under_score"]
+REGIONS = {
+    "EU": ["DE", "FR", "DK", "PL", "ES", "SE"],
+    "NA": ["US", "CA", "MX"],
+    "APAC": ["JP", "IN", "AU", "SG"],
+    "LATAM": ["BR", "AR", "CL"],
+    "MEA": ["ZA", "EG", "AE"],
+}
+STATUSES = {
+    "delivered": 0.40,
+    "shipped": 0.25,
+    "shipping": 0.10,
+    "pending": 0.10,
+    "cancelled": 0.08,
+    "returned": 0.05,
+    "Shipped": 0.015,
+    "SHIPPED": 0.005,
+}
+NOTES = [
+    "gift wrap",
+    "leave at door",
+    "",
+    "call before delivery",
+    "Ærø ferry",
+    "fragile  ",
+    "100% cotton",
+    "under_score",
+]
 
 CUSTOMERS_DDL = """CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, email TEXT COLLATE NOCASE,
     region TEXT, country TEXT, signup_date DATE, score REAL)"""
@@ -64,8 +133,13 @@ class World:
     orders: int
 
 
-def build_world(data_dir: str | os.PathLike[str], orders: int = DEFAULT_ORDERS, customers: int = DEFAULT_CUSTOMERS,
-                rebuild: bool = False, console: Console | None = None) -> World:
+def build_world(
+    data_dir: str | os.PathLike[str],
+    orders: int = DEFAULT_ORDERS,
+    customers: int = DEFAULT_CUSTOMERS,
+    rebuild: bool = False,
+    console: Console | None = None,
+) -> World:
     """Create (or reuse) ``crm.db`` and ``sales.db`` in ``data_dir``, with a progress bar per table."""
     directory = Path(data_dir).resolve()
     directory.mkdir(parents=True, exist_ok=True)
@@ -81,9 +155,15 @@ def build_world(data_dir: str | os.PathLike[str], orders: int = DEFAULT_ORDERS, 
                 progress.add_task(f"{table}: up to date", total=rows, completed=rows)
                 continue
             task = progress.add_task(f"{table}: generating", total=rows)
-            _write(path, ddl, table, generate(), indexes,
-                   on_chunk=partial(progress.advance, task),
-                   on_index=partial(progress.update, task, description=f"{table}: indexing"))
+            _write(
+                path,
+                ddl,
+                table,
+                generate(),
+                indexes,
+                on_chunk=partial(progress.advance, task),
+                on_index=partial(progress.update, task, description=f"{table}: indexing"),
+            )
             progress.update(task, description=f"{table}: built")
     return world
 
@@ -101,8 +181,15 @@ def _is_current(path: Path, table: str, rows: int) -> bool:
     return bool(version == WORLD_VERSION and count == rows)
 
 
-def _write(path: Path, ddl: str, table: str, chunks: Iterator[Sequence[Row]], indexes: list[str],
-           on_chunk: Callable[[int], None], on_index: Callable[[], None]) -> None:
+def _write(
+    path: Path,
+    ddl: str,
+    table: str,
+    chunks: Iterator[Sequence[Row]],
+    indexes: list[str],
+    on_chunk: Callable[[int], None],
+    on_index: Callable[[], None],
+) -> None:
     temporary = path.with_name(path.name + ".building")
     temporary.unlink(missing_ok=True)
     connection = sqlite3.connect(temporary, isolation_level=None)
@@ -155,15 +242,23 @@ def _customer_rows(total: int) -> Iterator[list[Row]]:
             name = f"{first_name} {last_name}"
             email = f"{first_name}.{last_name.replace(' ', '')}@{DOMAINS[domain[i]]}"
             home = None if no_region[i] else regions[region[i]]
-            rows.append((
-                start + i + 1,
-                None if shape[i] < 0.01 else "" if shape[i] < 0.015 else name + "  " if shape[i] < 0.025 else name,
-                None if casing[i] < 0.02 else email.lower() if casing[i] < 0.62 else email.upper() if casing[i] < 0.72 else email,
-                home,
-                None if home is None else REGIONS[home][country[i] % len(REGIONS[home])],
-                None if no_signup[i] else (epoch + dt.timedelta(days=signup[i])).isoformat(),
-                score[i],
-            ))
+            rows.append(
+                (
+                    start + i + 1,
+                    None if shape[i] < 0.01 else "" if shape[i] < 0.015 else name + "  " if shape[i] < 0.025 else name,
+                    None
+                    if casing[i] < 0.02
+                    else email.lower()
+                    if casing[i] < 0.62
+                    else email.upper()
+                    if casing[i] < 0.72
+                    else email,
+                    home,
+                    None if home is None else REGIONS[home][country[i] % len(REGIONS[home])],
+                    None if no_signup[i] else (epoch + dt.timedelta(days=signup[i])).isoformat(),
+                    score[i],
+                )
+            )
         yield rows
 
 
@@ -178,7 +273,9 @@ def _order_rows(total: int, customers: int) -> Iterator[list[Row]]:
         amount = _nulls(np.round(rng.lognormal(3.5, 1.0, size=size), 2).tolist(), rng.random(size) < 0.005)
         day = rng.integers(days, size=size).tolist()
         second = rng.integers(86_400, size=size).tolist()
-        placed = [f"{day_text[d]} {s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}" for d, s in zip(day, second, strict=True)]
+        placed = [
+            f"{day_text[d]} {s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}" for d, s in zip(day, second, strict=True)
+        ]
         note = _nulls([NOTES[n] for n in rng.integers(len(NOTES), size=size).tolist()], rng.random(size) < 0.9)
         ids = range(start + 1, start + size + 1)
         yield list(zip(ids, customer, status, amount, placed, [day_text[d] for d in day], note, strict=True))
