@@ -12,13 +12,10 @@ and partition pruning later skips rows it should return:
 - ``identity`` is the value (a string behind a ``_``: see :class:`PartitionColumn`);
 - ``day`` of a timestamptz is whole days since 1970-01-01 *in UTC*, whatever the Spark
   session's time zone (so it is computed from ``unix_micros``, never ``to_date``);
-- ``bucket[N]`` of an int or long is ``(murmur3_x86_32(v as 8 little-endian bytes, seed 0)
-  & Integer.MAX_VALUE) % N``. Spark has no such function (its ``hash`` uses seed 42), so
-  :func:`bucket_longs` computes it with numpy and :func:`bucket_column` runs that as an
-  Arrow UDF on the executors;
-- every other transform (year, month, hour, day of a date, bucket of other types,
-  truncate) is PyIceberg's own Arrow implementation (``pyiceberg-core``, Iceberg's Rust
-  library) in an Arrow UDF, so it cannot differ from what Iceberg readers expect.
+- every other transform (year, month, hour, day of a date, bucket, truncate) is PyIceberg's
+  own Arrow implementation (``pyiceberg-core``, Iceberg's Rust library) in an Arrow UDF, so it
+  cannot differ from what Iceberg readers expect. Spark has no Iceberg bucket (its ``hash`` is
+  murmur3 with seed 42, Iceberg's seed 0).
 """
 
 from __future__ import annotations
@@ -29,7 +26,6 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-import numpy as np
 import pyarrow as pa
 
 from sluice.errors import ConfigError, SluiceError
@@ -44,60 +40,6 @@ MICROS_PER_DAY = 86_400_000_000
 #: what Spark writes as the folder value of a NULL partition column
 SPARK_NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 EPOCH = dt.date(1970, 1, 1)
-
-_C1, _C2 = np.uint32(0xCC9E2D51), np.uint32(0x1B873593)
-
-
-def _rotl32(x: np.ndarray, r: int) -> np.ndarray:
-    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
-
-
-def _mix_block(h1: np.ndarray, k1: np.ndarray) -> np.ndarray:
-    k1 = _rotl32(k1 * _C1, 15) * _C2
-    return _rotl32(h1 ^ k1, 13) * np.uint32(5) + np.uint32(0xE6546B64)
-
-
-def murmur3_longs(values: np.ndarray) -> np.ndarray:
-    """murmur3_x86_32 (seed 0) of each int64 as 8 little-endian bytes, as uint32.
-
-    Two 4-byte blocks (low word, then high word), no tail, length 8, then the final mix;
-    uint32 arithmetic wraps exactly like Java's int arithmetic.
-    """
-    unsigned = values.astype(np.int64).view(np.uint64)
-    low = (unsigned & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    high = (unsigned >> np.uint64(32)).astype(np.uint32)
-    with np.errstate(over="ignore"):
-        h1 = _mix_block(_mix_block(np.zeros_like(low), low), high) ^ np.uint32(8)
-        h1 ^= h1 >> np.uint32(16)
-        h1 *= np.uint32(0x85EBCA6B)
-        h1 ^= h1 >> np.uint32(13)
-        h1 *= np.uint32(0xC2B2AE35)
-        h1 ^= h1 >> np.uint32(16)
-    return h1
-
-
-def bucket_longs(values: np.ndarray, buckets: int) -> np.ndarray:
-    """Iceberg's ``bucket[buckets]`` of int64 values (ints are hashed as longs too), as int32."""
-    return ((murmur3_longs(values) & np.uint32(0x7FFFFFFF)) % np.uint32(buckets)).astype(np.int32)
-
-
-def bucket_arrow(values: pa.Array, buckets: int) -> pa.Array:
-    """:func:`bucket_longs` over an Arrow array; NULL stays NULL (Iceberg's bucket of NULL)."""
-    longs = values.cast(pa.int64())
-    hashed = bucket_longs(longs.fill_null(0).to_numpy(zero_copy_only=False), buckets)
-    return pa.array(hashed, type=pa.int32(), mask=longs.is_null().to_numpy(zero_copy_only=False))
-
-
-def bucket_column(column: Column, buckets: int) -> Column:
-    """Iceberg's bucket of an int/long Spark column, computed on the executors."""
-    from pyspark.sql.functions import arrow_udf
-
-    # the kind comes from the type hints, as pyspark prefers (naming it warns); its stubs lack this form
-    @arrow_udf("int")  # type: ignore[call-overload]  # pyspark's stubs have no arrow_udf(returnType) overload
-    def iceberg_bucket(values: pa.Array) -> pa.Array:
-        return bucket_arrow(values, buckets)
-
-    return iceberg_bucket(column)
 
 
 def utc_day_number(column: Column) -> Column:
@@ -119,10 +61,10 @@ def utc_day(column: Column) -> Column:
 class PartitionColumn:
     """One partition field as Spark computes it: the folder key and the column's value.
 
-    ``kind`` is ``identity``, ``day`` (of a timestamptz, folders named by the UTC date),
-    ``bucket`` (of an int or long, :func:`bucket_column`) or ``transform``: any other
-    Iceberg transform (year, month, hour, day of a date, bucket of other types, truncate),
-    computed by PyIceberg's own Arrow implementation (``pyiceberg-core``) in an Arrow UDF.
+    ``kind`` is ``identity``, ``day`` (of a timestamptz, folders named by the UTC date) or
+    ``transform``: any other Iceberg transform (year, month, hour, day of a date, bucket,
+    truncate), computed by PyIceberg's own Arrow implementation (``pyiceberg-core``) in an
+    Arrow UDF (:func:`arrow_transform`).
     ``value_type`` is the Iceberg type of the partition value (how the folder value reads
     back). A string value is written with a ``_`` in front: Spark writes an empty string's
     folder as NULL's, and the prefix keeps the two apart.
@@ -131,7 +73,6 @@ class PartitionColumn:
     folder_key: str
     source_name: str
     kind: str
-    buckets: int = 0
     transform: str = ""  # Iceberg's name of the transform, for kind "transform"
     source_type: str = ""  # Iceberg's name of the source column's type, for kind "transform"
     value_type: str = "int"
@@ -144,8 +85,6 @@ class PartitionColumn:
             value = source
         elif self.kind == "day":
             value = utc_day(source)  # a DATE, so folders read ts_day=2025-03-01
-        elif self.kind == "bucket":
-            value = bucket_column(source, self.buckets)
         else:
             value = transform_column(source, self.transform, self.source_type, self.value_type)
         return F.concat(F.lit(STRING_PREFIX), value) if self.value_type == "string" else value
@@ -182,24 +121,30 @@ def transform_column(column: Column, transform: str, source_type: str, value_typ
 
     @arrow_udf(kind)  # type: ignore[call-overload]  # pyspark's stubs have no arrow_udf(returnType) overload
     def iceberg_transform(values: pa.Array) -> pa.Array:
-        from pyiceberg.transforms import parse_transform
-        from pyiceberg.types import PrimitiveType
-
-        if isinstance(values, pa.ChunkedArray):
-            values = values.combine_chunks()
-        result = parse_transform(transform).pyarrow_transform(PrimitiveType.model_validate(source_type))(values)
-        if value_type == "string":
-            return result.cast(pa.string())
-        return result.cast(pa.int64() if value_type == "long" else pa.int32())
+        return arrow_transform(values, transform, source_type, value_type)
 
     return iceberg_transform(column)
+
+
+def arrow_transform(values: pa.Array, transform: str, source_type: str, value_type: str) -> pa.Array:
+    """Iceberg's ``transform`` (``bucket[16]``, ``truncate[4]``, ``month``, ...) of an Arrow array
+    of ``source_type`` values, as PyIceberg computes it; NULL stays NULL."""
+    from pyiceberg.transforms import parse_transform
+    from pyiceberg.types import PrimitiveType
+
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    result = parse_transform(transform).pyarrow_transform(PrimitiveType.model_validate(source_type))(values)
+    if value_type == "string":
+        return result.cast(pa.string())
+    return result.cast(pa.int64() if value_type == "long" else pa.int32())
 
 
 def partition_columns(spec: PartitionSpec, schema: Schema) -> list[PartitionColumn]:
     """The spec's fields as Spark columns (none for an unpartitioned table); a transform the
     pipeline cannot write is a ConfigError naming the field."""
     from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform, TruncateTransform
-    from pyiceberg.types import DecimalType, IntegerType, LongType, TimestamptzType
+    from pyiceberg.types import DecimalType, TimestamptzType
 
     column_names = {field.name.lower() for field in schema.fields}
     columns = []
@@ -234,8 +179,6 @@ def partition_columns(spec: PartitionSpec, schema: Schema) -> list[PartitionColu
             columns.append(PartitionColumn(folder_key, source.name, "identity", value_type=source_type))
         elif isinstance(transform, DayTransform) and isinstance(source.field_type, TimestamptzType):
             columns.append(PartitionColumn(folder_key, source.name, "day", value_type="date"))
-        elif isinstance(transform, BucketTransform) and isinstance(source.field_type, (IntegerType, LongType)):
-            columns.append(PartitionColumn(folder_key, source.name, "bucket", transform.num_buckets))
         else:
             value_type = source_type if kind == "truncate" else "int"
             columns.append(

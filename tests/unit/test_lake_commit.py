@@ -31,7 +31,7 @@ def test_partition_folders_name_every_field_without_shadowing_a_column() -> None
     assert [(column.folder_key, column.kind) for column in columns] == [
         ("mission_id_identity", "identity"),
         ("ts_day", "day"),
-        ("payload_id_bucket", "bucket"),
+        ("payload_id_bucket", "transform"),  # pyiceberg-core's bucket
     ]
 
 
