@@ -40,8 +40,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 from sluice.errors import ConfigError
-from sluice.flight.allowlist import AllowList
 from sluice.masking import mask_url
+from sluice.serve.allowlist import AllowList
 from sluice.urls import UrlError, parse_url
 
 if TYPE_CHECKING:

@@ -28,8 +28,8 @@ from sluice.catalog import Catalog, SourceConfig, attach_sources, open_sources, 
 from sluice.cli_output import FORMATS, default_format, write_rows
 from sluice.cli_progress import progress
 from sluice.errors import ConfigError, SluiceError
-from sluice.flight.allowlist import AllowList
 from sluice.masking import mask_text
+from sluice.serve.allowlist import AllowList
 from sluice.urls import UrlError, parse_url, url_secrets
 
 if TYPE_CHECKING:
@@ -281,7 +281,7 @@ def _lake_session(spark: SparkSession | None, app_name: str) -> SparkSession:
 
 def _serve(args: argparse.Namespace, spark: SparkSession | None) -> int:
     from sluice.flight.auth import Credentials
-    from sluice.flight.server import Tls, serve
+    from sluice.serve.server import Tls, serve
 
     if bool(args.tls_cert) != bool(args.tls_key):
         raise ConfigError("TLS needs both --tls-cert and --tls-key")

@@ -34,11 +34,12 @@ from fuzz.parsers.tables import DIALECTS, TABLES, resolve
 from sluice.catalog import load_catalog
 from sluice.dialects.base import Dialect
 from sluice.errors import BindError, PushdownError, SluiceError
-from sluice.flight import filter_json, planning
+from sluice.flight import filter_json
 from sluice.flight.protocol import RequestError, parse_request, path_request
 from sluice.planner.catalog import CatalogPlanner
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.translator import classify_conjuncts
+from sluice.serve import planning
 from sluice.types import TableSchema, table_to_dict
 
 ZONE = "America/New_York"  # DST makes timestamp constants earn their keep

@@ -21,9 +21,9 @@ import pyarrow.substrait as ps
 import pytest
 
 from sluice.catalog import SourceConfig, open_sources
-from sluice.flight.allowlist import AllowList
 from sluice.flight.auth import Credentials
-from sluice.flight.server import SluiceFlightServer, Tls
+from sluice.serve.allowlist import AllowList
+from sluice.serve.server import SluiceFlightServer, Tls
 from sluice.sources import open_source
 from tests.sources import PG_URL
 from tests.unit.test_flight_airport import IN_OR_COMPARISON, LIKE_PREFIX_AND_LENGTH, NICK_COMPARISON, STRING_COMPARISON

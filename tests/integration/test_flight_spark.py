@@ -20,9 +20,9 @@ import pytest
 
 from sluice import Federation
 from sluice.errors import SourceError
-from sluice.flight.allowlist import AllowList
-from sluice.flight.server import serve_in_background
 from sluice.pushdown.levels import Level
+from sluice.serve.allowlist import AllowList
+from sluice.serve.server import serve_in_background
 from tests import corpus
 from tests.integration.test_differential import differential_failures
 from tests.integration.test_flight_load import ServerProcess, make_events_db

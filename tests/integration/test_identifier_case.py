@@ -20,9 +20,9 @@ import pytest
 
 from sluice import Federation
 from sluice.catalog import SourceConfig
-from sluice.flight.allowlist import AllowList
-from sluice.flight.publish import PublishedTables
-from sluice.flight.server import open_sources
+from sluice.serve.allowlist import AllowList
+from sluice.serve.publish import PublishedTables
+from sluice.serve.server import open_sources
 from tests.sources import MYSQL_URL, PG_URL
 
 pytestmark = pytest.mark.integration

@@ -29,7 +29,7 @@ import pytest
 from sluice import Federation, SourceError
 from sluice.catalog import SourceConfig, open_sources
 from sluice.flight.auth import Credentials
-from sluice.flight.server import SluiceFlightServer
+from sluice.serve.server import SluiceFlightServer
 from tests.sources import PG_URL
 
 pytestmark = pytest.mark.integration

@@ -27,9 +27,9 @@ import pymysql
 import pytest
 
 from sluice.catalog import SourceConfig, open_sources
-from sluice.flight.allowlist import AllowList
-from sluice.flight.server import SluiceFlightServer
-from sluice.flight.tickets import TicketSigner
+from sluice.serve.allowlist import AllowList
+from sluice.serve.server import SluiceFlightServer
+from sluice.serve.tickets import TicketSigner
 from tests.sources import MYSQL_URL, PG_URL
 
 pytestmark = pytest.mark.integration

@@ -28,7 +28,7 @@ import pytest
 
 from sluice import Federation
 from sluice.cli import main
-from sluice.flight.server import serve_in_background
+from sluice.serve.server import serve_in_background
 from tests.unit.test_urls import leaks, secret_of
 
 pytestmark = pytest.mark.integration

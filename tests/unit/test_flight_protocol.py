@@ -10,7 +10,7 @@ import pytest
 from sluice.errors import ConfigError
 from sluice.flight.auth import Credentials, authorization_header
 from sluice.flight.protocol import MAX_REQUEST_BYTES, FilterSpec, Request, RequestError, parse_request
-from sluice.flight.tickets import TicketSigner
+from sluice.serve.tickets import TicketSigner
 
 
 def test_a_request_round_trips() -> None:

@@ -29,8 +29,8 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from sluice.errors import PushdownError
-from sluice.flight.server import serve_in_background
 from sluice.render import rows_table
+from sluice.serve.server import serve_in_background
 from tools.demo.lake import DEFAULT_READINGS, FLIGHT_QUERY, LAKE_QUERIES, build_lake, build_space
 from tools.demo.queries import QUERIES, WARM_UP, DemoQuery
 from tools.demo.world import DEFAULT_ORDERS, build_world

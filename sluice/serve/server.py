@@ -31,9 +31,7 @@ import pyarrow.flight as flight
 from sluice.catalog import SourceConfig, open_sources
 from sluice.errors import SluiceError
 from sluice.flight import airport, filter_json, substrait
-from sluice.flight.allowlist import AllowList
 from sluice.flight.auth import AuthMiddlewareFactory, Credentials
-from sluice.flight.planning import Planner, arrow_schema
 from sluice.flight.protocol import (
     ACTION_CAPABILITIES,
     ACTION_LIST_TABLES,
@@ -50,11 +48,13 @@ from sluice.flight.protocol import (
     parse_request,
     path_request,
 )
-from sluice.flight.publish import PublishedTables
-from sluice.flight.tickets import TicketSigner
+from sluice.serve.allowlist import AllowList
+from sluice.serve.planning import Planner, arrow_schema
+from sluice.serve.publish import PublishedTables
+from sluice.serve.tickets import TicketSigner
 from sluice.sources.base import Source
 
-log = logging.getLogger("sluice.flight.server")
+log = logging.getLogger("sluice.serve.server")
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,14 @@ import pyarrow.flight as flight
 
 from sluice.flight import airport, filter_json, substrait
 from sluice.flight.protocol import MAX_PARTITIONS, PROTOCOL, VERSION, Conjunct, FilterSpec, Request, RequestError
-from sluice.flight.publish import PublishedTables
-from sluice.flight.tickets import TicketSigner
 from sluice.pushdown.levels import Level, Verdict
 from sluice.scan import ScanSpec
+from sluice.serve.publish import PublishedTables
+from sluice.serve.tickets import TicketSigner
 from sluice.sources.base import ReadTask, Source
 from sluice.types import TableSchema
 
-log = logging.getLogger("sluice.flight.server")
+log = logging.getLogger("sluice.serve.server")
 
 _DECODERS: dict[str, Callable[[Any, TableSchema], list[Conjunct]]] = {
     "sluice": filter_json.decode_filter,

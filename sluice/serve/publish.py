@@ -1,6 +1,6 @@
 """The tables a server publishes, by Flight path: those of its sources that the allow-list names.
 
-What is not on the allow-list (:mod:`sluice.flight.allowlist`) is answered exactly as a
+What is not on the allow-list (:mod:`sluice.serve.allowlist`) is answered exactly as a
 table that does not exist, before any catalog query, so a client cannot tell the two apart.
 A table's path is ``[source, table]`` when it lives in the source's default schema (or the
 source has none), else ``[source, schema, table]``. Source names resolve case-insensitively
@@ -18,8 +18,8 @@ import time
 from collections.abc import Iterator, Sequence
 
 from sluice.errors import BindError, ConfigError
-from sluice.flight.allowlist import AllowList
 from sluice.flight.protocol import NotFound, RequestError
+from sluice.serve.allowlist import AllowList
 from sluice.sources.base import Source
 from sluice.types import TableSchema
 
