@@ -50,6 +50,10 @@ def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -
     except SystemExit as stop:  # usage errors (2) and --help (0): a code, not an exit, for in-process callers
         return stop.code if isinstance(stop.code, int) else 2
     command: Command = args.command
+    if spark is not None:  # a caller's session: its PySpark loggers must not print on our stderr either
+        from sluice.cli_spark import log_path, quiet_pyspark_loggers
+
+        quiet_pyspark_loggers(log_path())
     try:
         return command(args, spark)
     except SluiceError as error:

@@ -27,25 +27,40 @@ if TYPE_CHECKING:
 LOG_VARIABLE = "SLUICE_SPARK_LOG"
 #: PySpark's loggers that write a failed query's context and stack trace to stderr
 _PYSPARK_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+_temporary_log: str | None = None
 
 
-def quiet_session(app_name: str = "sluice") -> SparkSession:
-    """A Spark session whose JVM output goes to the log file, not to stdout/stderr."""
-    from pyspark.logger import PySparkLogger
-
-    from sluice.spark.session import build_session
-
-    path = os.environ.get(LOG_VARIABLE)
+def log_path() -> str:
+    """Where Spark's output goes: ``$SLUICE_SPARK_LOG``, else a temporary file removed at exit."""
+    global _temporary_log
+    path = os.environ.get(LOG_VARIABLE) or _temporary_log
     if path is None:
         handle, path = tempfile.mkstemp(prefix="sluice-spark-", suffix=".log")
         os.close(handle)
         atexit.register(_remove, path)
-    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        _temporary_log = path  # one file per process
+    return path
+
+
+def quiet_pyspark_loggers(path: str) -> None:
+    """PySpark's query-context loggers write to ``path`` instead of stderr (any session: the
+    CLI's own, or one a caller hands it)."""
+    from pyspark.logger import PySparkLogger
+
     for name in _PYSPARK_LOGGERS:
         logger = PySparkLogger.getLogger(name)
         for handler in list(logger.handlers):
             logger.removeHandler(handler)
         logger.addHandler(logging.FileHandler(path, encoding="utf-8"))  # PySparkLogger keeps its JSON format
+
+
+def quiet_session(app_name: str = "sluice") -> SparkSession:
+    """A Spark session whose JVM output goes to the log file, not to stdout/stderr."""
+    from sluice.spark.session import build_session
+
+    path = log_path()
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    quiet_pyspark_loggers(path)
     sys.stdout.flush()
     sys.stderr.flush()
     saved = (os.dup(1), os.dup(2))
