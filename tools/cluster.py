@@ -194,7 +194,7 @@ def _wait(ready: Callable[[], bool], deadline: float, what: str, daemons: list[t
     """Poll ``ready()`` until it is true. Fail past ``deadline``, or as soon as a daemon has
     exited (a port taken, no Java), quoting the last lines of that daemon's log."""
     while time.monotonic() < deadline:
-        dead = [log for pid, log in daemons if not _is_ours(pid)]
+        dead = [log for pid, log in daemons if _exited(pid)]
         if dead:
             raise ClusterError(f"{what}: a daemon exited; last lines of {dead[0]}:\n{_tail(dead[0])}")
         try:
@@ -205,6 +205,18 @@ def _wait(ready: Callable[[], bool], deadline: float, what: str, daemons: list[t
         time.sleep(0.25)
     log = daemons[-1][1]
     raise ClusterError(f"{what} did not come up in time; last lines of {log}:\n{_tail(log)}")
+
+
+def _exited(pid: int) -> bool:
+    """Whether the daemon this process launched has exited. ``spark-class`` execs the JVM in the
+    launcher's own process, so the child's exit status is the answer, free of races with the
+    moments when the launcher is between programs (a scan of the group's command lines, used
+    for processes this one did not start, can miss the JVM there on a loaded machine)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # not our child (another process started the cluster)
+        return not _is_ours(pid)
+    return done != 0
 
 
 def _tail(log: Path, lines: int = 15) -> str:
