@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sluice.planner import runtime
 from sluice.planner.plan import QueryPlan
 
 if TYPE_CHECKING:
@@ -42,10 +43,7 @@ def render_explain(
             lines.append(f"  [{verdict.level.value}] {verdict.sql}")
             lines.append(f"      reason: {verdict.reason}")
         for verdict in scan.runtime:
-            shown = (
-                verdict.sql if len(verdict.sql) <= 200 else f"{verdict.sql[:200]}... ({len(verdict.sql):,} characters)"
-            )
-            lines.append(f"  [RUNTIME {verdict.level.value}] {shown}")
+            lines.append(f"  [RUNTIME {verdict.level.value}] {runtime.clipped(verdict.sql)}")
             lines.append(f"      reason: {verdict.reason}")
         if pruning and scan.scan_id in pruning:
             lines += ["  " + line for line in pruning[scan.scan_id].render()]

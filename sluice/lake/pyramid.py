@@ -277,7 +277,7 @@ class _Pruner:
         reads, total, kept = [], 0, 0
         for data_file in files:
             whole = self._whole_file_matches(data_file)
-            groups = _row_group_metrics(data_file.file_path, self.schema)
+            groups = row_group_metrics_of(data_file.file_path, self.schema)
             total += len(groups)
             admitted = [g for g in groups if inclusive.eval(g)]  # type: ignore[arg-type]  # the evaluator reads the metrics fields of a DataFile, which RowGroupMetrics has
             kept += len(admitted)
@@ -320,10 +320,6 @@ def _manifest_entries(manifest: Any, io: Any) -> list:
 
 def row_group_metrics_of(path: str, schema: Schema) -> list[RowGroupMetrics]:
     """The statistics of a data file's row groups (each footer read once per process)."""
-    return _row_group_metrics(path, schema)
-
-
-def _row_group_metrics(path: str, schema: Schema) -> list[RowGroupMetrics]:
     key = (path, schema.schema_id)
     found = _ROW_GROUPS.get(key)
     if found is None:

@@ -189,17 +189,18 @@ class CatalogPlanner:
 
     def _aggregation(self, request: Request, offered: dict[str, Any]) -> aggregates.Decision:
         table = table_from_dict(request["table"]["table"])
-        filters = [_verdict(v) for v in request.get("verdicts", [])]
+        filters = [Verdict.from_dict(v) for v in request.get("verdicts", [])]
         return aggregates.decide(self.source(request), table, offered, filters, bool(request.get("ansi", True)))
 
     def plan(self, request: Request) -> Answer:
         source = self.source(request)
         table = table_from_dict(request["table"]["table"])
-        verdicts = [_verdict(v) for v in request.get("verdicts", [])]
+        verdicts = [Verdict.from_dict(v) for v in request.get("verdicts", [])]
         # Spark asks for no column at all for count(*): read the narrowest one
         columns = tuple(table.column(name).name for name in request.get("columns", [])) or (_narrowest(table),)
         at_runtime = self._runtime(source, table, request)
-        pushed = tuple(v.remote_sql for v in (*verdicts, *at_runtime) if v.level.pushed and v.remote_sql is not None)
+        planned = _pushed(verdicts)
+        pushed = planned + _pushed(at_runtime)
         offered = request.get("aggregation") or request.get("aggregation_offered")
         grouped = self._aggregation(request, offered) if offered else None
         aggregation = grouped.aggregation if grouped is not None and "aggregation" in request else None
@@ -227,9 +228,7 @@ class CatalogPlanner:
         )
         remote = source.masked(source.request_text(spec))
         # one id for the scan whatever join keys Spark hands it at run time (its metrics are found by it)
-        static = replace(
-            spec, where=tuple(v.remote_sql for v in verdicts if v.level.pushed and v.remote_sql is not None)
-        )
+        static = replace(spec, where=planned) if len(pushed) > len(planned) else spec
         scan_id = hashlib.sha256(static.to_json().encode()).hexdigest()[:16]
         if request.get("metrics_dir"):
             metrics_dir = os.path.join(request["metrics_dir"], scan_id)
@@ -404,10 +403,6 @@ def _narrowest(table: TableSchema) -> str:
     return min(table.columns, key=lambda column: _WIDTH[column.type.kind]).name
 
 
-def _verdict(data: dict[str, Any]) -> Verdict:
-    return Verdict(data["sql"], Level(data["level"]), data["reason"], data.get("remote_sql"))
-
-
 def _shown(offered: object) -> str:
     """A conjunct that has no Spark SQL tree here, shown as Spark's operator tree (whatever its shape)."""
     if not isinstance(offered, dict):
@@ -449,12 +444,12 @@ def _description(
         if not grouped.complete:
             parts.append(f"Aggregates not pushed{': ' + grouped.note if grouped.note else ''}")
         parts += [f"[{v.level.value}] {v.sql} -- {v.reason}" for v in grouped.verdicts]
-    parts += [f"[RUNTIME {v.level.value}] {_clipped(v.sql)} -- {v.reason}" for v in at_runtime or []]
+    parts += [f"[RUNTIME {v.level.value}] {runtime.clipped(v.sql)} -- {v.reason}" for v in at_runtime or []]
     if limit_note:
         parts.append(limit_note)
     return " | ".join(parts)
 
 
-def _clipped(text: str, width: int = 200) -> str:
-    """A runtime filter as EXPLAIN shows it: thousands of join keys are not worth a screen."""
-    return text if len(text) <= width else f"{text[:width]}... ({len(text):,} characters)"
+def _pushed(verdicts: list[Verdict]) -> tuple[str, ...]:
+    """The remote SQL of the conjuncts the source evaluates."""
+    return tuple(v.remote_sql for v in verdicts if v.level.pushed and v.remote_sql is not None)

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sluice.pushdown.levels import Level, Verdict
+from sluice.pushdown.levels import Verdict
 from sluice.scan import ScanSpec
 
 
@@ -41,7 +41,7 @@ class ScanPlan:
     @classmethod
     def from_answer(cls, answer: dict[str, Any]) -> ScanPlan:
         """The planner's answer for a scan (sluice/spark/planner.py), as Spark kept it."""
-        verdicts = tuple(_verdict(v) for v in answer["verdicts"])
+        verdicts = tuple(Verdict.from_dict(v) for v in answer["verdicts"])
         trace = tuple(TraceStep(s["rule"], s["text"], s["changed"]) for s in answer.get("trace", []))
         return cls(
             answer["scan_id"],
@@ -53,8 +53,8 @@ class ScanPlan:
             verdicts,
             answer["remote_query"],
             trace,
-            tuple(_verdict(v) for v in answer.get("aggregates", [])),
-            tuple(_verdict(v) for v in answer.get("runtime", [])),
+            tuple(Verdict.from_dict(v) for v in answer.get("aggregates", [])),
+            tuple(Verdict.from_dict(v) for v in answer.get("runtime", [])),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,7 +107,3 @@ class QueryPlan:
                 ]
             scans.append(entry)
         return {"query": self.query, "spark_plan": self.spark_plan, "scans": scans}
-
-
-def _verdict(data: dict[str, Any]) -> Verdict:
-    return Verdict(data["sql"], Level(data["level"]), data["reason"], data.get("remote_sql"))

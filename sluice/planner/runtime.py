@@ -33,6 +33,11 @@ _ORDER: dict[Kind, Callable[[str], Any]] = {
 }
 
 
+def clipped(text: str, width: int = 200) -> str:
+    """A runtime filter as EXPLAIN shows it: thousands of join keys are not worth a screen."""
+    return text if len(text) <= width else f"{text[:width]}... ({len(text):,} characters)"
+
+
 def filterable(columns: list[Column]) -> list[str]:
     """The read columns Spark may restrict at run time."""
     return [column.name for column in columns if column.type.kind in KINDS]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 
 class Level(enum.Enum):
@@ -37,3 +38,7 @@ class Verdict:
 
     def to_dict(self) -> dict[str, str | None]:
         return {"sql": self.sql, "level": self.level.value, "reason": self.reason, "remote_sql": self.remote_sql}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        return cls(data["sql"], Level(data["level"]), data["reason"], data.get("remote_sql"))

@@ -106,12 +106,11 @@ class IcebergSource(Source):
     # ------------------------------------------------------------ planning
     def pruning(self, spec: ScanSpec) -> Pyramid:
         """The pruning pyramid of a planned scan (what EXPLAIN shows and the tasks read)."""
-        return self._pyramid(spec, _needed_columns(spec))
+        return self._pyramid(spec, _needed_columns(spec), self._table(spec.table.schema, spec.table.name))
 
-    def _pyramid(self, spec: ScanSpec, needed: tuple[str, ...]) -> Pyramid:
+    def _pyramid(self, spec: ScanSpec, needed: tuple[str, ...], table: Table) -> Pyramid:
         from sluice.lake.pyramid import plan_pyramid  # PyIceberg's evaluators: imported where planning happens
 
-        table = self._table(spec.table.schema, spec.table.name)
         try:
             return plan_pyramid(table, spec.table.qualified_name, spec.where, needed)
         except ValueError as error:
@@ -128,7 +127,8 @@ class IcebergSource(Source):
 
     def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         needed = _needed_columns(spec)
-        pyramid = self._pyramid(spec, needed)
+        iceberg = self._table(spec.table.schema, spec.table.name)
+        pyramid = self._pyramid(spec, needed, iceberg)
         count = 1 if spec.limit is not None or spec.aggregate is not None else max(1, spec.partitions)
         groups = _balanced(list(pyramid.reads), count)
         schema = spec.arrow_schema()
@@ -144,9 +144,7 @@ class IcebergSource(Source):
             "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None,
         }
         if spec.aggregate is not None and not spec.aggregate.group_by and not any(r.filtered for r in pyramid.reads):
-            answers = from_metadata(
-                self._table(spec.table.schema, spec.table.name).schema(), list(pyramid.reads), spec.aggregate.outputs
-            )
+            answers = from_metadata(iceberg.schema(), list(pyramid.reads), spec.aggregate.outputs)
             if answers is not None:
                 present = [read.path for read in pyramid.reads]  # checked at read time, as a read would find them
                 return [
