@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -63,6 +63,9 @@ class ReadTask:
     snapshot_group: str | None = None
     #: how many partitions share ``snapshot_group``
     group_size: int = 1
+    #: the rows the source expects this task to return (its planner's estimate), when it gave one;
+    #: sizes the read only (sluice/spark/small_reads.py), never decides a row
+    expected_rows: int | None = None
 
 
 _ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -120,6 +123,10 @@ class Source(abc.ABC):
     dialect: Dialect  # a class attribute; a source that learns its server's kind sets its own (MySQL)
     #: whether the source answers pushed aggregates (a ``ScanSpec`` with ``aggregate``)
     aggregates: ClassVar[bool] = False
+    #: whether the driver may read this source's small scans itself (sluice/spark/small_reads.py):
+    #: only a reader that lets the driver's other Python threads run while it waits on the server
+    #: (releases the GIL) may, else one slow small query would stall every other query's planning
+    reads_on_driver: ClassVar[bool] = True
     default_schema: ClassVar[str | None] = None
     batch_rows: ClassVar[int] = 65_536
 
@@ -249,10 +256,11 @@ class SqlSource(Source):
         filter the source expects to keep few rows (a partition per ``ROWS_PER_PARTITION``):
         splitting 10 rows into 8 partitions costs 8 sessions and 8 tasks for nothing."""
         count = 1 if spec.limit is not None or spec.aggregate is not None else spec.partitions
-        if count > 1 and spec.where and spec.fewer_when_selective:
-            expected = self.estimated_rows(spec)
-            if expected is not None:
-                count = max(1, min(count, expected // ROWS_PER_PARTITION))
+        # the estimate sizes the read: fewer partitions, or a small read by the driver
+        wanted = spec.where and spec.limit is None and spec.aggregate is None and (count > 1 or self.reads_on_driver)
+        expected = self.estimated_rows(spec) if wanted else None
+        if count > 1 and expected is not None and spec.fewer_when_selective:
+            count = max(1, min(count, expected // ROWS_PER_PARTITION))
         schema = spec.arrow_schema()
         try:
             parts = self.split(spec.table, count)
@@ -263,7 +271,8 @@ class SqlSource(Source):
                 self.name,
                 f"cannot split {spec.table.qualified_name} into partitions: {self.masked(str(error)).strip()}",
             ) from None
-        return [self.read_task(spec, predicate, index, schema) for index, predicate in enumerate(parts)]
+        tasks = [self.read_task(spec, predicate, index, schema) for index, predicate in enumerate(parts)]
+        return [replace(tasks[0], expected_rows=expected)] if len(tasks) == 1 and expected is not None else tasks
 
     def read_task(self, spec: ScanSpec, partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
         """The task reading one partition of ``spec``."""

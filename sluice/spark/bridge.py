@@ -32,7 +32,8 @@ from sluice.errors import ConfigError, SluiceError
 from sluice.masking import guard_py4j_logs, mask_text
 from sluice.planner.catalog import CatalogPlanner, NoSuchTable
 from sluice.scan import ScanSpec
-from sluice.spark.datasource import SluiceReaderSource, read_info
+from sluice.spark import small_reads
+from sluice.spark.datasource import SluiceReader, SluiceReaderSource, read_info
 
 _log = logging.getLogger(__name__)
 #: one planner per driver process: the JVM's Bridge holds one callback
@@ -54,17 +55,33 @@ class PlannerCallback:
         self._planner = planner
 
     def _read(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The scan's read function and partitions, planned here on the driver (see read_info)."""
+        """The scan's read function and partitions, planned here on the driver (see read_info),
+        and whether the driver reads it itself when Spark runs it (:mod:`sluice.spark.small_reads`)."""
         source = self._planner.source(request)
+        spec = ScanSpec.from_json(request["scan"])
+        reader = SluiceReader(spec, source.credential)
         schema = StructType.fromJson(json.loads(request["schema"]))
-        info = read_info(
-            ScanSpec.from_json(request["scan"]),
-            source.credential,
-            schema,
-            int(request["max_batch_rows"]),
-            bool(request["binary_as_bytes"]),
+        info = read_info(reader, schema, int(request["max_batch_rows"]), bool(request["binary_as_bytes"]))
+        small = small_reads.is_small(
+            source, spec, reader.planned, int(request.get("small_rows", small_reads.SMALL_ROWS))
         )
-        return {"read_info": base64.b64encode(info).decode("ascii")}
+        return {"read_info": base64.b64encode(info).decode("ascii"), "small": small}
+
+    def _fetch(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Read a small scan's one partition here and answer its Arrow stream; ``too_large``
+        when it outgrew the bounds (a worker reads it then)."""
+        source = self._planner.source(request)
+        reader = SluiceReader(ScanSpec.from_json(request["scan"]), source.credential)
+        partition = small_reads.partition_of(base64.b64decode(request["partition"]))
+        stream = small_reads.read_on_driver(
+            reader.read(partition),
+            StructType.fromJson(json.loads(request["schema"])),
+            int(request["max_batch_rows"]),
+            SluiceReaderSource({}),
+        )
+        if stream is None:
+            return {"too_large": True}
+        return {"ipc": base64.b64encode(stream).decode("ascii")}
 
     def call(self, method: str, request: str) -> str:
         started = time.perf_counter()
@@ -80,6 +97,8 @@ class PlannerCallback:
             handler: Callable[[dict[str, Any]], dict[str, Any]] | None = (
                 self._read
                 if method == "read"
+                else self._fetch
+                if method == "fetch"
                 else getattr(self._planner, method)
                 if method in _PLANNER_METHODS
                 else None

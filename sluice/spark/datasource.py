@@ -28,6 +28,7 @@ from pyspark.sql.types import StructType
 
 from sluice.errors import ConfigError
 from sluice.scan import ScanSpec, strip_password
+from sluice.sources.base import ReadTask
 
 #: the name the catalog layer looks this source up by (SluiceScan.READER)
 READER_NAME = "sluice_reader"
@@ -53,22 +54,21 @@ class SluiceReaderSource(DataSource):
         return SluiceReader(self._spec(), _password(self.options))
 
 
-def read_info(
-    spec: ScanSpec, password: str | None, schema: StructType, max_batch_rows: int, binary_as_bytes: bool
-) -> bytes:
+def read_info(reader: SluiceReader, schema: StructType, max_batch_rows: int, binary_as_bytes: bool) -> bytes:
     """What Spark's planning worker (``pyspark.sql.worker.plan_data_source_read``) would send
     back for this scan: the pickled read function and the pickled partitions, in its wire format.
 
     The driver's Python already has the source open and every module loaded, so the catalog
     layer asks it (``SluiceScan`` hands the bytes to ``PythonDataSourceV2.setReadInfo``) instead
     of starting a data source and a planning round trip in Python workers for every scan.
+    ``reader.planned`` holds the tasks afterwards.
     """
     from pyspark.sql.worker.plan_data_source_read import write_read_func_and_partitions
 
     out = io.BytesIO()
     write_read_func_and_partitions(
         out,
-        reader=SluiceReader(spec, password),
+        reader=reader,
         data_source=SluiceReaderSource({}),
         schema=schema,
         max_arrow_batch_size=max_batch_rows,
@@ -87,10 +87,13 @@ class SluiceReader(DataSourceReader):
     def __init__(self, spec: ScanSpec, password: str | None) -> None:
         self.spec = spec
         self.password = password
+        #: the tasks ``partitions`` planned (on the driver; not pickled into the read function's use)
+        self.planned: list[ReadTask] = []
 
     def partitions(self) -> Sequence[InputPartition]:
         source = self.spec.open(self.password)
-        return [InputPartition(task) for task in self.spec.tasks(source)]
+        self.planned = self.spec.tasks(source)
+        return [InputPartition(task) for task in self.planned]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         source = self.spec.open(self.password)

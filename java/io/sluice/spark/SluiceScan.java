@@ -17,6 +17,7 @@ import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
@@ -24,6 +25,7 @@ import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
 import org.apache.spark.sql.execution.datasources.DataSource$;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceReadInfo;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -47,6 +49,10 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
   private final ObjectNode request;
   private volatile JsonNode plan;
   private Scan reader;
+  /** Whether the planner expects {@link #reader}'s plan to return few rows (read by the driver). */
+  private boolean small;
+  /** The batch made last: its plan is the one runtime filters left (see SluiceBatch#createReaderFactory). */
+  private volatile SluiceBatch latest;
 
   SluiceScan(SluiceTable table, StructType schema, ObjectNode request, JsonNode plan) {
     this.table = table;
@@ -147,13 +153,44 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
     request.put("schema", schema.json());
     request.put("max_batch_rows", SQLConf.get().arrowMaxRecordsPerBatch());
     request.put("binary_as_bytes", SQLConf.get().pysparkBinaryAsBytes());
-    byte[] info = Base64.getDecoder().decode(Bridge.callUnchecked("read", request).path("read_info").asText());
+    request.put("small_rows", smallRows());
+    JsonNode answer = Bridge.callUnchecked("read", request);
+    small = answer.path("small").asBoolean(false);
+    byte[] info = Base64.getDecoder().decode(answer.path("read_info").asText());
     return PythonDataSourceReadInfo.receive(new DataInputStream(new ByteArrayInputStream(info)));
   }
 
+  /** {@code spark.sluice.smallReadRows}: the most rows a scan may be expected to return for the driver to read it (0: never). */
+  private static long smallRows() {
+    return Long.parseLong(SQLConf.get().getConfString("spark.sluice.smallReadRows", "10000").trim());
+  }
+
   @Override
-  public Batch toBatch() {
-    return reader().toBatch();
+  public synchronized Batch toBatch() {
+    Scan python = reader();
+    SluiceBatch batch = new SluiceBatch(this, python.toBatch(), small);
+    latest = batch;
+    return batch;
+  }
+
+  SluiceBatch latest() {
+    return latest;
+  }
+
+  /** Asks the planner to read a small scan's one partition here on the driver (see SluiceBatch). */
+  JsonNode fetch(InputPartition partition) {
+    ObjectNode request = table.source.request();
+    request.put("scan", plan.path("scan").asText());
+    request.put("schema", schema.json());
+    request.put("max_batch_rows", SQLConf.get().arrowMaxRecordsPerBatch());
+    request.put("partition", Base64.getEncoder().encodeToString(((PythonInputPartition) partition).pickedPartition()));
+    return Bridge.callUnchecked("fetch", request);
+  }
+
+  /** Row-based whichever way a partition is read: asking Spark to decide per partition would plan the read while EXPLAIN runs. */
+  @Override
+  public ColumnarSupportMode columnarSupportMode() {
+    return ColumnarSupportMode.UNSUPPORTED;
   }
 
   @Override
