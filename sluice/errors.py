@@ -38,3 +38,8 @@ class SourceError(SluiceError):
     def __init__(self, source: str, message: str) -> None:
         super().__init__(f"source {source!r}: {message}")
         self.source = source
+        self.message = message
+
+    def __reduce__(self) -> tuple[type[SourceError], tuple[str, str]]:
+        """Pickled with its two arguments, so it crosses to the driver from the read process."""
+        return type(self), (self.source, self.message)

@@ -33,6 +33,7 @@ from sluice.planner.plan import QueryPlan
 from sluice.scan import strip_password
 from sluice.sources import open_source
 from sluice.sources.base import Source
+from sluice.spark import small_reads
 from sluice.spark.bridge import PLANNER
 from sluice.spark.session import build_session, prepare
 from sluice.types import TableSchema
@@ -88,6 +89,7 @@ class Federation:
             connect_timeout_s=connect_timeout_s,
         )
         source.check()
+        small_reads.warm(source)
         bare_url, _ = strip_password(url)
         options = {"url": bare_url, "statement_timeout_s": repr(float(statement_timeout_s))}
         if partitions or self.partitions:

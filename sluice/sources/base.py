@@ -123,10 +123,10 @@ class Source(abc.ABC):
     dialect: Dialect  # a class attribute; a source that learns its server's kind sets its own (MySQL)
     #: whether the source answers pushed aggregates (a ``ScanSpec`` with ``aggregate``)
     aggregates: ClassVar[bool] = False
-    #: whether the driver may read this source's small scans itself (sluice/spark/small_reads.py):
-    #: only a reader that lets the driver's other Python threads run while it waits on the server
-    #: (releases the GIL) may, else one slow small query would stall every other query's planning
-    reads_on_driver: ClassVar[bool] = True
+    #: whether the reader keeps the GIL while the server works: the driver then reads this source's
+    #: small scans in a read process beside it (sluice/spark/small_reads.py), else one slow small
+    #: query would stall every other Python thread of the driver
+    holds_gil_while_reading: ClassVar[bool] = False
     default_schema: ClassVar[str | None] = None
     batch_rows: ClassVar[int] = 65_536
 
@@ -257,7 +257,7 @@ class SqlSource(Source):
         splitting 10 rows into 8 partitions costs 8 sessions and 8 tasks for nothing."""
         count = 1 if spec.limit is not None or spec.aggregate is not None else spec.partitions
         # the estimate sizes the read: fewer partitions, or a small read by the driver
-        wanted = spec.where and spec.limit is None and spec.aggregate is None and (count > 1 or self.reads_on_driver)
+        wanted = spec.where and spec.limit is None and spec.aggregate is None
         expected = self.estimated_rows(spec) if wanted else None
         if count > 1 and expected is not None and spec.fewer_when_selective:
             count = max(1, min(count, expected // ROWS_PER_PARTITION))

@@ -68,8 +68,8 @@ class MysqlSource(SqlSource):
 
     dialect = MariadbDialect()
     #: connectorx holds the GIL while the server works on the query (a 6 s COUNT(*) froze every
-    #: other Python thread of the driver for 6 s), so small scans are read by workers here
-    reads_on_driver = False
+    #: other Python thread of the driver for 6 s)
+    holds_gil_while_reading = True
 
     def __init__(self, name: str, url: str, **options: Any) -> None:
         super().__init__(name, url, **options)

@@ -62,22 +62,20 @@ class PlannerCallback:
         reader = SluiceReader(spec, source.credential)
         schema = StructType.fromJson(json.loads(request["schema"]))
         info = read_info(reader, schema, int(request["max_batch_rows"]), bool(request["binary_as_bytes"]))
-        small = small_reads.is_small(
-            source, spec, reader.planned, int(request.get("small_rows", small_reads.SMALL_ROWS))
-        )
+        small = small_reads.is_small(spec, reader.planned, int(request.get("small_rows", small_reads.SMALL_ROWS)))
         return {"read_info": base64.b64encode(info).decode("ascii"), "small": small}
 
     def _fetch(self, request: dict[str, Any]) -> dict[str, Any]:
         """Read a small scan's one partition here and answer its Arrow stream; ``too_large``
         when it outgrew the bounds (a worker reads it then)."""
         source = self._planner.source(request)
-        reader = SluiceReader(ScanSpec.from_json(request["scan"]), source.credential)
-        partition = small_reads.partition_of(base64.b64decode(request["partition"]))
-        stream = small_reads.read_on_driver(
-            reader.read(partition),
-            StructType.fromJson(json.loads(request["schema"])),
+        stream = small_reads.fetch(
+            source,
+            request["scan"],
+            source.credential,
+            base64.b64decode(request["partition"]),
+            request["schema"],
             int(request["max_batch_rows"]),
-            SluiceReaderSource({}),
         )
         if stream is None:
             return {"too_large": True}

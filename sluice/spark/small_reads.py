@@ -10,23 +10,30 @@ the JVM decodes the Arrow stream (``io.sluice.spark.SmallReadFactory``).
 
 What decides, and why it loses nothing:
 
-- A scan is *small* when its source's reader lets the driver's other Python threads run
-  while it waits (``Source.reads_on_driver``; not MySQL/MariaDB's connectorx, which holds the
-  GIL), it reads one partition and the source bounds its rows: a pushed
+- A scan is *small* when it reads one partition and the source bounds its rows: a pushed
   LIMIT, a pushed aggregate without GROUP BY (one row), or the source's own estimate
-  (PostgreSQL and MariaDB EXPLAIN) at most :data:`SMALL_ROWS`.
+  (PostgreSQL and MariaDB EXPLAIN) at most ``spark.sluice.smallReadRows`` (default
+  :data:`SMALL_ROWS`; 0 turns driver reads off).
 - An estimate can be wrong: the driver stops reading past :data:`MAX_ROWS` rows or
   :data:`MAX_BYTES` bytes and the scan is read by a worker as any other (the remote query
-  runs twice then; only a bad estimate pays that).
+  runs twice then; only a bad estimate pays that). A read process that died is the same.
 - The read happens when Spark creates the scan's reader factory, at execution, after
   runtime filters: EXPLAIN never runs it.
-- ``spark.sluice.smallReadRows`` (default :data:`SMALL_ROWS`; 0 turns it off) sets the bound.
+- A reader that holds the GIL while the server works (``Source.holds_gil_while_reading``:
+  MySQL/MariaDB's connectorx) runs in a read process beside the driver, so that one slow small
+  query (a COUNT(*) over a large view) cannot stall every other Python thread of the driver,
+  the planning of other queries included.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import multiprocessing
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import pyarrow as pa
 from pyspark.serializers import CPickleSerializer
@@ -37,6 +44,7 @@ from pyspark.sql.worker.plan_data_source_read import records_to_arrow_batches
 
 from sluice.scan import ScanSpec
 from sluice.sources.base import ReadTask, Source
+from sluice.spark.datasource import SluiceReader, SluiceReaderSource
 
 #: a scan expected to return at most this many rows is read by the driver
 SMALL_ROWS = 10_000
@@ -56,10 +64,60 @@ def row_bound(spec: ScanSpec, tasks: list[ReadTask]) -> int | None:
     return min(known) if known else None
 
 
-def is_small(source: Source, spec: ScanSpec, tasks: list[ReadTask], small_rows: int) -> bool:
+def is_small(spec: ScanSpec, tasks: list[ReadTask], small_rows: int) -> bool:
     """Whether the driver reads the scan itself when Spark runs it."""
     bound = row_bound(spec, tasks)
-    return source.reads_on_driver and bound is not None and bound <= small_rows
+    return bound is not None and bound <= small_rows
+
+
+def fetch(
+    source: Source, scan: str, password: str | None, partition: bytes, schema: str, max_batch_rows: int
+) -> bytes | None:
+    """The Arrow stream of a small scan's one partition (``scan``: the ScanSpec's JSON, ``schema``:
+    Spark's read schema as JSON); None: let the workers read it."""
+    if not source.holds_gil_while_reading:
+        return _read(scan, password, partition, schema, max_batch_rows)
+    try:
+        return _read_process().submit(_read, scan, password, partition, schema, max_batch_rows).result()
+    except BrokenProcessPool:  # killed or out of memory: a new one next time, the workers now
+        _forget_read_process()
+        return None
+
+
+def warm(source: Source) -> None:
+    """Start the read process now (importing Sluice there takes a second) when ``source`` needs it."""
+    if source.holds_gil_while_reading:
+        _read_process().submit(int)
+
+
+def _read(scan: str, password: str | None, partition: bytes, schema: str, max_batch_rows: int) -> bytes | None:
+    """The read Spark's worker would run for ``partition``, as one Arrow stream (here or in the read process)."""
+    reader = SluiceReader(ScanSpec.from_json(scan), password)
+    return read_on_driver(
+        reader.read(partition_of(partition)),
+        StructType.fromJson(json.loads(schema)),
+        max_batch_rows,
+        SluiceReaderSource({}),
+    )
+
+
+_process: ProcessPoolExecutor | None = None
+_process_lock = threading.Lock()
+
+
+def _read_process() -> ProcessPoolExecutor:
+    """Two processes started fresh (``spawn``: forking a driver with py4j's threads could copy a held lock)."""
+    global _process
+    with _process_lock:
+        if _process is None:
+            _process = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
+        return _process
+
+
+def _forget_read_process() -> None:
+    global _process
+    with _process_lock:
+        _process = None
 
 
 def read_on_driver(

@@ -9,6 +9,8 @@ wrong estimate falls back to the workers, and the setting turns it off.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -29,6 +31,7 @@ QUERIES = {
         "SELECT id, d, ts FROM {t} WHERE i > 0 LIMIT 7",
         "SELECT count(*), min(id), max(b) FROM {t} WHERE id > 3",
     ],
+    "my": ["SELECT * FROM {t} WHERE id < 30", "SELECT count(*), max(id) FROM {t} WHERE i > 0"],
     "lite": ["SELECT * FROM {t} LIMIT 11", "SELECT count(*) FROM {t}"],
     "duck": ["SELECT * FROM {t} LIMIT 11", "SELECT count(*), min(b), max(d) FROM {t}"],
     "lake": ["SELECT * FROM {t} LIMIT 11", "SELECT count(*) FROM {t} WHERE id > 5"],
@@ -61,15 +64,49 @@ def test_the_driver_reads_small_scans_and_returns_sparks_rows(fed, source: str, 
         assert sorted(map(repr, got)) == sorted(map(repr, expected))  # repr: NaN equals NaN, -0.0 differs from 0.0
 
 
-def test_mariadb_scans_stay_with_the_workers(fed) -> None:  # type: ignore[no-untyped-def]
-    """connectorx holds the GIL while MariaDB works: a driver read would stall every other query's planning."""
+def test_a_slow_mariadb_read_leaves_the_drivers_python_running(fed, mysql_url) -> None:  # type: ignore[no-untyped-def]
+    """connectorx holds the GIL while MariaDB works, so the driver reads MariaDB in a read process:
+    a slow small query (5 rows behind SLEEP(0.3) each) must not freeze the driver's other threads."""
+    import pymysql
+
+    from sluice import Federation
+
     if "my" not in EDGE_TABLES:
         pytest.skip("MariaDB not selected")
-    with fetches() as read:
-        rows = fed.sql(f"SELECT * FROM {EDGE_TABLES['my']} WHERE id < 30").collect()
-    assert read == [0] and len(rows) == len(
-        fed.sql(f"SELECT * FROM {EDGE_TABLES['my']}", pushdown=False).where("id < 30").collect()
-    )
+    connection = pymysql.connect(host="127.0.0.1", user="root", autocommit=True)
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE DATABASE IF NOT EXISTS sluice_small")
+        cursor.execute("CREATE OR REPLACE TABLE sluice_small.five (id BIGINT PRIMARY KEY)")
+        cursor.execute("INSERT INTO sluice_small.five SELECT seq FROM sluice_small.seq_1_to_5")
+        cursor.execute(
+            "CREATE OR REPLACE VIEW sluice_small.slow AS SELECT id FROM sluice_small.five WHERE SLEEP(0.3) = 0"
+        )
+    federation = Federation(spark=fed.spark)
+    federation.attach("smallmy", mysql_url)
+    ticks: list[float] = []
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(0.05):
+            ticks.append(time.perf_counter())
+
+    try:
+        ticker = threading.Thread(target=tick)
+        with fetches() as read:
+            started = time.perf_counter()
+            ticker.start()
+            assert federation.sql("SELECT count(*) AS n FROM smallmy.sluice_small.slow").collect()[0].n == 5
+            took = time.perf_counter() - started
+        stop.set()
+        ticker.join()
+    finally:
+        federation.detach("smallmy")
+        with connection.cursor() as cursor:
+            cursor.execute("DROP DATABASE sluice_small")
+        connection.close()
+    assert read == [1], "the count was not read by the driver"
+    assert took >= 1.4  # the server slept 5 x 0.3 s
+    assert len(ticks) >= 0.5 * took / 0.05, f"the driver's Python stalled: {len(ticks)} ticks in {took:.1f} s"
 
 
 @pytest.fixture()
