@@ -20,7 +20,7 @@ What decides, and why it loses nothing:
 - The read happens when Spark creates the scan's reader factory, at execution, after
   runtime filters: EXPLAIN never runs it.
 - A reader that holds the GIL while the server works (``Source.holds_gil_while_reading``:
-  MySQL/MariaDB's connectorx) runs in a read process beside the driver, so that one slow small
+  MySQL/MariaDB's connectorx) runs in a read process beside the driver (:mod:`sluice.spark.read_process`), so that one slow small
   query (a COUNT(*) over a large view) cannot stall every other Python thread of the driver,
   the planning of other queries included.
 """
@@ -29,11 +29,7 @@ from __future__ import annotations
 
 import io
 import json
-import multiprocessing
-import threading
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 import pyarrow as pa
 from pyspark.serializers import CPickleSerializer
@@ -45,6 +41,7 @@ from pyspark.sql.worker.plan_data_source_read import records_to_arrow_batches
 from sluice.scan import ScanSpec
 from sluice.sources.base import ReadTask, Source
 from sluice.spark.datasource import SluiceReader, SluiceReaderSource
+from sluice.spark.read_process import ReadProcessDied, ReadProcesses
 
 #: a scan expected to return at most this many rows is read by the driver
 SMALL_ROWS = 10_000
@@ -78,16 +75,15 @@ def fetch(
     if not source.holds_gil_while_reading:
         return _read(scan, password, partition, schema, max_batch_rows)
     try:
-        return _read_process().submit(_read, scan, password, partition, schema, max_batch_rows).result()
-    except BrokenProcessPool:  # killed or out of memory: a new one next time, the workers now
-        _forget_read_process()
+        return _READ_PROCESSES.call(_read, scan, password, partition, schema, max_batch_rows)
+    except ReadProcessDied:  # killed or out of memory: a new one next time, the workers now
         return None
 
 
 def warm(source: Source) -> None:
-    """Start the read process now (importing Sluice there takes a second) when ``source`` needs it."""
+    """Start a read process now (importing Sluice there takes a second) when ``source`` needs one."""
     if source.holds_gil_while_reading:
-        _read_process().submit(int)
+        _READ_PROCESSES.warm()
 
 
 def _read(scan: str, password: str | None, partition: bytes, schema: str, max_batch_rows: int) -> bytes | None:
@@ -99,25 +95,6 @@ def _read(scan: str, password: str | None, partition: bytes, schema: str, max_ba
         max_batch_rows,
         SluiceReaderSource({}),
     )
-
-
-_process: ProcessPoolExecutor | None = None
-_process_lock = threading.Lock()
-
-
-def _read_process() -> ProcessPoolExecutor:
-    """Two processes started fresh (``spawn``: forking a driver with py4j's threads could copy a held lock)."""
-    global _process
-    with _process_lock:
-        if _process is None:
-            _process = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
-        return _process
-
-
-def _forget_read_process() -> None:
-    global _process
-    with _process_lock:
-        _process = None
 
 
 def read_on_driver(
@@ -151,3 +128,6 @@ def partition_of(pickled: bytes) -> InputPartition:
     if not isinstance(partition, InputPartition):
         raise TypeError(f"not a planned partition: {type(partition).__name__}")
     return partition
+
+
+_READ_PROCESSES = ReadProcesses()
