@@ -17,8 +17,6 @@ from sqlglot import exp, serde
 
 #: a serialised node's class key in :mod:`sqlglot.serde` (its meta key is dropped, see :func:`_dumped`)
 _CLASS, _META = "c", "m"
-#: the package of sqlglot's node classes (a serialised class name is qualified by its module)
-_SQLGLOT = "sqlglot.expressions"
 
 
 @dataclass(frozen=True)
@@ -58,22 +56,27 @@ class Pushed:
 
 
 def _dumped(tree: exp.Expression) -> list[dict[str, Any]]:
-    """sqlglot's serialised form without node meta: the classifier's typed constants sit
+    """sqlglot's serialised form, each class by its short name (sqlglot's loader finds those
+    in :mod:`sqlglot.expressions`), without node meta: the classifier's typed constants sit
     there (:data:`sluice.pushdown.constants.TYPED`), and rendering never reads them."""
-    return [{key: value for key, value in payload.items() if key != _META} for payload in serde.dump(tree)]
+    payloads = []
+    for payload in serde.dump(tree):
+        kept = {key: value for key, value in payload.items() if key != _META}
+        if _CLASS in kept and kept[_CLASS] != serde.DATA_TYPE:
+            kept[_CLASS] = kept[_CLASS].rpartition(".")[2]
+        payloads.append(kept)
+    return payloads
 
 
 def _loaded(payloads: list[dict[str, Any]]) -> exp.Expression:
-    """The tree back; only sqlglot's own node classes are built (the loader would import any
-    module a payload names)."""
+    """The tree back; only sqlglot's own node classes are built (given a module, sqlglot's
+    loader would import it)."""
     for payload in payloads:
         name = payload.get(_CLASS)
         if name is None or name == serde.DATA_TYPE:
             continue
-        module, _, short = name.rpartition(".")
-        node_class = getattr(exp, short, None)
-        ours = module in ("", _SQLGLOT) or module.startswith(_SQLGLOT + ".")
-        if not ours or not (isinstance(node_class, type) and issubclass(node_class, exp.Expression)):
+        node_class = getattr(exp, name, None)
+        if "." in name or not (isinstance(node_class, type) and issubclass(node_class, exp.Expression)):
             raise ValueError(f"a pushed tree names {name!r}, which is not a sqlglot expression")
     tree = serde.load(payloads)
     if not isinstance(tree, exp.Expression):
