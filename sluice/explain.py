@@ -26,7 +26,7 @@ def render_explain(
             lines.append(f"  columns: {', '.join(scan.spec.columns)}")
         lines.append(f"  partitions: up to {partitions}")
         if scan.spec.limit is not None:
-            lines.append(f"  limit: {scan.spec.limit}" + (f" ({scan.spec.order})" if scan.spec.order else ""))
+            lines.append(f"  limit: {scan.spec.limit}" + (f" ({scan.order})" if scan.order else ""))
         for verdict in scan.verdicts:
             lines.append(f"  [{verdict.level.value}] {verdict.sql}")
             lines.append(f"      reason: {verdict.reason}")

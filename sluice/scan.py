@@ -1,5 +1,9 @@
 """A scan as Spark executes it: what to read from where, serialisable to a Spark option.
 
+The pushed conjuncts and ORDER BY travel as typed trees and keys, never as text: the source
+writes them in its own language when it reads (:meth:`ScanSpec.where_sql`,
+:meth:`ScanSpec.order_sql`), with the function EXPLAIN uses, so EXPLAIN shows what runs.
+
 The spec carries no secret: the source URL is stored without its password, which
 travels separately in an option Spark redacts (see :mod:`sluice.spark.datasource`).
 """
@@ -12,8 +16,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from sluice.dialects.base import Dialect
 from sluice.planner.aggregates import Aggregation
-from sluice.planner.remote import build_query
+from sluice.planner.remote import OrderKey, build_query, order_by
+from sluice.pushdown.pushed import Pushed
 from sluice.sources import open_source
 from sluice.sources.base import ReadTask, Source, SqlSource
 from sluice.types import TableSchema, table_from_dict, table_to_dict
@@ -35,8 +41,10 @@ class ScanSpec:
     source_url: str  # never holds a password
     table: TableSchema
     columns: tuple[str, ...]
-    where: tuple[str, ...] = ()
-    order: str | None = None
+    #: the conjuncts the source evaluates, as the classifier's trees (the source renders them)
+    where: tuple[Pushed, ...] = ()
+    #: a pushed ORDER BY (with a pushed LIMIT), key by key
+    order: tuple[OrderKey, ...] = ()
     limit: int | None = None
     partitions: int = 1
     statement_timeout_s: float = 600.0
@@ -78,14 +86,24 @@ class ScanSpec:
     def spark_ddl(self) -> str:
         return self.aggregate.spark_ddl() if self.aggregate is not None else self.table.spark_ddl(self.columns)
 
+    def where_sql(self, dialect: Dialect) -> list[str]:
+        """The pushed conjuncts in ``dialect``'s SQL: the rendering the reader, EXPLAIN and the
+        golden files share (:meth:`Dialect.render`)."""
+        return [dialect.render(conjunct.sql_tree()) for conjunct in self.where]
+
+    def order_sql(self, dialect: Dialect) -> str | None:
+        """The pushed ``ORDER BY`` in ``dialect``'s SQL (None: no order pushed)."""
+        return order_by(dialect, self.table, self.order)
+
     def query(self, source: SqlSource, partition_predicate: str | None = None) -> str:
-        where = list(self.where) + ([partition_predicate] if partition_predicate else [])
+        where = self.where_sql(source.dialect) + ([partition_predicate] if partition_predicate else [])
         table = source.dialect.quote_table(self.table.schema, self.table.name)
+        order = self.order_sql(source.dialect)
         if self.aggregate is not None:
             select = [f"{o.sql} AS {source.dialect.render_identifier(o.name)}" for o in self.aggregate.outputs]
-            return build_query(select, table, where, self.order, self.limit, self.aggregate.group_by)
+            return build_query(select, table, where, order, self.limit, self.aggregate.group_by)
         select = [source.select_expression(name, self.table) for name in self.columns]
-        return build_query(select, table, where, self.order, self.limit)
+        return build_query(select, table, where, order, self.limit)
 
     def tasks(self, source: Source) -> list[ReadTask]:
         """One read task per Spark partition, as the source plans them."""
@@ -96,7 +114,8 @@ class ScanSpec:
             **self.__dict__,
             "table": table_to_dict(self.table),
             "columns": list(self.columns),
-            "where": list(self.where),
+            "where": [conjunct.to_dict() for conjunct in self.where],
+            "order": [key.__dict__ for key in self.order],
             "aggregate": self.aggregate.to_dict() if self.aggregate is not None else None,
         }
         return json.dumps(data)
@@ -110,7 +129,8 @@ class ScanSpec:
                 **data,
                 "table": table_from_dict(data["table"]),
                 "columns": tuple(data["columns"]),
-                "where": tuple(data["where"]),
+                "where": tuple(Pushed.from_dict(conjunct) for conjunct in data["where"]),
+                "order": tuple(OrderKey(**key) for key in data["order"]),
                 "aggregate": aggregate,
             }
         )

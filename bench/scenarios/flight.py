@@ -146,6 +146,7 @@ def _drain(location: str, ticket: flight.Ticket, options: flight.FlightCallOptio
 
 def in_process_read(url: str, where: str | None) -> Received:
     """The same read without Flight: Sluice's source reader, one thread per task, in this process."""
+    from sluice.pushdown.pushed import Pushed
     from sluice.scan import ScanSpec
     from sluice.sources import open_source
 
@@ -155,7 +156,7 @@ def in_process_read(url: str, where: str | None) -> Received:
         source,
         table,
         tuple(c.name for c in table.columns),
-        where=(where,) if where else (),
+        where=(Pushed(tree=sqlglot.parse_one(where, read="postgres")),) if where else (),
         partitions=os.cpu_count() or 1,
     )
     schema = spec.arrow_schema()

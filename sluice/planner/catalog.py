@@ -28,8 +28,9 @@ from typing import Any
 from sluice.errors import BindError, ConfigError
 from sluice.masking import mask_url
 from sluice.planner import aggregates, runtime, v2
-from sluice.planner.remote import OrderKey, order_by
+from sluice.planner.remote import OrderKey
 from sluice.pushdown.levels import Level, Verdict
+from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import Unsupported
 from sluice.pushdown.translator import Translator
 from sluice.scan import ScanSpec
@@ -211,7 +212,7 @@ class CatalogPlanner:
             if aggregation is None
             else (
                 None,
-                None,
+                (),
                 "LIMIT over pushed aggregates: Spark applies it" if request.get("limit") is not None else None,
             )
         )
@@ -226,7 +227,9 @@ class CatalogPlanner:
             fewer_when_selective=source.partitions is None,
             aggregate=aggregation,
         )
+        # rendered from the spec by the source, as its reader renders it: EXPLAIN shows what runs
         remote = source.masked(source.request_text(spec))
+        order_text = spec.order_sql(source.dialect)
         # one id for the scan whatever join keys Spark hands it at run time (its metrics are found by it)
         static = replace(spec, where=planned) if len(pushed) > len(planned) else spec
         scan_id = hashlib.sha256(static.to_json().encode()).hexdigest()[:16]
@@ -241,9 +244,9 @@ class CatalogPlanner:
             "columns": [name for name, _ in read],
             "table": table.qualified_name,
             "read_schema": _struct(read),
-            "aggregates": [v.to_dict() for v in grouped.verdicts] if grouped else [],
+            "aggregates": [v.shown() for v in grouped.verdicts] if grouped else [],
             "aggregates_pushed": aggregation is not None,
-            "runtime": [v.to_dict() for v in at_runtime],
+            "runtime": [v.shown() for v in at_runtime],
             # the reference path (pushdown off) takes no join keys either
             "runtime_columns": (
                 runtime.filterable([table.column(c) for c in columns])
@@ -255,11 +258,11 @@ class CatalogPlanner:
             "remote_query": remote,
             "verdicts": [v.to_dict() for v in verdicts],
             "limit": limit,
-            "order": order,
+            "order": order_text,
             "limit_note": why,
             "partitions": 1 if limit is not None or aggregation is not None else spec.partitions,
             "description": _description(source, table, remote, verdicts, why, grouped, at_runtime),
-            "trace": _trace(request, verdicts, tuple(name for name, _ in read), limit, order, why, grouped),
+            "trace": _trace(request, verdicts, tuple(name for name, _ in read), limit, order_text, why, grouped),
         }
         if aggregation is not None and not aggregation.group_by:  # one row, whatever the table holds
             answer["rows"], answer["bytes"] = 1, sum(_WIDTH[kind.kind] for _, kind in read)
@@ -288,24 +291,24 @@ class CatalogPlanner:
 
     def _limit(
         self, source: Source, table: TableSchema, request: Request, verdicts: list[Verdict]
-    ) -> tuple[int | None, str | None, str | None]:
-        """The limit (and ORDER BY) the source applies, and why; Spark re-applies both anyway."""
+    ) -> tuple[int | None, tuple[OrderKey, ...], str | None]:
+        """The limit (and ORDER BY keys) the source applies, and why; Spark re-applies both anyway."""
         limit = request.get("limit")
         if limit is None:
-            return None, None, None
+            return None, (), None
         if any(v.level is not Level.EXACT for v in verdicts):
-            return None, None, f"LIMIT {limit} not pushed: a filter is not EXACT"
+            return None, (), f"LIMIT {limit} not pushed: a filter is not EXACT"
         keys = []
         translator = Translator(source.dialect, table, request.get("session_zone") or "UTC")
         for key in request.get("order") or []:
             expression = key["expr"]
             column = table.column(expression["ref"][0]) if len(expression.get("ref", [])) == 1 else None
             if column is None:
-                return None, None, f"LIMIT {limit} not pushed: it orders by an expression"
+                return None, (), f"LIMIT {limit} not pushed: it orders by an expression"
             try:
                 value = translator.value(v2.to_tree(expression))
             except Unsupported as reason:
-                return None, None, f"LIMIT {limit} not pushed: {reason}"
+                return None, (), f"LIMIT {limit} not pushed: {reason}"
             if (
                 value.type.kind not in _ORDERABLE
                 or (value.text is not None and value.text.ordering is None)
@@ -314,11 +317,11 @@ class CatalogPlanner:
             ):  # some stored values sort differently remotely
                 return (
                     None,
-                    None,
+                    (),
                     f"LIMIT {limit} not pushed: {source.dialect.name} orders {column.describe()} differently from Spark",
                 )
             keys.append(OrderKey(column.name, bool(key["descending"]), bool(key["nulls_first"])))
-        return int(limit), order_by(source.dialect, table, tuple(keys)), None
+        return int(limit), tuple(keys), None
 
 
 def _key(catalog: str | None, options: dict[str, str]) -> _Key:
@@ -450,6 +453,6 @@ def _description(
     return " | ".join(parts)
 
 
-def _pushed(verdicts: list[Verdict]) -> tuple[str, ...]:
-    """The remote SQL of the conjuncts the source evaluates."""
-    return tuple(v.remote_sql for v in verdicts if v.level.pushed and v.remote_sql is not None)
+def _pushed(verdicts: list[Verdict]) -> tuple[Pushed, ...]:
+    """The trees of the conjuncts the source evaluates (the source renders them when it reads)."""
+    return tuple(v.pushed for v in verdicts if v.level.pushed and v.pushed is not None)

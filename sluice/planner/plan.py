@@ -37,6 +37,8 @@ class ScanPlan:
     aggregates: tuple[Verdict, ...] = ()
     #: the join keys Spark handed the scan at run time (known once the query ran: explain analyze)
     runtime: tuple[Verdict, ...] = ()
+    #: the pushed ORDER BY as the source runs it (rendered by the source from ``spec.order``)
+    order: str | None = None
 
     @classmethod
     def from_answer(cls, answer: dict[str, Any]) -> ScanPlan:
@@ -55,6 +57,7 @@ class ScanPlan:
             trace,
             tuple(Verdict.from_dict(v) for v in answer.get("aggregates", [])),
             tuple(Verdict.from_dict(v) for v in answer.get("runtime", [])),
+            answer.get("order"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -68,12 +71,12 @@ class ScanPlan:
             "columns": [o.name for o in self.spec.aggregate.outputs]
             if self.spec.aggregate
             else list(self.spec.columns),
-            "filters": [v.to_dict() for v in self.verdicts],
-            "aggregates": [v.to_dict() for v in self.aggregates],
+            "filters": [v.shown() for v in self.verdicts],
+            "aggregates": [v.shown() for v in self.aggregates],
             "aggregates_pushed": self.spec.aggregate is not None,
-            "runtime_filters": [v.to_dict() for v in self.runtime],
+            "runtime_filters": [v.shown() for v in self.runtime],
             "limit": self.spec.limit,
-            "order": self.spec.order,
+            "order": self.order,
             "partitions": 1 if self.spec.limit is not None or self.spec.aggregate is not None else self.spec.partitions,
         }
 

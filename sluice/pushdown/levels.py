@@ -13,6 +13,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from sluice.pushdown.pushed import Pushed
+
 
 class Level(enum.Enum):
     EXACT = "EXACT"
@@ -34,11 +36,19 @@ class Verdict:
     sql: str  # the conjunct in Spark SQL, as the user would recognise it
     level: Level
     reason: str
-    remote_sql: str | None = None  # what the source evaluates (None when UNSUPPORTED)
+    remote_sql: str | None = None  # what the source evaluates, as EXPLAIN shows it (None when UNSUPPORTED)
+    #: what the scan carries to the reader (the source renders it, see :mod:`sluice.pushdown.pushed`)
+    pushed: Pushed | None = None
 
-    def to_dict(self) -> dict[str, str | None]:
+    def shown(self) -> dict[str, str | None]:
+        """The verdict as users read it (plans, EXPLAIN, a Flight server's answer): no tree."""
         return {"sql": self.sql, "level": self.level.value, "reason": self.reason, "remote_sql": self.remote_sql}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict with its tree: what the catalog layer hands back when it asks for the plan."""
+        return {**self.shown(), **({"pushed": self.pushed.to_dict()} if self.pushed is not None else {})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
-        return cls(data["sql"], Level(data["level"]), data["reason"], data.get("remote_sql"))
+        pushed = Pushed.from_dict(data["pushed"]) if data.get("pushed") is not None else None
+        return cls(data["sql"], Level(data["level"]), data["reason"], data.get("remote_sql"), pushed)

@@ -18,6 +18,7 @@ from sluice.pushdown.constants import Constant, NotRepresentable
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.like import LikePattern
 from sluice.pushdown.negation import unfold_between, unfold_negate
+from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import Translation, Unsupported, Value, paren
 from sluice.types import Kind, SparkType, TableSchema
 
@@ -383,7 +384,8 @@ def classify_conjuncts(
             )
             remote = None
         budget -= len(remote or "")
-        verdicts.append(Verdict(_label(candidate, levels), translation.level, translation.reason, remote))
+        pushed = Pushed(tree=translation.sql) if remote is not None and translation.sql is not None else None
+        verdicts.append(Verdict(_label(candidate, levels), translation.level, translation.reason, remote, pushed))
     return tuple(verdicts)
 
 

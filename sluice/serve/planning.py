@@ -75,7 +75,7 @@ class Planner:
         exact = all(v.level is Level.EXACT for v in verdicts)
         limit = request.limit if exact else None
         partitions = min(MAX_PARTITIONS, request.partitions or source.default_partitions(table))
-        pushed = tuple(v.remote_sql for v in verdicts if v.level.pushed)
+        pushed = tuple(v.pushed for v in verdicts if v.level.pushed and v.pushed is not None)
         spec = ScanSpec.for_source(source, table, columns, where=pushed, limit=limit, partitions=partitions)
         path = self.published.path_of(source, table.schema, table.name)
         tasks = source.tasks(spec)
@@ -86,7 +86,7 @@ class Planner:
             "table": list(path),
             "engine": source.dialect.name,
             "filter_format": request.filter.format if request.filter else None,
-            "conjuncts": [{"index": i, **v.to_dict()} for i, v in enumerate(verdicts)],
+            "conjuncts": [{"index": i, **v.shown()} for i, v in enumerate(verdicts)],
             "limit": None
             if request.limit is None
             else {

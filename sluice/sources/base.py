@@ -300,14 +300,18 @@ class SqlSource(Source):
         ]
         if not guards:
             return None
-        pushed = " AND ".join(f"({w})" for w in spec.where)
+        pushed = " AND ".join(f"({w})" for w in spec.where_sql(self.dialect))
         select = [self.select_expression(name, spec.table) for name in spec.columns]
         select.append(f"CASE WHEN {pushed} THEN NULL ELSE 1 END AS sluice_guard")
         where = [" OR ".join([f"({pushed})"] + [f"({g})" for g in guards])] + (
             [partition_predicate] if partition_predicate else []
         )
         return build_query(
-            select, self.dialect.quote_table(spec.table.schema, spec.table.name), where, spec.order, None
+            select,
+            self.dialect.quote_table(spec.table.schema, spec.table.name),
+            where,
+            spec.order_sql(self.dialect),
+            None,
         )
 
     def estimated_rows(self, spec: ScanSpec) -> int | None:

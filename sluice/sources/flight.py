@@ -35,6 +35,7 @@ from sluice.flight.auth import authorization_header
 from sluice.flight.dialect import FlightDialect
 from sluice.flight.protocol import ACTION_CAPABILITIES, FilterSpec, Request
 from sluice.pushdown.levels import Level, Verdict
+from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import Unsupported
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, Source
@@ -263,13 +264,13 @@ class FlightSource(Source):
             answers = self._conjunct_levels(request)
             for (index, expression), answer in zip(encoded, answers, strict=True):
                 level = Level(answer["level"])
-                remote = (
-                    json.dumps({"expr": expression, "level": level.value, "zone": session_zone}, separators=(",", ":"))
-                    if level.pushed
-                    else None
-                )
+                pushed = Pushed(flight={"expr": expression, "level": level.value, "zone": session_zone})
                 verdicts[index] = Verdict(
-                    candidates[index].sql(dialect="spark"), level, f"Flight server: {answer['reason']}", remote
+                    candidates[index].sql(dialect="spark"),
+                    level,
+                    f"Flight server: {answer['reason']}",
+                    _shown_conjunct(pushed) if level.pushed else None,
+                    pushed if level.pushed else None,
                 )
         return tuple(v for v in verdicts if v is not None)
 
@@ -294,7 +295,7 @@ class FlightSource(Source):
 
     # ------------------------------------------------------------ reading
     def _request(self, spec: ScanSpec) -> tuple[Request, list[dict[str, Any]]]:
-        pushed = [json.loads(text) for text in spec.where]
+        pushed = [conjunct.flight_expression() for conjunct in spec.where]
         zone = pushed[0]["zone"] if pushed else "UTC"
         conjuncts = _sluice_filter([p["expr"] for p in pushed]) if pushed else None
         request = Request(
@@ -422,6 +423,11 @@ class FlightSource(Source):
         if marker.get("end") and marker.get("rows") != rows:
             raise SourceError(self.name, f"{where}: the server sent {marker.get('rows')} rows, {rows} arrived")
         return bool(marker.get("end"))
+
+
+def _shown_conjunct(pushed: Pushed) -> str:
+    """A pushed conjunct as a verdict shows it: its filter expression, level and zone as JSON."""
+    return json.dumps(pushed.flight_expression(), separators=(",", ":"))
 
 
 def _sluice_filter(conjuncts: list[dict[str, Any]]) -> FilterSpec:

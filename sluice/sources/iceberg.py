@@ -112,7 +112,7 @@ class IcebergSource(Source):
         from sluice.lake.pyramid import plan_pyramid  # PyIceberg's evaluators: imported where planning happens
 
         try:
-            return plan_pyramid(table, spec.table.qualified_name, spec.where, needed)
+            return plan_pyramid(table, spec.table.qualified_name, tuple(spec.where_sql(self.dialect)), needed)
         except ValueError as error:
             raise SourceError(self.name, str(error)) from None
         except FileNotFoundError as error:  # planning reads manifests and data file footers
@@ -138,8 +138,8 @@ class IcebergSource(Source):
             "snapshot": pyramid.snapshot_id,
             "columns": list(spec.columns),
             "read": read,
-            "where": list(spec.where),
-            "order": spec.order,
+            "where": spec.where_sql(self.dialect),
+            "order": spec.order_sql(self.dialect),
             "limit": spec.limit,
             "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None,
         }
@@ -162,13 +162,13 @@ class IcebergSource(Source):
         )
         text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({read})"
         if spec.where:
-            text += " WHERE " + " AND ".join(f"({w})" for w in spec.where)
+            text += " WHERE " + " AND ".join(f"({w})" for w in spec.where_sql(self.dialect))
         if spec.aggregate is not None and spec.aggregate.group_by:
             text += " GROUP BY " + ", ".join(spec.aggregate.group_by)
         elif spec.aggregate is not None:
             text += " (COUNT(*) and integer/date MIN/MAX from file statistics when no kept file needs filtering)"
         if spec.order:
-            text += f" {spec.order}"
+            text += f" {spec.order_sql(self.dialect)}"
         if spec.limit is not None:
             text += f" LIMIT {spec.limit}"
         return text
@@ -333,13 +333,14 @@ def _needed_columns(spec: ScanSpec) -> tuple[str, ...]:
     predicates and order refer to."""
     names = {c.name.lower(): c.name for c in spec.table.columns}
     needed = list(spec.columns) if spec.aggregate is None else []
-    texts = [f"SELECT 1 WHERE {w}" for w in spec.where] + ([f"SELECT 1 {spec.order}"] if spec.order else [])
-    texts += [f"SELECT {o.sql}" for o in spec.aggregate.outputs] if spec.aggregate is not None else []
-    for text in texts:
-        for column in sqlglot.parse_one(text, read="duckdb").find_all(exp.Column):
-            name = names.get(column.name.lower())
-            if name is not None and name not in needed:
-                needed.append(name)
+    referred = [column.name for conjunct in spec.where for column in conjunct.sql_tree().find_all(exp.Column)]
+    referred += [key.column for key in spec.order]
+    for text in [o.sql for o in spec.aggregate.outputs] if spec.aggregate is not None else []:
+        referred += [column.name for column in sqlglot.parse_one(f"SELECT {text}", read="duckdb").find_all(exp.Column)]
+    for referred_name in referred:
+        name = names.get(referred_name.lower())
+        if name is not None and name not in needed:
+            needed.append(name)
     return tuple(needed)
 
 

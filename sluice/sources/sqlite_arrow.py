@@ -91,7 +91,7 @@ def fast_request(source: SqliteSource, spec: ScanSpec, partition_predicate: str 
     TEXT values (as text, exact), which ``sqlite_values`` converts as the row reader does.
     """
     schema = spec.arrow_schema()
-    if spec.where or spec.order is not None or spec.table.split_column is None or spec.aggregate is not None:
+    if spec.where or spec.order or spec.table.split_column is None or spec.aggregate is not None:
         return None
     if any(field.type not in _ANCHORS and not pa.types.is_decimal(field.type) for field in schema):
         return None

@@ -15,6 +15,8 @@ import pytest
 import sqlglot
 
 from sluice.errors import BindError, ConfigError, SourceError
+from sluice.planner.remote import OrderKey
+from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.translator import Translator
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
@@ -248,13 +250,13 @@ def test_collated_text_is_pushed_exactly(tmp_path: Path, collation: str) -> None
     }
     for predicate, expected in checks.items():
         translation = Translator(source.dialect, table, "UTC").predicate(sqlglot.parse_one(predicate, read="spark"))
-        spec = ScanSpec.for_source(source, table, ("id",), where=(source.dialect.render(translation.sql),))
+        spec = ScanSpec.for_source(source, table, ("id",), where=(Pushed(tree=translation.sql),))
         assert sorted(_ids(source, spec)) == [i for i, s in enumerate(TEXTS) if expected(s)], predicate
     ordered = ScanSpec.for_source(
         source,
         table,
         ("s",),
-        order=f"ORDER BY {source.dialect.render(source.dialect.binary_collation(sqlglot.exp.column('s', quoted=True)))}",
+        order=(OrderKey("s", descending=False, nulls_first=True),),
     )
     assert [v for task in ordered.tasks(source) for b in source.read(task) for v in b.column(0).to_pylist()] == sorted(
         TEXTS, key=str.encode
@@ -299,5 +301,5 @@ def test_duckdb_file_returns_the_hostile_rows(tmp_path: Path) -> None:
             this=sqlglot.exp.column("sp ace", quoted=True), expression=sqlglot.exp.Literal.string(value)
         )
         translation = Translator(source.dialect, table, "UTC").predicate(predicate)
-        spec = ScanSpec.for_source(source, table, ("quote'name",), where=(source.dialect.render(translation.sql),))
+        spec = ScanSpec.for_source(source, table, ("quote'name",), where=(Pushed(tree=translation.sql),))
         assert _ids(source, spec) == [index], value

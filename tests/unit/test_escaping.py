@@ -232,7 +232,7 @@ def test_real_engines_return_exactly_the_rows_spark_selects(tmp_path, make) -> N
         if not verdict.level.pushed:
             assert "NUL" in verdict.reason or "surrogate" in verdict.reason, (label, verdict.reason)
             continue
-        spec = ScanSpec.for_source(source, table, ("id",), where=(verdict.remote_sql,))
+        spec = ScanSpec.for_source(source, table, ("id",), where=(verdict.pushed,))
         ids = {v for task in spec.tasks(source) for batch in source.read(task) for v in batch.column(0).to_pylist()}
         if verdict.level is Level.EXACT:
             assert ids == expected, (label, verdict.remote_sql[:200])
@@ -282,7 +282,7 @@ def test_sqlite_file_returns_the_hostile_rows_through_hostile_names(tmp_path) ->
     for name in names:
         predicate = exp.EQ(this=exp.column(name, quoted=True), expression=exp.Literal.string(f"{name}=1"))
         [verdict] = source.classify(table, [predicate], "UTC")
-        spec = ScanSpec.for_source(source, table, ("id", name), where=(verdict.remote_sql,))
+        spec = ScanSpec.for_source(source, table, ("id", name), where=(verdict.pushed,))
         ids = [v for task in spec.tasks(source) for batch in source.read(task) for v in batch.column(0).to_pylist()]
         assert ids == [1], name
     assert sqlite3.connect(path).execute('SELECT count(*) FROM "we""ird; tab"').fetchone()[0] == 3

@@ -16,7 +16,9 @@ from sluice.dialects.duckdb import DuckdbDialect
 from sluice.dialects.mysql import MariadbDialect
 from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
+from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.translator import Translator
+from sluice.scan import ScanSpec
 from tests.unit.tables import DUCKDB_TABLE, MYSQL_TABLE, PG_TABLE, SQLITE_TABLE
 from tests.unit.test_classification import CASES
 
@@ -50,7 +52,13 @@ def render(name: str) -> str:
         except Exception as error:  # noqa: BLE001 - a precondition failure is part of the record
             lines.append(f"{predicate} => ERROR {type(error).__name__}")
             continue
-        remote = dialect.render(result.sql) if result.sql is not None else "-"
+        # the tree as a scan carries it to the reader, rendered by the reader's own function
+        carried = (
+            ScanSpec("golden", "golden://", table, (), where=(Pushed(tree=result.sql),))
+            if result.sql is not None
+            else None
+        )
+        remote = ScanSpec.from_json(carried.to_json()).where_sql(dialect)[0] if carried is not None else "-"
         lines.append(f"{predicate} => {result.level.value} | {remote}")
     return "\n".join(lines) + "\n"
 

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import sqlglot
 
 from sluice.lake.catalog import LakeLocation, open_catalog
+from sluice.pushdown.pushed import Pushed
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
 from tests.null_partitions import TRANSFORMS, rows, write_tables
@@ -66,7 +68,9 @@ def test_null_partition_values_prune_without_dropping_or_crashing(lake: str, tab
     described = source.describe("np", table)
     kept_files = []
     for predicate in PREDICATES:
-        spec = ScanSpec.for_source(source, described, ("id",), where=(predicate,))
+        spec = ScanSpec.for_source(
+            source, described, ("id",), where=(Pushed(tree=sqlglot.parse_one(predicate, read="duckdb")),)
+        )
         got = sorted(
             i for task in spec.tasks(source) for batch in source.read(task) for i in batch.column(0).to_pylist()
         )

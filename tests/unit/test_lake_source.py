@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+import sqlglot
 
 from sluice.errors import BindError, ConfigError, SourceError
 from sluice.lake.catalog import LakeLocation, open_catalog
+from sluice.pushdown.pushed import Pushed
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
 
@@ -34,7 +36,8 @@ def lake(tmp_path: Path) -> str:
 
 def _read(url: str, where: tuple[str, ...] = ()) -> list[int]:
     source = open_source("lake", url)
-    spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("id",), where=where)
+    pushed = tuple(Pushed(tree=sqlglot.parse_one(text, read="duckdb")) for text in where)
+    spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("id",), where=pushed)
     return sorted(i for task in spec.tasks(source) for batch in source.read(task) for i in batch.column(0).to_pylist())
 
 

@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+import sqlglot
 
 from sluice.errors import SourceError
+from sluice.planner.remote import OrderKey
+from sluice.pushdown.pushed import Pushed
 from sluice.scan import ScanSpec
 from sluice.sources.sqlite import SqliteSource
 
@@ -113,8 +116,14 @@ def test_filtered_sorted_and_view_scans_keep_the_row_reader(tmp_path: Path) -> N
         connection.execute("CREATE VIEW v AS SELECT * FROM t WHERE i > 0")
     connection.close()
     source = SqliteSource("lite", url)
-    assert all(task.fast_request is None for task in _tasks(source, where=("i > 0",))[0])
-    assert all(task.fast_request is None for task in _tasks(source, order='"i"', limit=2)[0])
+    assert all(
+        task.fast_request is None
+        for task in _tasks(source, where=(Pushed(tree=sqlglot.parse_one('"i" > 0', read="sqlite")),))[0]
+    )
+    assert all(
+        task.fast_request is None
+        for task in _tasks(source, order=(OrderKey("i", descending=False, nulls_first=True),), limit=2)[0]
+    )
     view = source.describe(None, "v")
     assert all(task.fast_request is None for task in source.tasks(ScanSpec.for_source(source, view, ("i",))))
     assert all(task.fast_request for task in _tasks(source, limit=2)[0])
