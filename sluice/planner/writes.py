@@ -9,6 +9,7 @@ lake sources are written: any other source is read-only, and the error names it.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ TARGET_FILE_SIZE = "write.target-file-size-bytes"
 SORT_BY = "sort-by"
 #: properties Spark adds itself (the writer's name, ``USING``, ``COMMENT``): not the table's layout
 _SPARK_OWN = frozenset({"owner", "provider", "comment", "external", "is_managed_location"})
-#: Spark's transform names, mapped onto the lake's layout (Iceberg's names)
+#: the lake's transforms that take a number besides the column (bucket count, truncate width)
 _NUMBERED = frozenset(WITH_NUMBER)
 
 
@@ -134,19 +135,12 @@ def create_table(spark: SparkSession, source: Source, request: dict[str, Any]) -
         location.url,
         namespace,
         name,
-        schema=StructType.fromJson(_json(request["schema"])),
+        schema=StructType.fromJson(json.loads(request["schema"])),
         partition_by=partition_by,
         sort_by=sort_by,
         target_file_size=target,
     )
     return True
-
-
-def _json(text: str) -> dict[str, Any]:
-    import json
-
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
 
 
 def drop_table(source: Source, request: dict[str, Any]) -> bool:
