@@ -11,8 +11,9 @@ here as JSON (:mod:`sluice.spark.bridge` is the transport) and do what the answe
 * ``plan``: the scan as the source will run it: the typed :class:`~sluice.scan.ScanSpec`
   the reader gets, the text EXPLAIN shows, and statistics for Spark's join planning.
 * ``create_table``, ``drop_table``, ``create_namespace`` and :meth:`CatalogPlanner.write`:
-  DDL and writes on a lake catalog (:mod:`sluice.planner.writes`); each one forgets the
-  catalog's described tables, so the session's next query sees the new snapshot.
+  DDL and writes on a lake catalog (:mod:`sluice.planner.writes`). DDL forgets the
+  catalog's described tables, and any commit to a lake (SQL, ``ingest``, ``optimize``)
+  forgets every lake's, so the session's next query sees the new snapshot and schema.
 
 Spark replays this negotiation at every optimisation and from several threads, so nothing
 decided is kept here: each request carries what was decided before it (the table's
@@ -38,6 +39,7 @@ from sluice.pushdown.translator import Translator
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import Source
+from sluice.sources.iceberg import IcebergSource
 from sluice.types import Kind, SparkType, TableSchema, table_from_dict, table_to_dict
 
 if TYPE_CHECKING:
@@ -107,6 +109,12 @@ class CatalogPlanner:
         """Drop the tables described for ``catalog`` (one was created, dropped or written)."""
         with self._lock:
             self._tables = {k: v for k, v in self._tables.items() if k[0].catalog != catalog}
+
+    def forget_lake_tables(self) -> None:
+        """Drop the tables described for every lake source (a job committed to one of them)."""
+        with self._lock:
+            lakes = {key for key, source in self._sources.items() if isinstance(source, IcebergSource)}
+            self._tables = {k: v for k, v in self._tables.items() if k[0] not in lakes}
 
     def remember(self, catalog: str, options: dict[str, str], source: Source) -> None:
         """Use ``source`` (attached and checked by the caller) for requests with these options."""
@@ -189,11 +197,10 @@ class CatalogPlanner:
         return {"created": writes.create_namespace(self.source(request), request)}
 
     def write(self, request: Request, frame: DataFrame) -> Answer:
-        """Write Spark's INSERT or CTAS query to the lake table the request names."""
-        try:
-            return writes.write(frame.sparkSession, self.source(request), request, frame)
-        finally:
-            self.forget_tables(request.get("catalog"))
+        """Write Spark's INSERT or CTAS query to the lake table the request names.
+
+        Its commit makes the planner forget lake tables (:func:`sluice.lake.commit.on_commit`)."""
+        return writes.write(frame.sparkSession, self.source(request), request, frame)
 
     # ------------------------------------------------------------ negotiation
     def filters(self, request: Request) -> Answer:

@@ -32,6 +32,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from sluice.errors import ConfigError, SluiceError
+from sluice.lake import commit
 from sluice.masking import guard_py4j_logs, mask_text
 from sluice.planner.catalog import CatalogPlanner, NoSuchTable
 from sluice.scan import ScanSpec
@@ -128,6 +129,8 @@ class PlannerCallback:
     class Java:
         implements = ["io.sluice.spark.Planner"]
 
+
+commit.on_commit(PLANNER.forget_lake_tables)  # a lake job's next query sees its snapshot and schema
 
 #: the callback the JVM holds (one per driver process)
 CALLBACK = PlannerCallback(PLANNER)

@@ -204,3 +204,19 @@ def test_sql_sources_refuse_writes_naming_the_source(lake, spark, tmp_path) -> N
         with pytest.raises(Exception, match="source 'lksqlite' is read-only"):
             fed.sql(statement)
     assert fed.sql("SELECT count(*) FROM lksqlite.main.t").collect()[0][0] == 0
+
+
+def test_an_ingest_widening_the_table_is_seen_by_the_next_query_without_attaching_again(lake, spark) -> None:
+    """The planner describes a table once; a lake commit (here Python's ingest adding a
+    column) makes it describe the table again, so the same session sees the new column."""
+    from sluice.lake.ingest import ingest
+
+    fed, url, _ = lake
+    fed.sql("CREATE TABLE lksql.ns.widened (id bigint, name string)")
+    fed.sql("INSERT INTO lksql.ns.widened VALUES (1, 'a')")
+    assert fed.sql("SELECT * FROM lksql.ns.widened").columns == ["id", "name"]
+    wider = spark.createDataFrame([(2, "b", 2.5)], "id bigint, name string, gust double")
+    ingest(spark, url, wider, namespace="ns", table="widened", report=lambda line: None)
+    assert sorted(fed.sql("SELECT * FROM lksql.ns.widened").collect()) == sorted(
+        spark.createDataFrame([(1, "a", None), (2, "b", 2.5)], "id bigint, name string, gust double").collect()
+    )
