@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import posixpath
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -153,6 +154,15 @@ def make_float_bounds_safe(
             bounds.current_max = 0.0
 
 
+#: called after every commit attempt: the catalog planner forgets the lake tables it described
+_COMMITTED: list[Callable[[], None]] = []
+
+
+def on_commit(listener: Callable[[], None]) -> None:
+    """Call ``listener`` after each job's commit (landed or not), so cached descriptions go stale at once."""
+    _COMMITTED.append(listener)
+
+
 def commit_data_files(
     table: Table,
     data_files: list[DataFile],
@@ -174,6 +184,20 @@ def commit_data_files(
     here, at most :data:`CATALOG_ATTEMPTS` times, each time after checking that the job's
     snapshot did not land after all: the files are never appended twice.
     """
+    try:
+        _commit(table, data_files, job_id, evolution, replaced)
+    finally:
+        for listener in _COMMITTED:
+            listener()
+
+
+def _commit(
+    table: Table,
+    data_files: list[DataFile],
+    job_id: str,
+    evolution: Evolution | None,
+    replaced: list[DataFile] | None,
+) -> None:
     from pyiceberg.exceptions import CommitFailedException
     from sqlalchemy.exc import SQLAlchemyError
 

@@ -234,14 +234,14 @@ def run_job(
             if written.data_files:
                 _move(staging_uri, final_uri)
             else:
-                _remove(staging_uri)
+                remove_folder(staging_uri)
             commit_data_files(lake_table, written.data_files, job_id, evolution=change, replaced=replaced)
         else:
-            _remove(staging_uri)
+            remove_folder(staging_uri)
     except BaseException:
         if not _job_may_be_committed(lake_table, job_id):
-            _remove(staging_uri)
-            _remove(final_uri)
+            remove_folder(staging_uri)
+            remove_folder(final_uri)
         raise
     snapshot = job_snapshot(lake_table, job_id)
     summary = IngestSummary(
@@ -500,14 +500,14 @@ class _Undo:
         if self.table is not None:
             catalog, identifier, table_location = self.table
             catalog.drop_table(identifier)
-            _remove(table_location)
+            remove_folder(table_location)
             namespace_folder = table_location.rstrip("/").rsplit("/", 1)[0]
         if self.namespace is not None:
             catalog, namespace = self.namespace
             if not catalog.list_tables(namespace):
                 catalog.drop_namespace(namespace)
                 if namespace_folder is not None:
-                    _remove(namespace_folder, only_if_empty=True)
+                    remove_folder(namespace_folder, only_if_empty=True)
         if self.new_catalog and os.path.exists(self.location.catalog_path):
             open_catalog(self.location).engine.dispose()
             os.remove(self.location.catalog_path)
@@ -707,7 +707,8 @@ def _job_may_be_committed(lake_table: Table, job_id: str) -> bool:
         return True
 
 
-def _remove(uri: str, only_if_empty: bool = False) -> None:
+def remove_folder(uri: str, only_if_empty: bool = False) -> None:
+    """Delete the folder at ``uri`` (a URI or path) and everything in it; nothing when it is missing."""
     filesystem, path = pafs.FileSystem.from_uri(uri)
     if filesystem.get_file_info(path).type == pafs.FileType.NotFound:
         return

@@ -10,6 +10,10 @@ here as JSON (:mod:`sluice.spark.bridge` is the transport) and do what the answe
   (:mod:`sluice.planner.aggregates`).
 * ``plan``: the scan as the source will run it: the typed :class:`~sluice.scan.ScanSpec`
   the reader gets, the text EXPLAIN shows, and statistics for Spark's join planning.
+* ``create_table``, ``drop_table``, ``create_namespace`` and :meth:`CatalogPlanner.write`:
+  DDL and writes on a lake catalog (:mod:`sluice.planner.writes`). DDL forgets the
+  catalog's described tables, and any commit to a lake (SQL, ``ingest``, ``optimize``)
+  forgets every lake's, so the session's next query sees the new snapshot and schema.
 
 Spark replays this negotiation at every optimisation and from several threads, so nothing
 decided is kept here: each request carries what was decided before it (the table's
@@ -23,11 +27,11 @@ import hashlib
 import os
 import threading
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sluice.errors import BindError, ConfigError
 from sluice.masking import mask_url
-from sluice.planner import aggregates, runtime, v2
+from sluice.planner import aggregates, runtime, v2, writes
 from sluice.planner.remote import OrderKey
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
@@ -36,7 +40,11 @@ from sluice.pushdown.translator import Translator
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import Source
+from sluice.sources.iceberg import IcebergSource
 from sluice.types import Kind, SparkType, TableSchema, table_from_dict, table_to_dict
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 Request = dict[str, Any]
 Answer = dict[str, Any]
@@ -97,6 +105,17 @@ class CatalogPlanner:
         with self._lock:
             self._sources = {k: v for k, v in self._sources.items() if k.catalog != catalog}
             self._tables = {k: v for k, v in self._tables.items() if k[0].catalog != catalog}
+
+    def forget_tables(self, catalog: str | None) -> None:
+        """Drop the tables described for ``catalog`` (one was created, dropped or written)."""
+        with self._lock:
+            self._tables = {k: v for k, v in self._tables.items() if k[0].catalog != catalog}
+
+    def forget_lake_tables(self) -> None:
+        """Drop the tables described for every lake source (a job committed to one of them)."""
+        with self._lock:
+            lakes = {key for key, source in self._sources.items() if isinstance(source, IcebergSource)}
+            self._tables = {k: v for k, v in self._tables.items() if k[0] not in lakes}
 
     def remember(self, catalog: str, options: dict[str, str], source: Source) -> None:
         """Use ``source`` (attached and checked by the caller) for requests with these options."""
@@ -161,6 +180,28 @@ class CatalogPlanner:
             "schema": _struct([(c.name, c.type) for c in table.columns]),
             "handle": {"table": table_to_dict(table)},
         }
+
+    # ------------------------------------------------------------ lake DDL and writes
+    def create_table(self, request: Request) -> Answer:
+        try:
+            return {"created": writes.create_table(_session(), self.source(request), request)}
+        finally:
+            self.forget_tables(request.get("catalog"))
+
+    def drop_table(self, request: Request) -> Answer:
+        try:
+            return {"dropped": writes.drop_table(self.source(request), request)}
+        finally:
+            self.forget_tables(request.get("catalog"))
+
+    def create_namespace(self, request: Request) -> Answer:
+        return {"created": writes.create_namespace(self.source(request), request)}
+
+    def write(self, request: Request, frame: DataFrame) -> Answer:
+        """Write Spark's INSERT or CTAS query to the lake table the request names.
+
+        Its commit makes the planner forget lake tables (:func:`sluice.lake.commit.on_commit`)."""
+        return writes.write(frame.sparkSession, self.source(request), request, frame)
 
     # ------------------------------------------------------------ negotiation
     def filters(self, request: Request) -> Answer:
@@ -322,6 +363,13 @@ class CatalogPlanner:
                 )
             keys.append(OrderKey(column.name, bool(key["descending"]), bool(key["nulls_first"])))
         return int(limit), tuple(keys), None
+
+
+def _session() -> SparkSession:
+    """The driver's Spark session (a callback thread has no active one of its own)."""
+    from pyspark.sql import SparkSession
+
+    return SparkSession.builder.getOrCreate()
 
 
 def _key(catalog: str | None, options: dict[str, str]) -> _Key:

@@ -23,12 +23,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from py4j.java_gateway import JavaClass
+from py4j.java_gateway import JavaClass, JavaObject
+from py4j.protocol import Py4JJavaError
+from pyspark import SparkContext
+from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.java_gateway import ensure_callback_server_started
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from sluice.errors import ConfigError, SluiceError
+from sluice.lake import commit
 from sluice.masking import guard_py4j_logs, mask_text
 from sluice.planner.catalog import CatalogPlanner, NoSuchTable
 from sluice.scan import ScanSpec
@@ -89,9 +93,21 @@ class PlannerCallback:
             self.seconds[method] += time.perf_counter() - started
             self.calls[method] += 1
 
-    def _answer(self, method: str, request: str) -> str:
+    def write(self, request: str, jdf: JavaObject) -> str:
+        """Spark's INSERT or CTAS query (a JVM Dataset) written by the planner; JSON as for :meth:`call`."""
+        started = time.perf_counter()
+        try:
+            return self._answer("write", request, jdf)
+        finally:
+            self.seconds["write"] += time.perf_counter() - started
+            self.calls["write"] += 1
+
+    def _answer(self, method: str, request: str, jdf: JavaObject | None = None) -> str:
         try:
             data = json.loads(request)
+            if jdf is not None:
+                session = SparkSession(SparkContext._active_spark_context, jdf.sparkSession())  # type: ignore[arg-type]  # set while a driver runs
+                return json.dumps(self._planner.write(data, DataFrame(jdf, session)))
             handler: Callable[[dict[str, Any]], dict[str, Any]] | None = (
                 self._read
                 if method == "read"
@@ -117,6 +133,10 @@ class PlannerCallback:
             )
         except SluiceError as error:
             return _error("error", mask_text(f"{type(error).__name__}: {error}"))
+        except (CapturedException, Py4JJavaError) as error:  # Spark failed the write's job: its own reason
+            from sluice.cli import spark_reason
+
+            return _error("error", mask_text(f"the write failed: {spark_reason(str(error))}"))
         except Exception as error:  # noqa: BLE001 - a planner bug must fail the query clearly, not hang py4j
             _log.exception("Sluice planner failed on %s", method)
             return _error(
@@ -127,12 +147,26 @@ class PlannerCallback:
         implements = ["io.sluice.spark.Planner"]
 
 
+commit.on_commit(PLANNER.forget_lake_tables)  # a lake job's next query sees its snapshot and schema
+
 #: the callback the JVM holds (one per driver process)
 CALLBACK = PlannerCallback(PLANNER)
 
 
 #: the planner's methods the catalog layer calls (looked up at each call)
-_PLANNER_METHODS = frozenset({"namespaces", "tables", "describe", "filters", "aggregate", "plan"})
+_PLANNER_METHODS = frozenset(
+    {
+        "namespaces",
+        "tables",
+        "describe",
+        "filters",
+        "aggregate",
+        "plan",
+        "create_table",
+        "drop_table",
+        "create_namespace",
+    }
+)
 
 
 def _error(kind: str, message: str) -> str:

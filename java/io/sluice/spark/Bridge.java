@@ -3,6 +3,8 @@ package io.sluice.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 
@@ -30,13 +32,36 @@ public final class Bridge {
     return JSON.createObjectNode();
   }
 
-  /** Ask the planner; its {@code error} answers become Spark's exceptions. */
-  static JsonNode call(String method, ObjectNode request) throws NoSuchTableException, NoSuchNamespaceException {
+  private static Planner planner() {
     Planner current = planner;
     if (current == null) {
       throw new SluiceException("no Sluice planner in this driver: Sluice catalogs are planned by Python. "
           + "Use a PySpark driver and call sluice.spark.install(spark) (Federation does) before querying.");
     }
+    return current;
+  }
+
+  /** Have the planner write {@code data} to the table the request names (see {@link Planner#write}). */
+  static void write(ObjectNode request, Dataset<Row> data) {
+    Planner current = planner();
+    String answer;
+    try {
+      answer = current.write(JSON.writeValueAsString(request), data);
+    } catch (RuntimeException error) {
+      throw new SluiceException("the Sluice planner failed on 'write': " + error.getMessage(), error);
+    } catch (Exception error) {
+      throw new SluiceException("cannot encode a request to the Sluice planner: " + error.getMessage(), error);
+    }
+    try {
+      answered("write", request, answer);
+    } catch (NoSuchTableException | NoSuchNamespaceException error) {
+      throw new SluiceException(error.getMessage(), error);
+    }
+  }
+
+  /** Ask the planner; its {@code error} answers become Spark's exceptions. */
+  static JsonNode call(String method, ObjectNode request) throws NoSuchTableException, NoSuchNamespaceException {
+    Planner current = planner();
     String answer;
     try {
       answer = current.call(method, JSON.writeValueAsString(request));
@@ -45,6 +70,11 @@ public final class Bridge {
     } catch (Exception error) {
       throw new SluiceException("cannot encode a request to the Sluice planner: " + error.getMessage(), error);
     }
+    return answered(method, request, answer);
+  }
+
+  private static JsonNode answered(String method, ObjectNode request, String answer)
+      throws NoSuchTableException, NoSuchNamespaceException {
     if (answer == null) {
       throw new SluiceException("the Sluice planner gave no answer to '" + method + "' (its Python process may be gone)");
     }

@@ -1,5 +1,8 @@
 package io.sluice.spark;
 
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+
 /**
  * Sluice's planner, implemented in Python (a py4j callback object on the driver).
  *
@@ -11,4 +14,11 @@ package io.sluice.spark;
 public interface Planner {
   /** Answer {@code method} for {@code request} (JSON); the answer is JSON with either the result or {@code error}. */
   String call(String method, String request);
+
+  /**
+   * Write {@code data} (Spark's INSERT or CTAS query, on the driver) to the table {@code request}
+   * names; the answer is JSON as for {@link #call}. A DataFrame cannot travel as JSON: this is
+   * the one method a sidecar planner would answer differently (it is not built).
+   */
+  String write(String request, Dataset<Row> data);
 }

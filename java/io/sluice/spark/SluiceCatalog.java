@@ -5,9 +5,10 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.Locale;
 import java.util.Map;
+import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
@@ -15,14 +16,21 @@ import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.Literal;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * One attached source as a Spark catalog: {@code spark.sql.catalog.NAME=io.sluice.spark.SluiceCatalog}
  * with {@code .url}, {@code .password} (or {@code .password.env}) and {@code .pushdown}.
  *
- * <p>Read-only. Options are read from the session's configuration at every lookup, so
+ * <p>Lake catalogs take CREATE TABLE (partition transforms, TBLPROPERTIES), DROP TABLE,
+ * CREATE NAMESPACE and writes; the planner decides each and refuses them for SQL sources,
+ * naming the source. Options are read from the session's configuration at every lookup, so
  * attaching a source again under the same name takes effect although Spark keeps the
  * catalog object, and a detached one fails clearly. Listing, describing and every pushdown decision are the Python planner's.
  */
@@ -131,14 +139,19 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
     return out;
   }
 
+  /** Name {@code ident} in a request: {@code namespace} and {@code name}. */
+  static void identify(ObjectNode request, Identifier ident) {
+    namespace(request, ident.namespace());
+    request.put("name", ident.name());
+  }
+
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
     SourceRef source = source();
     ObjectNode request = source.request();
-    namespace(request, ident.namespace());
-    request.put("name", ident.name());
+    identify(request, ident);
     try {
-      return new SluiceTable(source, Bridge.call("describe", request));
+      return new SluiceTable(source, Bridge.call("describe", request), ident);
     } catch (NoSuchNamespaceException error) {
       throw new NoSuchTableException(ident);
     }
@@ -161,9 +174,77 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
     }
   }
 
+  @Override
+  @SuppressWarnings("deprecation")  // the Column[] form Spark calls delegates here with the same schema
+  public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    ObjectNode request = source().request();
+    identify(request, ident);
+    request.put("schema", schema.json());
+    ArrayNode transforms = request.putArray("partitioning");
+    for (Transform transform : partitions) {
+      ObjectNode term = transforms.addObject();
+      term.put("transform", transform.name());
+      ArrayNode arguments = term.putArray("arguments");
+      for (Expression argument : transform.arguments()) {
+        if (argument instanceof NamedReference reference) {
+          arguments.addObject().put("column", String.join(".", reference.fieldNames()));
+        } else if (argument instanceof Literal<?> literal) {
+          arguments.addObject().put("number", String.valueOf(literal.value()));
+        } else {
+          arguments.addObject().put("other", argument.describe());
+        }
+      }
+    }
+    ObjectNode props = request.putObject("properties");
+    for (Map.Entry<String, String> entry : properties.entrySet()) {
+      props.put(entry.getKey(), entry.getValue());
+    }
+    try {
+      if (!Bridge.call("create_table", request).path("created").asBoolean(false)) {
+        throw new TableAlreadyExistsException(ident);
+      }
+      return loadTable(ident);
+    } catch (NoSuchTableException error) {
+      throw new SluiceException(error.getMessage(), error);
+    }
+  }
+
+  private boolean drop(Identifier ident) {
+    ObjectNode request = source().request();
+    identify(request, ident);
+    return Bridge.callUnchecked("drop_table", request).path("dropped").asBoolean(false);
+  }
+
+  /** Drops the table and deletes its files (a failed CTAS leaves nothing behind; see docs/lake.md). */
+  @Override
+  public boolean dropTable(Identifier ident) {
+    return drop(ident);
+  }
+
+  @Override
+  public boolean purgeTable(Identifier ident) {
+    return drop(ident);
+  }
+
+  @Override
+  public void createNamespace(String[] namespace, Map<String, String> metadata) throws NamespaceAlreadyExistsException {
+    ObjectNode request = source().request();
+    namespace(request, namespace);
+    JsonNode answer;
+    try {
+      answer = Bridge.callForNamespace("create_namespace", request);
+    } catch (NoSuchNamespaceException error) {
+      throw new SluiceException(error.getMessage(), error);
+    }
+    if (!answer.path("created").asBoolean(false)) {
+      throw new NamespaceAlreadyExistsException(namespace);
+    }
+  }
+
   private UnsupportedOperationException readOnly(String what) {
     return new UnsupportedOperationException(
-        "[SLUICE] catalog " + name + " is read-only: Sluice does not " + what.toLowerCase(Locale.ROOT));
+        "[SLUICE] catalog " + name + " does not support " + what + " (Sluice creates, drops and writes lake tables only)");
   }
 
   @Override
@@ -172,18 +253,8 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   }
 
   @Override
-  public boolean dropTable(Identifier ident) {
-    throw readOnly("DROP TABLE");
-  }
-
-  @Override
   public void renameTable(Identifier oldIdent, Identifier newIdent) {
     throw readOnly("RENAME TABLE");
-  }
-
-  @Override
-  public void createNamespace(String[] namespace, Map<String, String> metadata) {
-    throw readOnly("CREATE NAMESPACE");
   }
 
   @Override

@@ -3,22 +3,36 @@ package io.sluice.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.EnumSet;
 import java.util.Set;
+import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** A described remote table: its Spark schema and the planner's handle to it. */
-final class SluiceTable implements SupportsRead {
+/**
+ * A described remote table: its Spark schema and the planner's handle to it. Every table
+ * offers writes; the planner refuses them for anything but a lake table, naming the source.
+ */
+final class SluiceTable implements SupportsRead, SupportsWrite {
   final SourceRef source;
   /** The planner's description: {@code name}, {@code schema} (Spark's JSON form), {@code handle} (passed back as it is). */
   final JsonNode described;
   private final StructType schema;
+  /** The name it was looked up by (null for a DataFrame reader's table, which is never written). */
+  private final Identifier ident;
 
   SluiceTable(SourceRef source, JsonNode described) {
+    this(source, described, null);
+  }
+
+  SluiceTable(SourceRef source, JsonNode described, Identifier ident) {
     this.source = source;
+    this.ident = ident;
     this.described = described;
     this.schema = (StructType) DataType.fromJson(described.path("schema").toString());
   }
@@ -36,7 +50,14 @@ final class SluiceTable implements SupportsRead {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ);
+    return ident == null
+        ? EnumSet.of(TableCapability.BATCH_READ)
+        : EnumSet.of(TableCapability.BATCH_READ, TableCapability.V1_BATCH_WRITE, TableCapability.TRUNCATE);
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    return new SluiceWrite(source, ident, false);
   }
 
   @Override

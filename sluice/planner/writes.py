@@ -1,0 +1,197 @@
+"""Spark SQL's DDL and writes on a lake catalog, decided here and run by the lake's pipeline.
+
+The catalog layer forwards ``CREATE TABLE`` (Spark's partition transforms and
+``TBLPROPERTIES``), ``DROP TABLE``, ``CREATE NAMESPACE`` and the DataFrame of an ``INSERT``
+or CTAS; this module maps them onto :mod:`sluice.lake.ingest` (one Iceberg snapshot per
+statement, nothing left behind by a failed one) instead of a second write path. Only
+lake sources are written: any other source is read-only, and the error names it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from sluice.errors import ConfigError
+from sluice.lake.catalog import LakeLocation, open_catalog
+from sluice.lake.layout import TRANSFORMS, WITH_NUMBER, PartitionTerm, parse_sort_by
+from sluice.sources.base import Source
+from sluice.sources.iceberg import IcebergSource
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+_log = logging.getLogger(__name__)
+
+#: TBLPROPERTIES a lake table takes: the data file size, and the sort order (as ``--sort-by`` text)
+TARGET_FILE_SIZE = "write.target-file-size-bytes"
+SORT_BY = "sort-by"
+#: properties Spark adds itself (the writer's name, ``USING``, ``COMMENT``): not the table's layout
+_SPARK_OWN = frozenset({"owner", "provider", "comment", "external", "is_managed_location"})
+#: the lake's transforms that take a number besides the column (bucket count, truncate width)
+_NUMBERED = frozenset(WITH_NUMBER)
+
+
+def lake(source: Source, what: str) -> LakeLocation:
+    """The lake ``source`` is, or a refusal naming the source: only lake tables are written."""
+    if not isinstance(source, IcebergSource):
+        raise ConfigError(
+            f"source {source.name!r} is read-only in Sluice: {what} works on lake catalogs "
+            f"(iceberg+sqlite:// URLs), not on {type(source).__name__.removesuffix('Source')} sources"
+        )
+    return source.location
+
+
+def _namespace(request: dict[str, Any], what: str) -> str:
+    namespace = request.get("namespace") or []
+    if len(namespace) != 1:
+        name = ".".join([*namespace, request.get("name", "")]).strip(".")
+        raise ConfigError(f"{what}: lake tables are named <catalog>.<namespace>.<table>, not {name!r}")
+    return str(namespace[0])
+
+
+def partition_terms(partitioning: list[dict[str, Any]]) -> tuple[PartitionTerm, ...]:
+    """Spark's ``PARTITIONED BY`` transforms as the lake's partition terms.
+
+    Spark hands each transform as a name (``days``, ``bucket``, ``identity``, ...) and its
+    arguments: column references and number literals (in the order written, so
+    ``truncate(name, 4)`` and ``truncate(4, name)`` are one term).
+    """
+    terms = []
+    for offered in partitioning:
+        name = str(offered["transform"])
+        transform = TRANSFORMS.get(name.lower())
+        columns = [a["column"] for a in offered["arguments"] if "column" in a]
+        numbers = [a["number"] for a in offered["arguments"] if "number" in a]
+        others = [a["other"] for a in offered["arguments"] if "other" in a]
+        shown = f"{name}({', '.join(str(next(iter(a.values()))) for a in offered['arguments'])})"
+        if transform is None:
+            raise ConfigError(f"PARTITIONED BY {shown}: lake tables take {', '.join(sorted(set(TRANSFORMS)))}")
+        wanted_numbers = 1 if transform in _NUMBERED else 0
+        if others or len(columns) != 1 or len(numbers) != wanted_numbers:
+            usage = f"{name}(N, column)" if wanted_numbers else f"{name}(column)"
+            raise ConfigError(f"PARTITIONED BY {shown}: expected {usage}")
+        number = 0
+        if wanted_numbers:
+            try:
+                number = int(numbers[0])
+            except ValueError:
+                raise ConfigError(f"PARTITIONED BY {shown}: {numbers[0]!r} is not a whole number") from None
+        terms.append(PartitionTerm(transform, columns[0], number))
+    return tuple(terms)
+
+
+def _layout(properties: dict[str, str]) -> tuple[str, int | None]:
+    """The sort order (``--sort-by`` text) and target file size in ``TBLPROPERTIES``."""
+    if properties.get("location"):
+        raise ConfigError("LOCATION: lake tables live in the lake's warehouse folder; leave LOCATION out")
+    unknown = sorted(
+        key
+        for key in properties
+        if key not in _SPARK_OWN
+        and key not in (TARGET_FILE_SIZE, SORT_BY, "location")
+        and not key.startswith("option.")
+    )
+    if unknown:
+        raise ConfigError(
+            f"TBLPROPERTIES {', '.join(map(repr, unknown))}: lake tables take {TARGET_FILE_SIZE!r} (bytes) "
+            f"and {SORT_BY!r} (columns, as in 'ts, id desc nulls last')"
+        )
+    size = properties.get(TARGET_FILE_SIZE)
+    try:
+        target = int(size) if size is not None else None
+    except ValueError:
+        raise ConfigError(f"TBLPROPERTIES {TARGET_FILE_SIZE!r}={size!r}: expected a number of bytes") from None
+    sort_by = properties.get(SORT_BY, "")
+    parse_sort_by(sort_by)  # a malformed order fails before anything is created
+    return sort_by, target
+
+
+def _quoted(name: str) -> str:
+    return f"`{name}`"
+
+
+def create_table(spark: SparkSession, source: Source, request: dict[str, Any]) -> bool:
+    """``CREATE TABLE`` on a lake catalog; False when the table already exists (Spark says so)."""
+    from pyspark.sql.types import StructType
+
+    from sluice.lake import ingest
+
+    location = lake(source, "CREATE TABLE")
+    namespace, name = _namespace(request, "CREATE TABLE"), str(request["name"])
+    terms = partition_terms(request.get("partitioning", []))
+    sort_by, target = _layout(request.get("properties", {}))
+    if open_catalog(location, create=True, name=source.name).table_exists((namespace, name)):
+        return False
+    partition_by = ", ".join(
+        f"{t.transform}({t.number}, {_quoted(t.column)})"
+        if t.transform in _NUMBERED
+        else f"{t.transform}({_quoted(t.column)})"
+        for t in terms
+    )
+    ingest.create_table(
+        spark,
+        location.url,
+        namespace,
+        name,
+        schema=StructType.fromJson(json.loads(request["schema"])),
+        partition_by=partition_by,
+        sort_by=sort_by,
+        target_file_size=target,
+    )
+    return True
+
+
+def drop_table(source: Source, request: dict[str, Any]) -> bool:
+    """``DROP TABLE``: the table leaves the catalog and its folder is deleted; False when missing."""
+    from sluice.lake.ingest import remove_folder
+
+    location = lake(source, "DROP TABLE")
+    namespace, name = _namespace(request, "DROP TABLE"), str(request["name"])
+    catalog = open_catalog(location, name=source.name)
+    if not catalog.table_exists((namespace, name)):
+        return False
+    folder = catalog.load_table((namespace, name)).location()
+    catalog.drop_table((namespace, name))
+    remove_folder(folder)
+    return True
+
+
+def create_namespace(source: Source, request: dict[str, Any]) -> bool:
+    """``CREATE NAMESPACE``; False when it exists (Spark says so, or ignores it with IF NOT EXISTS)."""
+    from pyiceberg.exceptions import NamespaceAlreadyExistsError
+
+    location = lake(source, "CREATE NAMESPACE")
+    namespace = request.get("namespace") or []
+    if len(namespace) != 1:
+        raise ConfigError(f"CREATE NAMESPACE {'.'.join(namespace)}: lake namespaces have one level")
+    catalog = open_catalog(location, create=True, name=source.name)
+    try:
+        catalog.create_namespace(namespace[0])
+    except NamespaceAlreadyExistsError:
+        return False
+    return True
+
+
+def write(spark: SparkSession, source: Source, request: dict[str, Any], frame: DataFrame) -> dict[str, Any]:
+    """``INSERT INTO`` / ``INSERT OVERWRITE`` / CTAS: Sluice's ingest job over Spark's query.
+
+    Spark has already lined the query's columns up with the table's and cast them (its
+    by-position or BY NAME rules), so the job appends exactly the table's schema; an
+    overwrite replaces every row, as Iceberg's Spark runtime does in static mode.
+    """
+    from sluice.lake.ingest import ingest
+
+    location = lake(source, "INSERT")
+    mode = str(request.get("mode", "append"))
+    summary = ingest(
+        spark,
+        location.url,
+        frame,
+        namespace=_namespace(request, "INSERT"),
+        table=str(request["name"]),
+        mode=mode,
+        report=_log.info,
+    )
+    return {"snapshot_id": summary.snapshot_id, "files": summary.files, "rows": summary.rows}
