@@ -8,8 +8,11 @@ row groups with pyarrow and, where a file needs it, runs the pushed predicates (
 order and limit, if pushed) in an in-process DuckDB over the Arrow stream: the lake
 dialect is DuckDB's, so what is pushed is exact.
 
-The scan reads the snapshot that was current at planning time; tasks carry its file
-list, so a commit during the query is not half-seen.
+The scan reads the snapshot that was current at planning time, or the one time travel
+pinned in the table's handle (``TableSchema.snapshot``, :mod:`sluice.lake.snapshots`);
+tasks carry its file list, so a commit during the query is not half-seen. Columns are
+found in each file by Iceberg field id (:mod:`sluice.lake.fields`), so renamed, added
+and dropped columns read as Iceberg says.
 
 Pushed aggregates (:mod:`sluice.planner.aggregates`) run in the same DuckDB over every kept
 file, in one task, so only the groups reach Spark. ``COUNT(*)`` is answered from the
@@ -168,6 +171,8 @@ class IcebergSource(Source):
             ", ".join(o.sql for o in spec.aggregate.outputs) if spec.aggregate is not None else ", ".join(spec.columns)
         )
         text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({read})"
+        if spec.table.snapshot is not None:  # time travel: the snapshot the handle pinned
+            text += f" AS OF SNAPSHOT {spec.table.snapshot}"
         if spec.where:
             text += " WHERE " + " AND ".join(f"({w})" for w in spec.where)
         if spec.aggregate is not None and spec.aggregate.group_by:
