@@ -20,6 +20,10 @@ class BindError(SluiceError):
     """The query names a source, table or column that does not exist."""
 
 
+class TimeTravelError(BindError):
+    """A time travel names a snapshot the lake table never had, or a source that keeps no history."""
+
+
 class QuerySyntaxError(SluiceError):
     """The SQL text does not parse."""
 

@@ -148,6 +148,20 @@ class Column:
 
 
 @dataclass(frozen=True)
+class AsOf:
+    """A point in a table's history to read (time travel): a snapshot id, or the snapshot
+    current at a moment (milliseconds since the epoch, UTC, as Iceberg records commits)."""
+
+    snapshot_id: int | None = None
+    timestamp_ms: int | None = None
+
+    def __str__(self) -> str:
+        if self.snapshot_id is not None:
+            return f"VERSION AS OF {self.snapshot_id}"
+        return f"TIMESTAMP AS OF {self.timestamp_ms} ms"
+
+
+@dataclass(frozen=True)
 class TableSchema:
     """A remote table as attached: where it lives and its columns in remote order."""
 
@@ -157,6 +171,9 @@ class TableSchema:
     columns: tuple[Column, ...]
     row_estimate: int | None = None
     split_column: str | None = field(default=None, compare=False)
+    #: the lake snapshot this description is of (time travel): every later request and the
+    #: read carry it in the handle, so the whole query sees one snapshot
+    snapshot: int | None = None
 
     def __post_init__(self) -> None:
         seen: dict[str, str] = {}
@@ -202,11 +219,18 @@ def table_to_dict(table: TableSchema) -> dict:
         "columns": columns,
         "row_estimate": table.row_estimate,
         "split_column": table.split_column,
+        "snapshot": table.snapshot,
     }
 
 
 def table_from_dict(data: dict) -> TableSchema:
     columns = tuple(Column(**{**c, "type": SparkType(c["type"])}) for c in data["columns"])
     return TableSchema(
-        data["source"], data["schema"], data["name"], columns, data["row_estimate"], data["split_column"]
+        data["source"],
+        data["schema"],
+        data["name"],
+        columns,
+        data["row_estimate"],
+        data["split_column"],
+        data.get("snapshot"),
     )

@@ -7,5 +7,7 @@ files or a DataFrame, checked and evolved by ``conform``, bad files explained by
 ``bad_input``; partitions computed by ``partitioning``; files committed by ``commit``);
 ``maintenance`` compacts small files and expires snapshots; ``expressions``, ``stats`` and
 ``pyramid`` plan a read: Spark predicates as Iceberg expressions, Parquet row-group
-statistics, and the pruning at every level with its counts.
+statistics, and the pruning at every level with its counts; ``snapshots`` picks the
+snapshot a read sees (time travel) and its schema, and ``fields`` finds each column in a
+data file by field id (schema evolution).
 """

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 _EXACT_BOUNDS = (IntegerType, LongType, DateType)
 
 
-def from_metadata(schema: Schema, reads: list[FileRead], outputs: tuple[Output, ...]) -> list[Any] | None:
+def from_metadata(schema: Schema, mapping: str, reads: list[FileRead], outputs: tuple[Output, ...]) -> list[Any] | None:
     """Each output's value from the kept row groups' statistics, or None when one is not exactly known.
 
     The caller guarantees there is no GROUP BY and that every kept row group holds only rows
@@ -47,7 +47,7 @@ def from_metadata(schema: Schema, reads: list[FileRead], outputs: tuple[Output, 
             return None
         bounds = []
         for read in reads:
-            groups = {group.index: group for group in row_group_metrics_of(read.path, schema)}
+            groups = {group.index: group for group in row_group_metrics_of(read.path, schema, mapping)}
             for index in read.row_groups:
                 group = groups[index]
                 count, nulls = group.value_counts.get(field.field_id), group.null_value_counts.get(field.field_id)

@@ -36,7 +36,9 @@ from pyiceberg.manifest import ManifestContent
 from pyiceberg.schema import Schema
 
 from sluice.lake.expressions import IcebergFilter, combined, conjunct_filter, with_value_sets
+from sluice.lake.fields import name_mapping, parse_mapping
 from sluice.lake.residuals import residual_evaluator
+from sluice.lake.snapshots import snapshot_schema
 from sluice.lake.stats import RowGroupMetrics, row_group_metrics
 
 if TYPE_CHECKING:
@@ -147,13 +149,19 @@ def size_text(count: int) -> str:
     raise AssertionError("unreachable")
 
 
-def plan_pyramid(table: Table, name: str, where: tuple[str, ...], columns: tuple[str, ...]) -> Pyramid:
-    """Prune ``table`` for the pushed conjuncts ``where``; ``columns`` are the ones read."""
-    schema = table.schema()
+def plan_pyramid(
+    table: Table, name: str, where: tuple[str, ...], columns: tuple[str, ...], snapshot_id: int | None = None
+) -> Pyramid:
+    """Prune ``table`` for the pushed conjuncts ``where``; ``columns`` are the ones read.
+
+    ``snapshot_id`` (time travel) prunes that snapshot's manifests with the schema it was
+    written with; without it, the current snapshot.
+    """
+    schema = snapshot_schema(table, snapshot_id)
     filters = [conjunct_filter(sql, schema) for sql in where]
     scan_filter = combined(filters)
     conjuncts = tuple(_conjunct_pruning(sql, f, schema, table.spec()) for sql, f in zip(where, filters, strict=True))
-    snapshot = table.current_snapshot()
+    snapshot = table.current_snapshot() if snapshot_id is None else table.snapshot_by_id(snapshot_id)
     if snapshot is None:
         empty = tuple(Tier(level, unit, 0, 0, 0, 0) for level, unit in _LEVELS)
         return Pyramid(name, None, 0, 0, empty, (), conjuncts)
@@ -213,6 +221,7 @@ class _Pruner:
         self, table: Table, name: str, schema: Schema, scan_filter: IcebergFilter, columns: tuple[str, ...]
     ) -> None:
         self.table, self.name, self.schema, self.columns = table, name, schema, columns
+        self.mapping = name_mapping(table, schema)
         self.expression: BooleanExpression = scan_filter.expression
         self.exact = scan_filter.exact
         self.specs = table.specs()
@@ -277,7 +286,7 @@ class _Pruner:
         reads, total, kept = [], 0, 0
         for data_file in files:
             whole = self._whole_file_matches(data_file)
-            groups = row_group_metrics_of(data_file.file_path, self.schema)
+            groups = row_group_metrics_of(data_file.file_path, self.schema, self.mapping)
             total += len(groups)
             admitted = [g for g in groups if inclusive.eval(g)]  # type: ignore[arg-type]  # the evaluator reads the metrics fields of a DataFile, which RowGroupMetrics has
             kept += len(admitted)
@@ -301,7 +310,7 @@ class _Pruner:
 #: path stays true: planning many queries over one table reads each footer once.
 _CACHE_LIMIT = 4096
 _ENTRIES: dict[str, list] = {}
-_ROW_GROUPS: dict[tuple[str, int], list[RowGroupMetrics]] = {}
+_ROW_GROUPS: dict[tuple[str, int, str], list[RowGroupMetrics]] = {}
 
 
 def _remember(cache: dict, key: Any, value: Any) -> Any:
@@ -318,12 +327,13 @@ def _manifest_entries(manifest: Any, io: Any) -> list:
     return found
 
 
-def row_group_metrics_of(path: str, schema: Schema) -> list[RowGroupMetrics]:
-    """The statistics of a data file's row groups (each footer read once per process)."""
-    key = (path, schema.schema_id)
+def row_group_metrics_of(path: str, schema: Schema, mapping: str) -> list[RowGroupMetrics]:
+    """The statistics of a data file's row groups (each footer read once per process);
+    ``mapping``: the table's name mapping as JSON (:func:`sluice.lake.fields.name_mapping`)."""
+    key = (path, schema.schema_id, mapping)
     found = _ROW_GROUPS.get(key)
     if found is None:
-        found = _remember(_ROW_GROUPS, key, row_group_metrics(read_footer(path), schema))
+        found = _remember(_ROW_GROUPS, key, row_group_metrics(read_footer(path), schema, parse_mapping(mapping)))
     return found
 
 

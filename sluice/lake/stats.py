@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow.parquet as pq
 from pyiceberg.conversions import to_bytes
 from pyiceberg.schema import Schema
+from pyiceberg.table.name_mapping import NameMapping, create_mapping_from_schema
 from pyiceberg.types import (
     DateType,
     DecimalType,
@@ -36,6 +37,8 @@ from pyiceberg.types import (
     TimestampType,
     TimestamptzType,
 )
+
+from sluice.lake.fields import file_columns
 
 _TIME_UNIT_TO_MICROS = {"milliseconds": 1000, "microseconds": 1}
 
@@ -55,19 +58,34 @@ class RowGroupMetrics:
     upper_bounds: dict[int, bytes] = field(default_factory=dict)
 
 
-def row_group_metrics(metadata: pq.FileMetaData, schema: Schema) -> list[RowGroupMetrics]:
-    """Statistics of every row group of a file, for the table's top-level columns."""
-    by_name = {f.name: f for f in schema.fields}
+def row_group_metrics(
+    metadata: pq.FileMetaData, schema: Schema, mapping: NameMapping | None = None
+) -> list[RowGroupMetrics]:
+    """Statistics of every row group of a file, for the table's top-level columns.
+
+    A file's columns are matched to the table's by field id (:mod:`sluice.lake.fields`), so
+    a column renamed after the file was written keeps its statistics, and a column dropped
+    and added again under the same name is not mistaken for the old one. ``column_bytes``
+    is keyed by the table's name of each column. Without ``mapping`` a file without field ids
+    is matched by the names ``schema`` has.
+    """
+    mapping = mapping or create_mapping_from_schema(schema)
+    table_fields = {f.field_id: f for f in schema.fields}
+    by_name = {
+        column: table_fields[field_id]
+        for field_id, column in file_columns(metadata.schema.to_arrow_schema(), mapping).items()
+        if field_id in table_fields
+    }
     groups = []
     for index in range(metadata.num_row_groups):
         group = metadata.row_group(index)
         metrics = RowGroupMetrics(index, group.num_rows)
         for position in range(group.num_columns):
             chunk = group.column(position)
-            metrics.column_bytes[chunk.path_in_schema] = chunk.total_compressed_size
             iceberg_field = by_name.get(chunk.path_in_schema)
             if iceberg_field is None:
-                continue  # nested or unknown columns: no statistics, no pruning
+                continue  # nested, dropped or unknown columns: no statistics, no pruning
+            metrics.column_bytes[iceberg_field.name] = chunk.total_compressed_size
             field_id = iceberg_field.field_id
             metrics.value_counts[field_id] = chunk.num_values
             stats = chunk.statistics

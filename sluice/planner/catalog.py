@@ -29,7 +29,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from sluice.errors import BindError, ConfigError
+from sluice.errors import BindError, ConfigError, TimeTravelError
 from sluice.masking import mask_url
 from sluice.planner import aggregates, runtime, v2, writes
 from sluice.planner.remote import OrderKey
@@ -41,7 +41,7 @@ from sluice.scan import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import Source
 from sluice.sources.iceberg import IcebergSource
-from sluice.types import Kind, SparkType, TableSchema, table_from_dict, table_to_dict
+from sluice.types import AsOf, Kind, SparkType, TableSchema, table_from_dict, table_to_dict
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -135,10 +135,11 @@ class CatalogPlanner:
     def _table(self, request: Request, namespace: list[str], name: str) -> TableSchema:
         source = self.source(request)
         schema = namespace[0] if len(namespace) == 1 else None
+        as_of = _as_of(request)
         # matched the way the source matches names ("Cs" and cs are two PostgreSQL tables, one SQLite table)
         key = (
             _key(request.get("catalog"), request.get("options", {})),
-            (len(namespace), *source.table_key(schema, name)),
+            (len(namespace), *source.table_key(schema, name), as_of),
         )
         with self._lock:
             known = self._tables.get(key)
@@ -147,7 +148,9 @@ class CatalogPlanner:
         if len(namespace) > 1:
             raise NoSuchTable(namespace, name, f"source {source.name!r} has no namespace {'.'.join(namespace)}")
         try:
-            described = source.describe(schema, name)
+            described = source.describe(schema, name) if as_of is None else source.describe_as_of(schema, name, as_of)
+        except TimeTravelError:
+            raise  # the table exists: the snapshot does not
         except BindError as error:
             raise NoSuchTable(namespace, name, str(error)) from None
         with self._lock:
@@ -370,6 +373,26 @@ def _session() -> SparkSession:
     from pyspark.sql import SparkSession
 
     return SparkSession.builder.getOrCreate()
+
+
+def _as_of(request: Request) -> AsOf | None:
+    """The point in the table's history a request names, if any: Spark's ``VERSION AS OF`` /
+    ``TIMESTAMP AS OF`` (``version``; ``timestamp`` in microseconds), or the reader options
+    ``snapshot-id`` / ``as-of-timestamp`` (milliseconds), as Iceberg's Spark runtime names them."""
+    options = request.get("options", {})
+    try:
+        if request.get("version") is not None:
+            return AsOf(snapshot_id=int(request["version"]))
+        if request.get("timestamp") is not None:
+            return AsOf(timestamp_ms=int(request["timestamp"]) // 1000)
+        if options.get("snapshot-id") is not None:
+            return AsOf(snapshot_id=int(options["snapshot-id"]))
+        if options.get("as-of-timestamp") is not None:
+            return AsOf(timestamp_ms=int(options["as-of-timestamp"]))
+    except ValueError:
+        given = request.get("version") or options.get("snapshot-id") or options.get("as-of-timestamp")
+        raise ConfigError(f"time travel names a snapshot by its id (an integer), not {given!r}") from None
+    return None
 
 
 def _key(catalog: str | None, options: dict[str, str]) -> _Key:

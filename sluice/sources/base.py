@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, ClassVar
 import pyarrow as pa
 
 from sluice.dialects.base import Dialect
-from sluice.errors import ConfigError, SluiceError, SourceError
+from sluice.errors import ConfigError, SluiceError, SourceError, TimeTravelError
 from sluice.masking import mask_text, mask_url
 from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
 from sluice.timeouts import connect_timeout
-from sluice.types import Column, SparkType, TableSchema
+from sluice.types import AsOf, Column, SparkType, TableSchema
 from sluice.urls import parse_source_url
 
 if TYPE_CHECKING:
@@ -187,6 +187,12 @@ class Source(abc.ABC):
     @abc.abstractmethod
     def describe(self, schema: str | None, table: str) -> TableSchema:
         """The table's columns as Spark will see them, from the live catalog."""
+
+    def describe_as_of(self, schema: str | None, table: str, as_of: AsOf) -> TableSchema:
+        """The table as it was at ``as_of``: only lake tables keep their history."""
+        raise TimeTravelError(
+            f"source {self.name!r} ({type(self).__name__}): time travel ({as_of}) is only for lake tables"
+        )
 
     @abc.abstractmethod
     def tasks(self, spec: ScanSpec) -> list[ReadTask]:

@@ -8,8 +8,11 @@ row groups with pyarrow and, where a file needs it, runs the pushed predicates (
 order and limit, if pushed) in an in-process DuckDB over the Arrow stream: the lake
 dialect is DuckDB's, so what is pushed is exact.
 
-The scan reads the snapshot that was current at planning time; tasks carry its file
-list, so a commit during the query is not half-seen.
+The scan reads the snapshot that was current at planning time, or the one time travel
+pinned in the table's handle (``TableSchema.snapshot``, :mod:`sluice.lake.snapshots`);
+tasks carry its file list, so a commit during the query is not half-seen. Columns are
+found in each file by Iceberg field id (:mod:`sluice.lake.fields`), so renamed, added
+and dropped columns read as Iceberg says.
 
 Pushed aggregates (:mod:`sluice.planner.aggregates`) run in the same DuckDB over every kept
 file, in one task, so only the groups reach Spark. ``COUNT(*)`` is answered from the
@@ -33,15 +36,19 @@ from sluice.dialects.lake import LakeDialect
 from sluice.errors import BindError, SourceError
 from sluice.lake.answers import from_metadata
 from sluice.lake.catalog import LakeLocation, load_table, open_catalog
+from sluice.lake.fields import file_columns, name_mapping, parse_mapping
+from sluice.lake.snapshots import snapshot_at, snapshot_schema
 from sluice.planner.aggregates import Aggregation
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, Source
 from sluice.sources.duckdb import SESSION_SETTINGS
-from sluice.types import Column, SparkType, TableSchema
+from sluice.types import AsOf, Column, SparkType, TableSchema
 
 if TYPE_CHECKING:
     import duckdb
     from pyiceberg.table import Table
+    from pyiceberg.table.name_mapping import NameMapping
+    from pyiceberg.table.snapshots import Snapshot
     from pyiceberg.types import IcebergType
 
     from sluice.lake.pyramid import FileRead, Pyramid
@@ -86,14 +93,13 @@ class IcebergSource(Source):
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
         iceberg = self._table(schema, table)
-        columns = tuple(
-            _column(f.name, f.field_type, not f.required, ".".join(iceberg.name())) for f in iceberg.schema().fields
-        )
-        snapshot = iceberg.current_snapshot()
-        rows = (
-            int(snapshot.summary.additional_properties.get("total-records", 0)) if snapshot and snapshot.summary else 0
-        )
-        return TableSchema(self.name, schema, table, columns, row_estimate=rows)
+        return _described(self.name, schema, table, iceberg, iceberg.current_snapshot(), pinned=False)
+
+    def describe_as_of(self, schema: str | None, table: str, as_of: AsOf) -> TableSchema:
+        """The table at a snapshot: its schema then, and the snapshot pinned in the handle."""
+        iceberg = self._table(schema, table)
+        snapshot = snapshot_at(iceberg, as_of, f"{self.name}.{schema}.{table}")
+        return _described(self.name, schema, table, iceberg, snapshot, pinned=True)
 
     def tables(self) -> list[tuple[str | None, str]]:
         catalog = open_catalog(self.location, name=self.name)
@@ -112,7 +118,9 @@ class IcebergSource(Source):
         from sluice.lake.pyramid import plan_pyramid  # PyIceberg's evaluators: imported where planning happens
 
         try:
-            return plan_pyramid(table, spec.table.qualified_name, tuple(spec.where_sql(self.dialect)), needed)
+            return plan_pyramid(
+                table, spec.table.qualified_name, tuple(spec.where_sql(self.dialect)), needed, spec.table.snapshot
+            )
         except ValueError as error:
             raise SourceError(self.name, str(error)) from None
         except FileNotFoundError as error:  # planning reads manifests and data file footers
@@ -132,19 +140,23 @@ class IcebergSource(Source):
         count = 1 if spec.limit is not None or spec.aggregate is not None else max(1, spec.partitions)
         groups = _balanced(list(pyramid.reads), count)
         schema = spec.arrow_schema()
-        read = [[name, spec.table.column(name).type.name] for name in needed]
+        fields = snapshot_schema(iceberg, spec.table.snapshot)
+        # each column with its field id: older files hold it under another name, or not at all
+        read = [[name, spec.table.column(name).type.name, fields.find_field(name).field_id] for name in needed]
+        mapping = name_mapping(iceberg, fields)
         base = {
             "table": spec.table.qualified_name,
             "snapshot": pyramid.snapshot_id,
             "columns": list(spec.columns),
             "read": read,
+            "mapping": mapping,
             "where": spec.where_sql(self.dialect),
             "order": spec.order_sql(self.dialect),
             "limit": spec.limit,
             "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None,
         }
         if spec.aggregate is not None and not spec.aggregate.group_by and not any(r.filtered for r in pyramid.reads):
-            answers = from_metadata(iceberg.schema(), list(pyramid.reads), spec.aggregate.outputs)
+            answers = from_metadata(fields, mapping, list(pyramid.reads), spec.aggregate.outputs)
             if answers is not None:
                 present = [read.path for read in pyramid.reads]  # checked at read time, as a read would find them
                 return [
@@ -161,6 +173,8 @@ class IcebergSource(Source):
             ", ".join(o.sql for o in spec.aggregate.outputs) if spec.aggregate is not None else ", ".join(spec.columns)
         )
         text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({read})"
+        if spec.table.snapshot is not None:  # time travel: the snapshot the handle pinned
+            text += f" AS OF SNAPSHOT {spec.table.snapshot}"
         if spec.where:
             text += " WHERE " + " AND ".join(f"({w})" for w in spec.where_sql(self.dialect))
         if spec.aggregate is not None and spec.aggregate.group_by:
@@ -180,7 +194,9 @@ class IcebergSource(Source):
 
         request = json.loads(task.request)
         files = [FileRead(**{**f, "row_groups": tuple(f["row_groups"])}) for f in request["files"]]
-        columns = pa.schema([pa.field(name, SparkType(type_name).arrow()) for name, type_name in request["read"]])
+        columns = pa.schema([pa.field(name, SparkType(type_name).arrow()) for name, type_name, _ in request["read"]])
+        field_ids = [field_id for _, _, field_id in request["read"]]
+        mapping = parse_mapping(request["mapping"])
         engine_for_all = bool(request["order"] or request["limit"] is not None or request.get("aggregate"))
         filtered = [f for f in files if engine_for_all or (f.filtered and request["where"])]
         try:
@@ -192,10 +208,12 @@ class IcebergSource(Source):
                 ]
                 yield pa.RecordBatch.from_arrays(arrays, schema=task.schema)
                 return
-            for batch in _stream([f for f in files if f not in filtered], columns, self.batch_rows):
+            for batch in _stream([f for f in files if f not in filtered], columns, field_ids, mapping, self.batch_rows):
                 yield conform(batch.select(request["columns"]), task.schema)
             if filtered or request.get("aggregate"):  # an aggregate without GROUP BY answers one row even over no file
-                yield from self._query(_stream(filtered, columns, self.batch_rows), columns, request, task.schema)
+                yield from self._query(
+                    _stream(filtered, columns, field_ids, mapping, self.batch_rows), columns, request, task.schema
+                )
         except _FileError as error:
             raise SourceError(
                 self.name,
@@ -275,11 +293,14 @@ def _engine() -> duckdb.DuckDBPyConnection:
     return _ENGINE[0]
 
 
-def _stream(files: list[FileRead], columns: pa.Schema, batch_rows: int) -> Iterator[pa.RecordBatch]:
+def _stream(
+    files: list[FileRead], columns: pa.Schema, field_ids: list[int], mapping: NameMapping, batch_rows: int
+) -> Iterator[pa.RecordBatch]:
     """The kept row groups of ``files``, ``columns`` only (typed as Spark reads them).
 
-    A column a file lacks (added to the table after the file was written) reads as NULL,
-    as Iceberg's schema evolution says.
+    Columns are found in each file by field id (:mod:`sluice.lake.fields`): a renamed column
+    under its old name, and a column the file lacks (added to the table after the file was
+    written) reads as NULL, as Iceberg's schema evolution says.
     """
     from sluice.lake.pyramid import open_input
 
@@ -289,14 +310,14 @@ def _stream(files: list[FileRead], columns: pa.Schema, batch_rows: int) -> Itera
         try:
             with open_input(read.path) as handle:
                 parquet = pq.ParquetFile(handle)
-                present = set(parquet.schema_arrow.names)
-                wanted = [f.name for f in columns if f.name in present]
+                held = file_columns(parquet.schema_arrow, mapping)
+                wanted = list(dict.fromkeys(held[i] for i in field_ids if i in held))
                 for batch in parquet.iter_batches(
                     batch_size=batch_rows, row_groups=list(read.row_groups), columns=wanted
                 ):
                     arrays = [
-                        _cast(batch.column(f.name), f.type) if f.name in present else pa.nulls(batch.num_rows, f.type)
-                        for f in columns
+                        _cast(batch.column(held[i]), f.type) if i in held else pa.nulls(batch.num_rows, f.type)
+                        for f, i in zip(columns, field_ids, strict=True)
                     ]
                     yield pa.RecordBatch.from_arrays(arrays, schema=columns)
         except FileNotFoundError:
@@ -342,6 +363,20 @@ def _needed_columns(spec: ScanSpec) -> tuple[str, ...]:
         if name is not None and name not in needed:
             needed.append(name)
     return tuple(needed)
+
+
+def _described(
+    source: str, schema: str | None, table: str, iceberg: Table, snapshot: Snapshot | None, pinned: bool
+) -> TableSchema:
+    """A lake table as Spark sees it at ``snapshot`` (its schema then); ``pinned``: time travel,
+    the snapshot travels in the handle."""
+    name = ".".join(iceberg.name())
+    pinned_id = snapshot.snapshot_id if snapshot is not None and pinned else None
+    fields = snapshot_schema(iceberg, pinned_id).fields  # the current table: its current schema
+    columns = tuple(_column(f.name, f.field_type, not f.required, name) for f in fields)
+    summary = snapshot.summary if snapshot is not None else None
+    rows = int(summary.additional_properties.get("total-records", 0)) if summary is not None else 0
+    return TableSchema(source, schema, table, columns, row_estimate=rows, snapshot=pinned_id)
 
 
 def _balanced(reads: list[FileRead], count: int) -> list[list[FileRead]]:

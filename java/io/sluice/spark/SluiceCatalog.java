@@ -148,7 +148,28 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
     SourceRef source = source();
+    return load(ident, source, source.request());
+  }
+
+  /** {@code VERSION AS OF}: the planner describes the table at that snapshot; the handle carries it. */
+  @Override
+  public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
+    SourceRef source = source();
     ObjectNode request = source.request();
+    request.put("version", version);
+    return load(ident, source, request);
+  }
+
+  /** {@code TIMESTAMP AS OF} (microseconds since the epoch): the snapshot current at that moment. */
+  @Override
+  public Table loadTable(Identifier ident, long timestamp) throws NoSuchTableException {
+    SourceRef source = source();
+    ObjectNode request = source.request();
+    request.put("timestamp", timestamp);
+    return load(ident, source, request);
+  }
+
+  private Table load(Identifier ident, SourceRef source, ObjectNode request) throws NoSuchTableException {
     identify(request, ident);
     try {
       return new SluiceTable(source, Bridge.call("describe", request), ident);
