@@ -35,10 +35,14 @@ def lake(tmp_path: Path) -> str:
     return location.url
 
 
+def _pushed(where: tuple[str, ...]) -> tuple[Pushed, ...]:
+    """Pushed conjuncts as the planner hands them over: trees (here parsed from the lake's DuckDB SQL)."""
+    return tuple(Pushed(tree=sqlglot.parse_one(text, read="duckdb")) for text in where)
+
+
 def _read(url: str, where: tuple[str, ...] = ()) -> list[int]:
     source = open_source("lake", url)
-    pushed = tuple(Pushed(tree=sqlglot.parse_one(text, read="duckdb")) for text in where)
-    spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("id",), where=pushed)
+    spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("id",), where=_pushed(where))
     return sorted(i for task in spec.tasks(source) for batch in source.read(task) for i in batch.column(0).to_pylist())
 
 
@@ -89,7 +93,7 @@ def test_a_catalog_file_made_again_is_reopened(tmp_path: Path) -> None:
 def _read_at(url: str, as_of: AsOf | None, column: str, where: tuple[str, ...] = ()) -> list:
     source = open_source("lake", url)
     table = source.describe("ns", "t") if as_of is None else source.describe_as_of("ns", "t", as_of)
-    spec = ScanSpec.for_source(source, table, ("id", column), where=where)
+    spec = ScanSpec.for_source(source, table, ("id", column), where=_pushed(where))
     return sorted(
         tuple(row.values()) for task in spec.tasks(source) for batch in source.read(task) for row in batch.to_pylist()
     )
@@ -147,7 +151,7 @@ def test_files_without_field_ids_are_read_through_the_name_mapping(tmp_path: Pat
     assert _read_at(url, None, "place") == [(1, "Zürich"), (2, "")]
     assert _read_at(url, None, "place", ("\"place\" = ''",)) == [(2, "")]
     source = open_source("lake", url)
-    spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("id",), where=("\"place\" > 'zzz'",))
+    spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("id",), where=_pushed(("\"place\" > 'zzz'",)))
     assert source.pruning(spec).tiers[-1].kept == 0  # the old name's statistics prune the new name
     spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("extra",))
     assert [v for task in spec.tasks(source) for b in source.read(task) for v in b.column(0).to_pylist()] == [
