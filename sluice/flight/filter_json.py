@@ -306,6 +306,10 @@ def decode(node: Any, table: TableSchema, depth: int = 0) -> exp.Expression:
         raise RequestError(f"unknown op {_shown(name)} (version {VERSION} knows: {', '.join(OPS)})")
     if name == "opaque":
         _keys(node, {"op", "args", "sql", "reason"})
+        if node.get("args") != [] or not all(isinstance(node.get(key, ""), str) for key in ("sql", "reason")):
+            raise RequestError(
+                f'an opaque part is {{"op": "opaque", "args": [], "sql": text, "reason": text}}, not {_shown(node)}'
+            )
         return exp.Anonymous(this=OPAQUE_FUNCTION, expressions=[exp.Literal.string(str(node.get("sql", "")))])
     _keys(
         node, {"op", "args", "escape"} if name == "like" else {"op", "args", "type"} if name == CAST else {"op", "args"}
