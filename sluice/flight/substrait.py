@@ -2,8 +2,8 @@
 as Spark SQL predicates: one conjunct per referred expression.
 
 The message is read with the published ``substrait`` package's generated protobuf classes
-(:mod:`sluice.flight.substrait_wire` adds the checks a server needs); field references resolve through the message's own base schema to column names of the served
-table. Functions are mapped by their name in Substrait's standard extensions. The server
+(:mod:`sluice.flight.substrait_wire` adds the checks a server needs); field references
+resolve through the message's own base schema to column names of the served table. Functions are mapped by their name in Substrait's standard extensions. The server
 decides under Spark's semantics; where a Substrait producer may mean something else, the
 expression is left UNSUPPORTED rather than risk dropping a row the producer would keep:
 float comparisons (Substrait leaves NaN to the consumer; Arrow follows IEEE 754, Spark

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from substrait import extended_expression_pb2
+from substrait import algebra_pb2, extended_expression_pb2
 
 from fuzz.parsers import wire
 from fuzz.parsers.tables import TABLES
@@ -116,3 +116,33 @@ def test_the_library_decoder_answers_as_the_hand_written_one_did(table: str) -> 
         if why is not None:
             different.append(f"{entry['message'][:80]}: {why}\n  old {entry[table]}\n  new {answer}")
     assert not different, "\n".join(different[:10])
+
+
+def _nested_not(depth: int) -> bytes:
+    """``not(not(...(true)))``, ``depth`` calls deep, as a Substrait producer nests it."""
+    message = extended_expression_pb2.ExtendedExpression()
+    declaration = message.extensions.add().extension_function
+    declaration.function_anchor, declaration.name = 1, "not:bool"
+    expression = algebra_pb2.Expression()
+    expression.literal.boolean = True
+    for _ in range(depth):
+        call = algebra_pb2.Expression()
+        call.scalar_function.function_reference = 1
+        call.scalar_function.arguments.add().value.CopyFrom(expression)
+        expression = call
+    reference = message.referred_expr.add()
+    reference.expression.CopyFrom(expression)
+    reference.output_names.append("e")
+    return message.SerializeToString()
+
+
+def test_nesting_is_bounded_by_protobufs_limit_of_100_messages() -> None:
+    """The one refusal of valid input the swap brought: upb parses at most 100 nested messages
+    (not configurable) and each expression level is three (Expression, ScalarFunction,
+    FunctionArgument), so 32 levels pass where the hand-written decoder took 64. pyarrow cannot
+    write such a message anyway: its serialisation grows exponentially with nesting (an OR of
+    13 terms already passes the 1 MiB request limit)."""
+    [conjunct] = substrait.decode_filter(_nested_not(32), TABLE)
+    assert conjunct.tree is not None and conjunct.sql.count("NOT") == 32
+    with pytest.raises(RequestError, match="nested past protobuf's limit of 100"):
+        substrait.decode_filter(_nested_not(33), TABLE)
