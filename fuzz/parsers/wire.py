@@ -8,11 +8,30 @@ from __future__ import annotations
 import random
 
 from fuzz.parsers.mutate import HOSTILE_TEXT, INVALID_UTF8
-from sluice.flight.protobuf import WireError, read_varint
 
 Field = list  # [number, wire type, value]: int for varints, bytes for fixed, bytes or list[Field] for length-delimited
 Value = int | bytes | list
 EDGE_INTS = [0, 1, 2, 3, 5, 7, 12, 29, 99, 2**31 - 1, 2**31, 2**32, 2**63 - 1, 2**63, 2**64 - 1]
+
+
+class WireError(ValueError):
+    """The bytes are not a protobuf message (the mutator then treats them as plain bytes)."""
+
+
+def read_varint(data: bytes, position: int) -> tuple[int, int]:
+    """The varint at ``position`` and the position after it (:class:`WireError` if malformed)."""
+    result = shift = 0
+    while True:
+        if position >= len(data):
+            raise WireError("a varint runs past the end")
+        byte = data[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, position
+        shift += 7
+        if shift > 63:
+            raise WireError("a varint longer than 10 bytes")
 
 
 def decode(data: bytes, depth: int = 0) -> list[Field] | None:

@@ -28,6 +28,7 @@ from sluice.flight.protocol import MAX_CONJUNCTS, MAX_DEPTH, Conjunct, RequestEr
 from sluice.pushdown import constants, nesting
 from sluice.pushdown.negation import unfold_between, unfold_negate
 from sluice.pushdown.terms import Unsupported, paren
+from sluice.pushdown.visitor import PredicateVisitor
 from sluice.types import Kind, SparkType, TableSchema
 
 VERSION = 1
@@ -114,35 +115,56 @@ def encode_conjunct(node: exp.Expression, session_zone: str, casts: TableSchema 
     """A conjunct's JSON; a part the format cannot spell is sent ``opaque`` when the conjunct
     has spellable parts the core may still push (``AND`` keeps what it can, as INEXACT), and
     :class:`Unsupported` is raised when nothing of it could be pushed. ``casts``: see :func:`encode`."""
-    tree = _encode_or_opaque(node, session_zone, casts)
+    tree = _OpaqueEncoder(session_zone, casts).visit(node)
     if tree.get("op") == "opaque":
         raise Unsupported(tree["reason"])
     return tree
 
 
-def _encode_or_opaque(node: exp.Expression, session_zone: str, casts: TableSchema | None) -> dict[str, Any]:
-    node = unfold_between(unfold_negate(node))
-    if isinstance(node, exp.Paren):
-        return _encode_or_opaque(node.this, session_zone, casts)
-    if isinstance(node, (exp.And, exp.Or, exp.Not)):
-        parts = [
-            _encode_or_opaque(part, session_zone, casts)
-            for part in ([node.this] if isinstance(node, exp.Not) else [node.this, node.expression])
-        ]
-        if isinstance(node, exp.And) and any(part.get("op") != "opaque" for part in parts):
+class _OpaqueEncoder(PredicateVisitor[dict[str, Any]]):
+    """A conjunct's JSON where a part the format cannot spell is ``opaque``: an AND keeps a
+    spelled part beside an opaque one; an OR or NOT with an opaque part is opaque whole."""
+
+    def __init__(self, session_zone: str, casts: TableSchema | None) -> None:
+        self.zone = session_zone
+        self.casts = casts
+
+    def rewrite(self, node: exp.Expression) -> exp.Expression:
+        return unfold_between(unfold_negate(node))
+
+    def visit_and(self, node: exp.And) -> dict[str, Any]:
+        parts = [self.visit(node.this), self.visit(node.expression)]
+        if any(part.get("op") != "opaque" for part in parts):
             return {"op": "and", "args": parts}
+        return _opaque(node, parts)
+
+    def visit_or(self, node: exp.Or) -> dict[str, Any]:
+        return self._whole(node, [self.visit(node.this), self.visit(node.expression)])
+
+    def visit_not(self, node: exp.Not) -> dict[str, Any]:
+        return self._whole(node, [self.visit(node.this)])
+
+    def visit_leaf(self, node: exp.Expression) -> dict[str, Any]:
+        try:
+            return encode(node, self.zone, self.casts)
+        except Unsupported as reason:
+            return {"op": "opaque", "args": [], "sql": node.sql("spark"), "reason": str(reason)}
+
+    @staticmethod
+    def _whole(node: exp.Or | exp.Not, parts: list[dict[str, Any]]) -> dict[str, Any]:
         if all(part.get("op") != "opaque" for part in parts):
             return {"op": _NAMES.get(type(node), "not"), "args": parts}
-        return {
-            "op": "opaque",
-            "args": [],
-            "sql": node.sql("spark"),
-            "reason": next(part["reason"] for part in parts if part.get("op") == "opaque"),
-        }
-    try:
-        return encode(node, session_zone, casts)
-    except Unsupported as reason:
-        return {"op": "opaque", "args": [], "sql": node.sql("spark"), "reason": str(reason)}
+        return _opaque(node, parts)
+
+
+def _opaque(node: exp.Expression, parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """A connective sent opaque, with the reason of its first opaque part."""
+    return {
+        "op": "opaque",
+        "args": [],
+        "sql": node.sql("spark"),
+        "reason": next(part["reason"] for part in parts if part.get("op") == "opaque"),
+    }
 
 
 def _op(name: str, args: list[exp.Expression], session_zone: str, casts: TableSchema | None) -> dict[str, Any]:
@@ -284,6 +306,10 @@ def decode(node: Any, table: TableSchema, depth: int = 0) -> exp.Expression:
         raise RequestError(f"unknown op {_shown(name)} (version {VERSION} knows: {', '.join(OPS)})")
     if name == "opaque":
         _keys(node, {"op", "args", "sql", "reason"})
+        if node.get("args") != [] or not all(isinstance(node.get(key, ""), str) for key in ("sql", "reason")):
+            raise RequestError(
+                f'an opaque part is {{"op": "opaque", "args": [], "sql": text, "reason": text}}, not {_shown(node)}'
+            )
         return exp.Anonymous(this=OPAQUE_FUNCTION, expressions=[exp.Literal.string(str(node.get("sql", "")))])
     _keys(
         node, {"op", "args", "escape"} if name == "like" else {"op", "args", "type"} if name == CAST else {"op", "args"}

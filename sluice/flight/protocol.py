@@ -20,6 +20,7 @@ from typing import Any
 from sqlglot import exp
 
 from sluice.errors import SluiceError
+from sluice.flight import request_schema
 from sluice.pushdown.constants import session_zone
 
 PROTOCOL = "sluice-flight"
@@ -124,8 +125,21 @@ def load_json(payload: bytes, what: str) -> Any:
 
 
 def parse_request(payload: bytes) -> Request:
-    """A descriptor command as a :class:`Request`; every field is validated."""
+    """A descriptor command as a :class:`Request`; every field is validated, then the whole
+    request against the published schema (:mod:`sluice.flight.request_schema`)."""
     data = load_json(payload, "the request")
+    mismatch = request_schema.problem(data)
+    if mismatch is None:
+        return request_of(data)
+    try:
+        request_of(data)
+    except RequestError as error:  # the typed checks' words for it, where they have some
+        raise RequestError(f"at {mismatch.path}: {error}") from None
+    raise RequestError(f"at {mismatch.path}: {mismatch.message} (docs/flight-filter.schema.json)")
+
+
+def request_of(data: Any) -> Request:
+    """Parsed request JSON as a :class:`Request`, by the typed checks alone (their messages)."""
     if not isinstance(data, dict):
         raise RequestError(f"the request must be a JSON object, not {type(data).__name__}")
     unknown = sorted(set(data) - _REQUEST_KEYS)

@@ -1,9 +1,9 @@
 """Substrait extended expressions (as ``pyarrow.substrait.serialize_expressions`` writes them)
 as Spark SQL predicates: one conjunct per referred expression.
 
-The message is read with :mod:`sluice.flight.protobuf` (no protobuf dependency); field
-references resolve through the message's own base schema to column names of the served
-table. Functions are mapped by their name in Substrait's standard extensions. The server
+The message is read with the published ``substrait`` package's generated protobuf classes
+(:mod:`sluice.flight.substrait_wire` adds the checks a server needs); field references
+resolve through the message's own base schema to column names of the served table. Functions are mapped by their name in Substrait's standard extensions. The server
 decides under Spark's semantics; where a Substrait producer may mean something else, the
 expression is left UNSUPPORTED rather than risk dropping a row the producer would keep:
 float comparisons (Substrait leaves NaN to the consumer; Arrow follows IEEE 754, Spark
@@ -14,14 +14,16 @@ Anything not mapped is UNSUPPORTED with the reason; malformed bytes are a reques
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from decimal import Decimal
 
 from sqlglot import exp
+from substrait import algebra_pb2, extended_expression_pb2, type_pb2
 
 from sluice.flight import literals
 from sluice.flight.filter_json import column_name
-from sluice.flight.protobuf import Message, WireError
 from sluice.flight.protocol import MAX_CONJUNCTS, MAX_DEPTH, Conjunct, RequestError
+from sluice.flight.substrait_wire import WireError, deprecated_field, has_deprecated_field, parse
 from sluice.pushdown import nesting
 from sluice.pushdown.constants import Constant
 from sluice.pushdown.terms import Unsupported, paren
@@ -47,50 +49,56 @@ _ARITHMETIC: dict[str, type[exp.Expression]] = {"add": exp.Add, "subtract": exp.
 FUNCTION_NAMES = frozenset(
     [*_COMPARISONS, *_MATCHES, *_ARITHMETIC, "and", "or", "not", "is_null", "is_not_null", "char_length", "coalesce"]
 )
-#: Substrait Type kinds (field numbers) -> Spark type names
+#: Substrait Type kinds (the ``kind`` oneof's field names) -> Spark type names
 _TYPES = {
-    1: "boolean",
-    2: "tinyint",
-    3: "smallint",
-    5: "int",
-    7: "bigint",
-    10: "float",
-    11: "double",
-    12: "string",
-    22: "string",
-    16: "date",
-    14: "timestamp_ntz",
-    33: "timestamp_ntz",
-    29: "timestamp",
-    34: "timestamp",
+    "bool": "boolean",
+    "i8": "tinyint",
+    "i16": "smallint",
+    "i32": "int",
+    "i64": "bigint",
+    "fp32": "float",
+    "fp64": "double",
+    "string": "string",
+    "varchar": "string",
+    "date": "date",
+    "precision_timestamp": "timestamp_ntz",
+    "precision_timestamp_tz": "timestamp",
+}
+#: Type kinds Substrait has deprecated and the generated classes no longer declare (pyarrow
+#: still writes them): field number -> Spark type name
+_DEPRECATED_TYPES = {14: "timestamp_ntz", 29: "timestamp"}
+#: Expression kinds not mapped, by the ``rex_type`` oneof's field name, as a reason shows them
+_UNMAPPED = {
+    "window_function": "window function",
+    "if_then": "if-then",
+    "switch_expression": "switch",
+    "multi_or_list": "multi-or-list",
+    "subquery": "subquery",
+    "nested": "nested",
 }
 
 
 def decode_filter(payload: bytes, table: TableSchema) -> list[Conjunct]:
     """A serialised ``ExtendedExpression`` as one conjunct per referred expression."""
     try:
-        message = Message(payload)
-        reader = _Reader(table, message)
-        references = message.messages(3)
+        message = parse(payload)
     except WireError as error:
-        raise RequestError(f"the substrait filter is not a valid ExtendedExpression message: {error}") from None
+        raise RequestError(
+            f"the substrait filter is not a valid ExtendedExpression message (malformed: {error})"
+        ) from None
+    reader = _Reader(table, message)
+    references = message.referred_expr
     if len(references) > MAX_CONJUNCTS:
         raise RequestError(f"the filter has {len(references)} conjuncts; the server accepts at most {MAX_CONJUNCTS}")
     conjuncts = []
     for index, reference in enumerate(references):
+        label = f"substrait expression {index} ({', '.join(reference.output_names) or 'unnamed'})"
         try:
-            label = f"substrait expression {index} ({', '.join(reference.texts(3)) or 'unnamed'})"
-        except WireError as error:
-            raise RequestError(f"substrait expression {index} is malformed: {error}") from None
-        try:
-            expression = reference.message(1)
-            if expression is None:
+            if not reference.HasField("expression"):
                 raise Unsupported("a measure (aggregate) is not a filter")
-            conjuncts.append(Conjunct(reader.expression(expression, 0)))
+            conjuncts.append(Conjunct(reader.expression(reference.expression, 0)))
         except Unsupported as reason:
             conjuncts.append(Conjunct(None, label=label, reason=str(reason)))
-        except WireError as error:
-            raise RequestError(f"{label} is malformed: {error}") from None
         except RequestError as error:
             raise RequestError(f"{label}: {error}") from None
     return conjuncts
@@ -99,75 +107,63 @@ def decode_filter(payload: bytes, table: TableSchema) -> list[Conjunct]:
 class _Reader:
     """Reads the expressions of one message: its function anchors and base schema."""
 
-    def __init__(self, table: TableSchema, message: Message) -> None:
+    def __init__(self, table: TableSchema, message: extended_expression_pb2.ExtendedExpression) -> None:
         self.table = table
-        self.functions = {}
-        for declaration in message.messages(2):
-            function = declaration.message(3)
-            if function is not None:
-                self.functions[function.integer(2)] = function.text(3).split(":", 1)[0]
-        schema = message.message(4)
-        self.names = _top_level_names(schema) if schema is not None else []
+        self.functions = {
+            declaration.extension_function.function_anchor: declaration.extension_function.name.split(":", 1)[0]
+            for declaration in message.extensions
+            if declaration.HasField("extension_function")
+        }
+        self.names = _top_level_names(message.base_schema) if message.HasField("base_schema") else []
 
-    def expression(self, node: Message, depth: int) -> exp.Expression:
+    def expression(self, node: algebra_pb2.Expression, depth: int) -> exp.Expression:
         if depth > MAX_DEPTH:
             raise RequestError(f"the expression is nested deeper than {MAX_DEPTH} levels")
-        if node.has(1):
-            return literals.constant_node(_literal(_child(node, 1)))
-        if node.has(2):
-            return self._field(_child(node, 2))
-        if node.has(3):
-            return self._function(_child(node, 3), depth + 1)
-        if node.has(8):
-            found = node.message(8)
-            assert found is not None
-            value = found.message(1)
-            if value is None:
+        kind = node.WhichOneof("rex_type")
+        if kind == "literal":
+            return literals.constant_node(_literal(node.literal))
+        if kind == "selection":
+            return self._field(node.selection)
+        if kind == "scalar_function":
+            return self._function(node.scalar_function, depth + 1)
+        if kind == "singular_or_list":
+            found = node.singular_or_list
+            if not found.HasField("value"):
                 raise RequestError("a SingularOrList has no value")
-            items = [self.expression(option, depth + 1) for option in found.messages(2)]
+            items = [self.expression(option, depth + 1) for option in found.options]
             if not items:
                 raise Unsupported("an empty IN list")
-            left = self.expression(value, depth + 1)
+            left = self.expression(found.value, depth + 1)
             self._refuse_floats(left, *items)
             return exp.In(this=paren(left), expressions=items)
-        if node.has(11):
+        if kind == "cast":
             raise Unsupported("Substrait casts are not mirrored in Spark SQL")
-        kinds = {
-            4: "enum",
-            5: "window function",
-            6: "if-then",
-            7: "switch",
-            9: "multi-or-list",
-            12: "subquery",
-            13: "nested",
-        }
-        kind = next((name for number, name in kinds.items() if node.has(number)), "unknown")
-        raise Unsupported(f"Substrait {kind} expressions are not mapped to Spark SQL")
+        shown = "enum" if kind is None and has_deprecated_field(node, 4) else _UNMAPPED.get(kind or "", "unknown")
+        raise Unsupported(f"Substrait {shown} expressions are not mapped to Spark SQL")
 
-    def _field(self, reference: Message) -> exp.Expression:
-        direct = reference.message(1)
-        field = direct.message(2) if direct is not None else None
-        if field is None or not reference.has(4):
+    def _field(self, reference: algebra_pb2.Expression.FieldReference) -> exp.Expression:
+        direct = reference.direct_reference if reference.HasField("direct_reference") else None
+        field = direct.struct_field if direct is not None and direct.HasField("struct_field") else None
+        if field is None or not reference.HasField("root_reference"):
             raise Unsupported("only direct references to top-level columns are mapped")
-        if field.has(2):
+        if field.HasField("child"):
             raise Unsupported("references into nested fields are not mapped")
-        index = field.signed(1, 32)
+        index = field.field
         if not 0 <= index < len(self.names):
             raise RequestError(f"field reference {index} is outside the base schema ({len(self.names)} columns)")
         return exp.column(column_name(self.table, self.names[index]), quoted=True)
 
-    def _function(self, call: Message, depth: int) -> exp.Expression:
-        anchor = call.integer(1)
+    def _function(self, call: algebra_pb2.Expression.ScalarFunction, depth: int) -> exp.Expression:
+        anchor = call.function_reference
         if anchor not in self.functions:
             raise RequestError(f"function reference {anchor} has no extension declaration")
         name = self.functions[anchor]
         args = []
-        for argument in call.messages(4):
-            value = argument.message(3)
-            if value is None:
+        for argument in call.arguments:
+            if not argument.HasField("value"):
                 raise Unsupported(f"{name}() with an enum or type argument is not mapped")
-            args.append(self.expression(value, depth))
-        options = {option.text(1): option.texts(2) for option in call.messages(5)}
+            args.append(self.expression(argument.value, depth))
+        options = {option.name: list(option.preference) for option in call.options}
         return self._build(name, args, options)
 
     def _build(self, name: str, args: list[exp.Expression], options: dict[str, list[str]]) -> exp.Expression:
@@ -222,45 +218,49 @@ def _arity(name: str, args: list[exp.Expression], count: int) -> None:
         raise RequestError(f"{name}() takes {count} argument(s), not {len(args)}")
 
 
-def _child(message: Message, number: int) -> Message:
-    """The embedded message in field ``number``, which the caller found with ``has``."""
-    child = message.message(number)
-    assert child is not None
-    return child
-
-
 # ---------------------------------------------------------------- literals and types
-def _literal(literal: Message) -> Constant:
-    if literal.has(29):  # a typed NULL
-        return Constant(None, _spark_type(_child(literal, 29)))
-    if literal.has(1):
-        return Constant(bool(literal.integer(1)), SparkType("boolean"))
-    for number, spark, bits in ((2, "tinyint", 32), (3, "smallint", 32), (5, "int", 32), (7, "bigint", 64)):
-        if literal.has(number):
-            return literals.from_json(literal.signed(number, bits), spark)
-    if literal.has(10):
-        return literals.from_json(_float_json(literal.single(10)), "float")
-    if literal.has(11):
-        return literals.from_json(_float_json(literal.double(11)), "double")
-    if literal.has(12):
-        return Constant(literal.text(12), SparkType("string"))
-    if literal.has(22):
-        return Constant(_child(literal, 22).text(1), SparkType("string"))
-    if literal.has(16):
-        return _stamp(lambda: dt.date(1970, 1, 1) + dt.timedelta(days=literal.signed(16, 32)), "date")
-    if literal.has(14):
-        return _stamp(lambda: _EPOCH + dt.timedelta(microseconds=literal.signed(14, 64)), "timestamp_ntz")
-    if literal.has(27):
-        return _stamp(
-            lambda: (_EPOCH + dt.timedelta(microseconds=literal.signed(27, 64))).replace(tzinfo=dt.timezone.utc),
-            "timestamp",
+def _literal(literal: algebra_pb2.Expression.Literal) -> Constant:
+    kind = literal.WhichOneof("literal_type")
+    if kind == "null":  # a typed NULL
+        return Constant(None, _spark_type(literal.null))
+    if kind == "boolean":
+        return Constant(literal.boolean, SparkType("boolean"))
+    integral = {"i8": "tinyint", "i16": "smallint", "i32": "int", "i64": "bigint"}
+    if kind in integral:
+        return literals.from_json(getattr(literal, kind), integral[kind])
+    if kind == "fp32":
+        return literals.from_json(_float_json(literal.fp32), "float")
+    if kind == "fp64":
+        return literals.from_json(_float_json(literal.fp64), "double")
+    if kind == "string":
+        return Constant(literal.string, SparkType("string"))
+    if kind == "var_char":
+        return Constant(literal.var_char.value, SparkType("string"))
+    if kind == "date":
+        return _stamp(lambda: dt.date(1970, 1, 1) + dt.timedelta(days=literal.date), "date")
+    if kind in ("precision_timestamp", "precision_timestamp_tz"):
+        stamp = getattr(literal, kind)
+        return _precision_timestamp(
+            stamp.precision, stamp.value, "timestamp" if kind.endswith("_tz") else "timestamp_ntz"
         )
-    for number, spark in ((34, "timestamp_ntz"), (35, "timestamp")):
-        if literal.has(number):
-            return _precision_timestamp(_child(literal, number), spark)
-    if literal.has(24):
-        return _decimal(_child(literal, 24))
+    if kind == "decimal":
+        return _decimal(literal.decimal)
+    if kind is None:  # Substrait's deprecated microsecond timestamps, which pyarrow still writes
+        naive, aware = deprecated_field(literal, 14), deprecated_field(literal, 27)
+        if naive is not None:
+            return _stamp(lambda: _EPOCH + dt.timedelta(microseconds=_int64(naive)), "timestamp_ntz")
+        if aware is not None:
+            return _stamp(
+                lambda: (_EPOCH + dt.timedelta(microseconds=_int64(aware))).replace(tzinfo=dt.timezone.utc),
+                "timestamp",
+            )
     raise Unsupported("a Substrait literal of a type Sluice does not push")
+
+
+def _int64(value: int) -> int:
+    """An int64 read from an unknown field's raw varint (two's complement)."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 def _float_json(value: float) -> float | str:
@@ -271,15 +271,14 @@ def _float_json(value: float) -> float | str:
     return value
 
 
-def _stamp(build, spark: str) -> Constant:
+def _stamp(build: Callable[[], dt.date], spark: str) -> Constant:
     try:
         return Constant(build(), SparkType(spark))
     except OverflowError:
         raise RequestError(f"a {spark} literal is out of range") from None
 
 
-def _precision_timestamp(stamp: Message, spark: str) -> Constant:
-    precision, value = stamp.integer(1), stamp.signed(2, 64)
+def _precision_timestamp(precision: int, value: int, spark: str) -> Constant:
     if precision not in (0, 3, 6, 9):
         raise RequestError(f"timestamp precision {precision} is not 0, 3, 6 or 9")
     if precision == 9 and value % 1000:
@@ -291,37 +290,37 @@ def _precision_timestamp(stamp: Message, spark: str) -> Constant:
     return constant
 
 
-def _decimal(decimal: Message) -> Constant:
-    raw = decimal.raw(1)
+def _decimal(decimal: algebra_pb2.Expression.Literal.Decimal) -> Constant:
+    raw = decimal.value
     if len(raw) != 16:
         raise RequestError(f"a decimal literal holds {len(raw)} bytes, not 16")
-    precision, scale = decimal.integer(2), decimal.integer(3)
+    precision, scale = decimal.precision, decimal.scale
     if not 0 <= scale <= precision <= 38 or precision == 0:
         raise RequestError(f"decimal({precision},{scale}) is not a valid decimal type")
     unscaled = int.from_bytes(raw, "little", signed=True)
     return literals.from_json(format(Decimal(unscaled).scaleb(-scale), "f"), f"decimal({precision},{scale})")
 
 
-def _spark_type(kind: Message) -> SparkType:
-    if kind.has(24):
-        decimal = kind.message(24)
-        assert decimal is not None
-        spark = SparkType(f"decimal({decimal.integer(2)},{decimal.integer(1)})")
+def _spark_type(kind: type_pb2.Type) -> SparkType:
+    name = kind.WhichOneof("kind")
+    if name == "decimal":
+        spark = SparkType(f"decimal({kind.decimal.precision},{kind.decimal.scale})")
         literals.check_decimal(spark)
         return spark
-    for number, name in _TYPES.items():
-        if kind.has(number):
-            return SparkType(name)
+    if name in _TYPES:
+        return SparkType(_TYPES[name])
+    if name is None:
+        for number, spark_name in _DEPRECATED_TYPES.items():
+            if deprecated_field(kind, number) is not None:
+                return SparkType(spark_name)
     raise Unsupported("a Substrait type Sluice does not push")
 
 
-def _top_level_names(schema: Message) -> list[str]:
+def _top_level_names(schema: type_pb2.NamedStruct) -> list[str]:
     """The top-level column names of a NamedStruct (its names list is depth-first over nested fields)."""
-    names = schema.texts(1)
-    struct = schema.message(2)
-    types = struct.messages(1) if struct is not None else []
+    names = list(schema.names)
     top, position = [], 0
-    for kind in types:
+    for kind in schema.struct.types:
         if position >= len(names):
             raise RequestError("the base schema has fewer names than fields")
         top.append(names[position])
@@ -329,19 +328,15 @@ def _top_level_names(schema: Message) -> list[str]:
     return top
 
 
-def _nested_names(kind: Message) -> int:
+def _nested_names(kind: type_pb2.Type) -> int:
     """How many names the depth-first list holds inside one field of this type."""
-    if kind.has(25):  # struct
-        struct = kind.message(25)
-        assert struct is not None
-        return sum(1 + _nested_names(child) for child in struct.messages(1))
-    if kind.has(27):  # list
-        array = kind.message(27)
-        assert array is not None
-        element = array.message(1)
-        return _nested_names(element) if element is not None else 0
-    if kind.has(28):  # map
-        entry = kind.message(28)
-        assert entry is not None
-        return sum(_nested_names(part) for part in (entry.message(1), entry.message(2)) if part is not None)
+    name = kind.WhichOneof("kind")
+    if name == "struct":
+        return sum(1 + _nested_names(child) for child in kind.struct.types)
+    if name == "list":
+        return _nested_names(kind.list.type) if kind.list.HasField("type") else 0
+    if name == "map":
+        entry = kind.map
+        key = _nested_names(entry.key) if entry.HasField("key") else 0
+        return key + (_nested_names(entry.value) if entry.HasField("value") else 0)
     return 0

@@ -47,6 +47,7 @@ from pyiceberg.types import (
 from sqlglot import exp
 
 from sluice.pushdown.like import LikePattern
+from sluice.pushdown.visitor import PredicateVisitor
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def conjunct_filter(sql: str, schema: Schema) -> IcebergFilter:
     """The pruning form of one pushed conjunct (DuckDB SQL text, as the lake dialect renders it)."""
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
-        return _Converter(schema).convert(cast(exp.Expression, tree))  # parse_one is typed with the nodes' Expr base
+        return _Converter(schema).visit(cast(exp.Expression, tree))  # parse_one is typed with the nodes' Expr base
     except sqlglot.errors.ParseError:
         return IcebergFilter.everything()
     except RecursionError:  # nested deeper than sqlglot re-reads: prune nothing (DuckDB still applies it)
@@ -159,21 +160,22 @@ def with_value_sets(expression: ice.BooleanExpression, schema: Schema) -> ice.Bo
     return expression
 
 
-class _Converter:
+class _Converter(PredicateVisitor[IcebergFilter]):
     def __init__(self, schema: Schema) -> None:
         self.fields = {field.name.lower(): field for field in schema.fields}
 
-    def convert(self, node: exp.Expression) -> IcebergFilter:
-        while isinstance(node, exp.Paren):
-            node = node.this
-        if isinstance(node, exp.And):
-            left, right = self.convert(node.this), self.convert(node.expression)
-            return IcebergFilter(ice.And(left.expression, right.expression), left.exact and right.exact)
-        if isinstance(node, exp.Or):
-            left, right = self.convert(node.this), self.convert(node.expression)
-            return IcebergFilter(ice.Or(left.expression, right.expression), left.exact and right.exact)
-        if isinstance(node, exp.Not):
-            return self._negation(node.this)
+    def visit_and(self, node: exp.And) -> IcebergFilter:
+        left, right = self.visit(node.this), self.visit(node.expression)
+        return IcebergFilter(ice.And(left.expression, right.expression), left.exact and right.exact)
+
+    def visit_or(self, node: exp.Or) -> IcebergFilter:
+        left, right = self.visit(node.this), self.visit(node.expression)
+        return IcebergFilter(ice.Or(left.expression, right.expression), left.exact and right.exact)
+
+    def visit_not(self, node: exp.Not) -> IcebergFilter:
+        return self._negation(node.this)
+
+    def visit_leaf(self, node: exp.Expression) -> IcebergFilter:
         if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
             name = self._column(node.this)
             return IcebergFilter(_predicate(ice.IsNull)(name), True) if name else IcebergFilter.everything()

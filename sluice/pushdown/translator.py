@@ -20,6 +20,7 @@ from sluice.pushdown.like import LikePattern
 from sluice.pushdown.negation import unfold_between, unfold_negate
 from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import Translation, Unsupported, Value, paren
+from sluice.pushdown.visitor import PredicateVisitor
 from sluice.types import Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ _MIRROR: dict[type[exp.Expression], type[exp.Expression]] = {
 }
 
 
-class Translator:
+class Translator(PredicateVisitor[Translation]):
     """Translates predicates over one table of one source (``dialect``) for one session."""
 
     def __init__(self, dialect: Dialect, table: TableSchema, session_zone: str) -> None:
@@ -55,7 +56,7 @@ class Translator:
     def _part(self, node: exp.Expression) -> Translation:
         """One node of a predicate tree, its failures turned into UNSUPPORTED verdicts."""
         try:
-            return self._predicate(node)
+            return self.visit(node)
         except RecursionError:  # classify_conjuncts bounds the depth; this keeps any miss a reason
             return Translation.unsupported("the predicate is nested too deeply to translate")
         except Unsupported as unsupported:
@@ -65,22 +66,17 @@ class Translator:
         except OverflowError as overflow:  # a constant shifted past year 9999 by a time zone
             return Translation.unsupported(f"constant out of range after Spark's implicit cast: {overflow}")
 
-    def _predicate(self, node: exp.Expression) -> Translation:
-        unfolded = unfold_negate(node)
-        if unfolded is not node:
-            return self._predicate(unfolded)
-        if isinstance(node, exp.Paren):
-            return self._predicate(node.this)
-        if isinstance(node, exp.And):
-            return self._and(node)
-        if isinstance(node, exp.Or):
-            return self._or(node)
-        if isinstance(node, exp.Not):
-            return self._not(node)
+    def rewrite(self, node: exp.Expression) -> exp.Expression:
+        """A negation pushed down as far as it goes (``NOT a = b`` is ``a <> b``)."""
+        while (unfolded := unfold_negate(node)) is not node:
+            node = unfolded
+        return node
+
+    def visit_leaf(self, node: exp.Expression) -> Translation:
         if isinstance(node, exp.Between):
             unfolded = unfold_between(node)
             assert isinstance(unfolded, exp.And)
-            return self._and(unfolded)
+            return self.visit_and(unfolded)
         if isinstance(node, _COMPARISONS):
             return self._comparison(node)
         if isinstance(node, exp.In):
@@ -105,7 +101,7 @@ class Translator:
             return Translation(Level.EXACT, "boolean column", self.dialect.boolean_test(value.sql))
         raise Unsupported(f"{self.dialect.name} translation of {type(node).__name__} is not implemented")
 
-    def _and(self, node: exp.And) -> Translation:
+    def visit_and(self, node: exp.And) -> Translation:
         left, right = self._part(node.this), self._part(node.expression)
         if left.level.pushed and right.level.pushed:
             level = Level.EXACT if left.level is right.level is Level.EXACT else Level.INEXACT
@@ -120,7 +116,7 @@ class Translator:
             Level.INEXACT, f"{kept.reason}; AND pushed without the part that cannot be ({dropped.reason})", kept.sql
         )
 
-    def _or(self, node: exp.Or) -> Translation:
+    def visit_or(self, node: exp.Or) -> Translation:
         left, right = self._part(node.this), self._part(node.expression)
         for branch in (left, right):
             if not branch.level.pushed:
@@ -130,7 +126,7 @@ class Translator:
         assert left.sql is not None and right.sql is not None  # a pushed translation has its SQL
         return Translation(level, reasons, exp.Or(this=paren(left.sql), expression=paren(right.sql)))
 
-    def _not(self, node: exp.Not) -> Translation:
+    def visit_not(self, node: exp.Not) -> Translation:
         inner = self._part(node.this)
         if inner.level is Level.EXACT:
             assert inner.sql is not None  # a pushed translation has its SQL
