@@ -167,12 +167,13 @@ def _host_port(hostport: str, text: str) -> tuple[str | None, int | None]:
             raise UrlError(f"cannot read the URL {mask_unparsed(text)}: the host holds characters a host name cannot")
     if port_text is None or port_text == "":
         return host or None, None
-    if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
+    digits = port_text.lstrip("0")
+    if not (port_text.isascii() and port_text.isdigit()) or len(digits) > 5 or not 0 < int(digits or "0") < 65536:
         raise UrlError(
             f"cannot read the URL {mask_unparsed(text)}: the port is not a number from 1 to 65535 "
             f"(the value is not shown); {_PERCENT_HINT}"
         )
-    return host or None, int(port_text)
+    return host or None, int(digits)
 
 
 def _raw_userinfo(text: str) -> tuple[str | None, str | None]:

@@ -58,6 +58,8 @@ _EPOCH = dt.datetime(1970, 1, 1)
 
 def spark_type(catalog_string: str) -> SparkType:
     """Sluice's type for Spark's ``catalogString`` of a type, or :class:`Unsupported`."""
+    if not isinstance(catalog_string, str):  # only a malformed request: the JVM writes every type as its catalogString
+        raise Unsupported(f"a type must be Spark's type name, not {type(catalog_string).__name__}")
     name = _TYPE_NAMES.get(catalog_string, catalog_string)
     if re.fullmatch(r"(var)?char\(\d+\)", name):
         name = "string"  # Spark compares char/varchar values as strings once read

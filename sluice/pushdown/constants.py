@@ -131,7 +131,10 @@ def parse_timestamp(text: str, zone: str | None) -> dt.datetime | None:
     else:
         tz = session_zone(zone)
     # fold=0: the earlier offset in an overlap and a forward shift in a gap, as java.time does.
-    return value.replace(tzinfo=tz).astimezone(dt.timezone.utc)
+    try:
+        return value.replace(tzinfo=tz).astimezone(dt.timezone.utc)
+    except OverflowError:  # an instant past year 9999 in UTC: valid in Spark, not representable here
+        return None
 
 
 def session_zone(zone: str) -> dt.tzinfo:
