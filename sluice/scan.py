@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from sluice.planner.aggregates import Aggregation
+from sluice.planner.joins import JoinRead
 from sluice.planner.remote import build_query
 from sluice.sources import open_source
 from sluice.sources.base import ReadTask, Source, SqlSource
@@ -47,6 +48,9 @@ class ScanSpec:
     fewer_when_selective: bool = True
     #: pushed aggregates: the scan reads their grouped answer (one query) instead of ``columns``
     aggregate: Aggregation | None = None
+    #: a pushed join of ``table`` with another table of the source: the scan reads the joined
+    #: query (one partition) and ``columns`` are Spark's names for the join's outputs
+    join: JoinRead | None = None
 
     @classmethod
     def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: Any) -> ScanSpec:
@@ -73,12 +77,18 @@ class ScanSpec:
     def arrow_schema(self) -> pa.Schema:
         if self.aggregate is not None:
             return pa.schema([pa.field(o.name, o.type.arrow()) for o in self.aggregate.outputs])
+        if self.join is not None:
+            return pa.schema([pa.field(name, kind.arrow()) for name, kind in self.join.fields(self.columns)])
         return pa.schema([pa.field(c.name, c.type.arrow()) for c in (self.table.column(n) for n in self.columns)])
 
     def spark_ddl(self) -> str:
+        if self.join is not None:
+            return ", ".join(f"`{name}` {kind}" for name, kind in self.join.fields(self.columns))
         return self.aggregate.spark_ddl() if self.aggregate is not None else self.table.spark_ddl(self.columns)
 
     def query(self, source: SqlSource, partition_predicate: str | None = None) -> str:
+        if self.join is not None:  # one partition: the joined query is never split
+            return self.join.query(source, self.columns)
         where = list(self.where) + ([partition_predicate] if partition_predicate else [])
         table = source.dialect.quote_table(self.table.schema, self.table.name)
         if self.aggregate is not None:
@@ -98,6 +108,7 @@ class ScanSpec:
             "columns": list(self.columns),
             "where": list(self.where),
             "aggregate": self.aggregate.to_dict() if self.aggregate is not None else None,
+            "join": self.join.to_dict() if self.join is not None else None,
         }
         return json.dumps(data)
 
@@ -112,5 +123,6 @@ class ScanSpec:
                 "columns": tuple(data["columns"]),
                 "where": tuple(data["where"]),
                 "aggregate": aggregate,
+                "join": JoinRead.from_dict(data["join"]) if data.get("join") is not None else None,
             }
         )

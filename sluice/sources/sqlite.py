@@ -186,8 +186,8 @@ class SqliteSource(SqlSource):
         connection.set_progress_handler(lambda: time.monotonic() > deadline, 100_000)
         try:
             try:
-                if task.table is not None:
-                    self._verify(connection, task.table)
+                for planned in task.planned_tables():
+                    self._verify(connection, planned)
                 cursor = connection.execute(task.request)
             except sqlite3.Error as error:
                 raise SourceError(self.name, f"query failed: {self._failure(error, deadline)}") from None

@@ -115,7 +115,7 @@ CALLBACK = PlannerCallback(PLANNER)
 
 
 #: the planner's methods the catalog layer calls (looked up at each call)
-_PLANNER_METHODS = frozenset({"namespaces", "tables", "describe", "filters", "aggregate", "plan"})
+_PLANNER_METHODS = frozenset({"namespaces", "tables", "describe", "filters", "aggregate", "join", "plan"})
 
 
 def _error(kind: str, message: str) -> str:
