@@ -37,11 +37,16 @@ class ScanPlan:
     aggregates: tuple[Verdict, ...] = ()
     #: the join keys Spark handed the scan at run time (known once the query ran: explain analyze)
     runtime: tuple[Verdict, ...] = ()
+    #: the verdict on each key of a join Spark offered the scan (pushed when ``spec.join``), and
+    #: why it was not pushed when no key is to blame
+    joins: tuple[Verdict, ...] = ()
+    join_note: str | None = None
 
     @classmethod
     def from_answer(cls, answer: dict[str, Any]) -> ScanPlan:
         """The planner's answer for a scan (sluice/spark/planner.py), as Spark kept it."""
         verdicts = tuple(Verdict.from_dict(v) for v in answer["verdicts"])
+        refused = answer.get("join_refused") or {}
         trace = tuple(TraceStep(s["rule"], s["text"], s["changed"]) for s in answer.get("trace", []))
         return cls(
             answer["scan_id"],
@@ -55,6 +60,8 @@ class ScanPlan:
             trace,
             tuple(Verdict.from_dict(v) for v in answer.get("aggregates", [])),
             tuple(Verdict.from_dict(v) for v in answer.get("runtime", [])),
+            tuple(Verdict.from_dict(v) for v in answer.get("join_verdicts") or refused.get("verdicts", [])),
+            refused.get("note"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -72,9 +79,14 @@ class ScanPlan:
             "aggregates": [v.to_dict() for v in self.aggregates],
             "aggregates_pushed": self.spec.aggregate is not None,
             "runtime_filters": [v.to_dict() for v in self.runtime],
+            "join": [v.to_dict() for v in self.joins],
+            "join_pushed": self.spec.join is not None,
+            "join_note": self.join_note,
             "limit": self.spec.limit,
             "order": self.spec.order,
-            "partitions": 1 if self.spec.limit is not None or self.spec.aggregate is not None else self.spec.partitions,
+            "partitions": 1
+            if self.spec.limit is not None or self.spec.aggregate is not None or self.spec.join
+            else self.spec.partitions,
         }
 
 
