@@ -78,17 +78,8 @@ def _pg(folder: Path) -> str:
 def _mysql(folder: Path) -> str:
     import pymysql
 
-    from sluice.urls import parse_url
-
-    url = parse_url(MYSQL_URL)
-    connection = pymysql.connect(
-        host=url.host or "127.0.0.1",
-        port=url.port or 3306,
-        user=url.user or "root",
-        password=url.password or "",
-        database=url.database,
-        charset="utf8mb4",
-        autocommit=True,
+    connection = pymysql.connect(  # the test server of tests/edge_data.py, database test (MYSQL_URL)
+        host="127.0.0.1", port=3306, user="root", database="test", charset="utf8mb4", autocommit=True
     )
     try:
         with connection.cursor() as cursor:
