@@ -21,7 +21,11 @@ def render_explain(
     for scan in plan.scans:
         lines.append(f"Scan {scan.alias} on {scan.source} ({scan.source_url})")
         lines.append(f"  remote query: {scan.remote_query}")
-        partitions = 1 if scan.spec.limit is not None or scan.spec.aggregate is not None else scan.spec.partitions
+        partitions = (
+            1
+            if scan.spec.limit is not None or scan.spec.aggregate is not None or scan.spec.join is not None
+            else scan.spec.partitions
+        )
         if scan.spec.aggregate is None:
             lines.append(f"  columns: {', '.join(scan.spec.columns)}")
         lines.append(f"  partitions: up to {partitions}")
@@ -41,6 +45,15 @@ def render_explain(
             )
         for verdict in scan.aggregates:
             lines.append(f"  [{verdict.level.value}] {verdict.sql}")
+            lines.append(f"      reason: {verdict.reason}")
+        if scan.joins or scan.join_note:
+            lines.append(
+                "  join: "
+                + ("pushed (the source joins both tables)" if scan.spec.join is not None else "run by Spark")
+                + (f": {scan.join_note}" if scan.join_note else "")
+            )
+        for verdict in scan.joins:
+            lines.append(f"  [JOIN {verdict.level.value}] {verdict.sql}")
             lines.append(f"      reason: {verdict.reason}")
         for verdict in scan.runtime:
             lines.append(f"  [RUNTIME {verdict.level.value}] {runtime.clipped(verdict.sql)}")

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from sluice.dialects.base import Dialect
 from sluice.planner.aggregates import Aggregation
+from sluice.planner.joins import JoinRead
 from sluice.planner.remote import OrderKey, build_query, order_by
 from sluice.pushdown.pushed import Pushed
 from sluice.sources import open_source
@@ -55,6 +56,9 @@ class ScanSpec:
     fewer_when_selective: bool = True
     #: pushed aggregates: the scan reads their grouped answer (one query) instead of ``columns``
     aggregate: Aggregation | None = None
+    #: a pushed join of ``table`` with another table of the source: the scan reads the joined
+    #: query (one partition) and ``columns`` are Spark's names for the join's outputs
+    join: JoinRead | None = None
 
     @classmethod
     def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: Any) -> ScanSpec:
@@ -81,9 +85,13 @@ class ScanSpec:
     def arrow_schema(self) -> pa.Schema:
         if self.aggregate is not None:
             return pa.schema([pa.field(o.name, o.type.arrow()) for o in self.aggregate.outputs])
+        if self.join is not None:
+            return pa.schema([pa.field(name, kind.arrow()) for name, kind in self.join.fields(self.columns)])
         return pa.schema([pa.field(c.name, c.type.arrow()) for c in (self.table.column(n) for n in self.columns)])
 
     def spark_ddl(self) -> str:
+        if self.join is not None:
+            return ", ".join(f"`{name}` {kind}" for name, kind in self.join.fields(self.columns))
         return self.aggregate.spark_ddl() if self.aggregate is not None else self.table.spark_ddl(self.columns)
 
     def where_sql(self, dialect: Dialect) -> list[str]:
@@ -96,6 +104,8 @@ class ScanSpec:
         return order_by(dialect, self.table, self.order)
 
     def query(self, source: SqlSource, partition_predicate: str | None = None) -> str:
+        if self.join is not None:  # one partition: the joined query is never split
+            return self.join.query(source, self.columns)
         where = self.where_sql(source.dialect) + ([partition_predicate] if partition_predicate else [])
         table = source.dialect.quote_table(self.table.schema, self.table.name)
         order = self.order_sql(source.dialect)
@@ -117,6 +127,7 @@ class ScanSpec:
             "where": [conjunct.to_dict() for conjunct in self.where],
             "order": [key.__dict__ for key in self.order],
             "aggregate": self.aggregate.to_dict() if self.aggregate is not None else None,
+            "join": self.join.to_dict() if self.join is not None else None,
         }
         return json.dumps(data)
 
@@ -132,5 +143,6 @@ class ScanSpec:
                 "where": tuple(Pushed.from_dict(conjunct) for conjunct in data["where"]),
                 "order": tuple(OrderKey(**key) for key in data["order"]),
                 "aggregate": aggregate,
+                "join": JoinRead.from_dict(data["join"]) if data.get("join") is not None else None,
             }
         )

@@ -25,6 +25,9 @@ Aggregates get their own table: each :data:`AGGREGATE_SHAPES` row is a ``GROUP B
 aggregate functions as Spark offers them to a scan, answered by
 :func:`sluice.planner.aggregates.decide` for the profile's source (complete pushdown or none).
 
+Joins get a table too: each :data:`JOIN_SHAPES` row is an inner self-join of the profile's
+table on one key, as Spark offers it, answered by :func:`sluice.planner.joins.decide`.
+
 ``python -m tools.matrix [--write PATH | --check PATH]`` prints, writes or
 checks the document.
 """
@@ -47,7 +50,7 @@ from sluice.dialects.duckdb import DuckdbDialect
 from sluice.dialects.mysql import MariadbDialect
 from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
-from sluice.planner import aggregates
+from sluice.planner import aggregates, joins
 from sluice.pushdown.levels import Level
 from sluice.pushdown.translator import Translator
 from sluice.scan import ScanSpec
@@ -57,7 +60,7 @@ from sluice.sources.mysql import MysqlSource, catalog_column
 from sluice.sources.postgres import PostgresSource
 from sluice.sources.sqlite import SqliteSource
 from sluice.sources.sqlite_values import spark_type_for
-from sluice.types import Column, Kind, SparkType, TableSchema
+from sluice.types import Column, Kind, SparkType, TableSchema, table_to_dict
 
 #: Timestamp rules depend on the session zone; a DST zone is the demanding case.
 SESSION_ZONE = "America/New_York"
@@ -476,6 +479,60 @@ def _columns_section(profiles: tuple[Profile, ...]) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class JoinShape:
+    """A row of the joins table: ``t JOIN t AS u ON <key>``, the key as Spark offers it (``u``'s columns aliased ``_1``)."""
+
+    label: str
+    left: str
+    right: str
+    op: str = "="
+    cast: str | None = None  # Spark's cast of the left column (the right column's type)
+
+    @property
+    def spark_sql(self) -> str:
+        return f"SELECT * FROM t JOIN t AS u ON t.{self.left} {self.op} u.{self.right}"
+
+    def offer(self, table: TableSchema) -> dict[str, Any]:
+        left: dict[str, Any] = {"ref": [self.left]}
+        if self.cast is not None:
+            left = {"op": "CAST", "from": table.column(self.left).type.name, "to": self.cast, "args": [left]}
+        side = {"catalog": table.source, "table": {"table": table_to_dict(table)}, "verdicts": []}
+        return {
+            "left": {**side, "columns": [{"name": self.left, "alias": None}]},
+            "right": {**side, "columns": [{"name": self.right, "alias": f"{self.right}_1"}]},
+            "join_type": "INNER_JOIN",
+            "same_source": True,
+            "condition": {"op": self.op, "args": [left, {"ref": [f"{self.right}_1"]}]},
+        }
+
+
+JOIN_SHAPES: tuple[JoinShape, ...] = (
+    JoinShape("int = int", "i", "i"),
+    JoinShape("int = bigint (Spark casts the int)", "i", "b", cast="bigint"),
+    JoinShape("decimal = decimal", "d", "d"),
+    JoinShape("string = string", "s", "s"),
+    JoinShape("string <=> string (NULL-safe)", "s", "s", "<=>"),
+    JoinShape("date = date", "dt", "dt"),
+    JoinShape("timestamp = timestamp", "ts", "ts"),
+    JoinShape("double = double", "f", "f"),
+)
+
+
+def classify_join(profile: Profile, shape: JoinShape) -> Cell:
+    """One joins cell: EXACT with the joined query when the source runs the join."""
+    source = _SOURCES[type(profile.dialect)]
+    source.dialect = profile.dialect
+    decision = joins.decide(source, shape.offer(profile.table))
+    if decision.join is not None:
+        spec = ScanSpec.for_source(
+            source, profile.table, tuple(o.name for o in decision.join.outputs), join=decision.join
+        )
+        return Cell(Level.EXACT, "; ".join(v.reason for v in decision.verdicts), source.request_text(spec))
+    refused = [v.reason for v in decision.verdicts if v.level is not Level.EXACT]
+    return Cell(Level.UNSUPPORTED, refused[0] if refused else decision.note or "not pushed", None)
+
+
 def render_markdown(profiles: tuple[Profile, ...] = PROFILES, shapes: tuple[Shape, ...] = SHAPES) -> str:
     """The whole document; deterministic, so the staleness test can compare bytes."""
     cells = {(s, p.name): classify(p, s) for s in shapes for p in profiles}
@@ -503,7 +560,33 @@ def render_markdown(profiles: tuple[Profile, ...] = PROFILES, shapes: tuple[Shap
             if cell.remote_sql is not None:
                 lines.append(f"  - remote: {_code(cell.remote_sql)}")
     lines += _aggregates_section(profiles)
+    lines += _joins_section(profiles)
     return "\n".join(lines) + "\n"
+
+
+def _joins_section(profiles: tuple[Profile, ...]) -> list[str]:
+    """The joins table and its details: the source runs the join (EXACT) or Spark does (see pushdown.md, Joins)."""
+    lines = [
+        "",
+        "## Joins",
+        "",
+        "Each row is an inner join of two tables of one source on one key, as Spark offers it to the "
+        "scan (both sides' filters EXACT); the source runs the join (EXACT) or Spark joins the rows.",
+        "",
+    ]
+    lines += [_row(["shape", "query", *(_text(p.name, True) for p in profiles)]), _row(["---"] * (len(profiles) + 2))]
+    cells = {(s.label, p.name): classify_join(p, s) for s in JOIN_SHAPES for p in profiles}
+    for shape in JOIN_SHAPES:
+        levels = [cells[shape.label, p.name].level.value for p in profiles]
+        lines.append(_row([_text(shape.label, True), _code(shape.spark_sql, in_table=True), *levels]))
+    for shape in JOIN_SHAPES:
+        lines += ["", f"#### {_text(shape.label)} — {_code(shape.spark_sql)}", ""]
+        for profile in profiles:
+            cell = cells[shape.label, profile.name]
+            lines.append(f"- **{_text(profile.name)}**: {cell.level.value} — {_text(cell.reason)}")
+            if cell.remote_sql is not None:
+                lines.append(f"  - remote: {_code(cell.remote_sql)}")
+    return lines
 
 
 def _aggregates_section(profiles: tuple[Profile, ...]) -> list[str]:

@@ -8,6 +8,8 @@ here as JSON (:mod:`sluice.spark.bridge` is the transport) and do what the answe
 * ``filters``: one verdict per conjunct Spark offers (EXACT / INEXACT / UNSUPPORTED, why).
 * ``aggregate``: whether the source answers Spark's GROUP BY and aggregates completely, and why
   (:mod:`sluice.planner.aggregates`).
+* ``join``: whether the source runs Spark's join of two of its tables, and why
+  (:mod:`sluice.planner.joins`).
 * ``plan``: the scan as the source will run it: the typed :class:`~sluice.scan.ScanSpec`
   the reader gets, the text EXPLAIN shows, and statistics for Spark's join planning.
 * ``create_table``, ``drop_table``, ``create_namespace`` and :meth:`CatalogPlanner.write`:
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from sluice.errors import BindError, ConfigError, TimeTravelError
 from sluice.masking import mask_url
-from sluice.planner import aggregates, runtime, v2, writes
+from sluice.planner import aggregates, joins, runtime, v2, writes
 from sluice.planner.remote import OrderKey
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
@@ -232,12 +234,26 @@ class CatalogPlanner:
             "note": decision.note,
         }
 
+    def join(self, request: Request) -> Answer:
+        """Whether the source runs the offered join of two of its tables, with each key's verdict."""
+        decision = joins.decide(self.source(request), request)
+        answer = decision.to_dict()
+        if decision.join is not None:  # what the joined scan reads until Spark prunes columns
+            answer["read_schema"] = _struct(decision.join.fields())
+        return answer
+
     def _aggregation(self, request: Request, offered: dict[str, Any]) -> aggregates.Decision:
+        if request.get("join") is not None:
+            return aggregates.Decision(
+                False, (), None, "aggregates over a pushed join: Spark aggregates the joined rows"
+            )
         table = table_from_dict(request["table"]["table"])
         filters = [Verdict.from_dict(v) for v in request.get("verdicts", [])]
         return aggregates.decide(self.source(request), table, offered, filters, bool(request.get("ansi", True)))
 
     def plan(self, request: Request) -> Answer:
+        if request.get("join") is not None:
+            return self._plan_join(request, joins.JoinRead.from_dict(request["join"]))
         source = self.source(request)
         table = table_from_dict(request["table"]["table"])
         verdicts = [Verdict.from_dict(v) for v in request.get("verdicts", [])]
@@ -305,7 +321,9 @@ class CatalogPlanner:
             "order": order_text,
             "limit_note": why,
             "partitions": 1 if limit is not None or aggregation is not None else spec.partitions,
-            "description": _description(source, table, remote, verdicts, why, grouped, at_runtime),
+            "description": _description(source, table, remote, verdicts, why, grouped, at_runtime)
+            + _refused_join(request.get("join_refused")),
+            "join_refused": request.get("join_refused"),
             "trace": _trace(request, verdicts, tuple(name for name, _ in read), limit, order_text, why, grouped),
         }
         if aggregation is not None and not aggregation.group_by:  # one row, whatever the table holds
@@ -315,6 +333,64 @@ class CatalogPlanner:
             answer["rows"] = rows
             answer["bytes"] = max(1, rows) * max(1, sum(_WIDTH[kind.kind] for _, kind in read))
         return answer
+
+    def _plan_join(self, request: Request, join: joins.JoinRead) -> Answer:
+        """The scan of a pushed join: one query over both tables, one partition; Spark applies
+        any LIMIT and aggregate above it itself (neither is pushed through a join)."""
+        source = self.source(request)
+        names = tuple(join.output(name).name for name in request.get("columns", [])) or tuple(
+            o.name for o in join.outputs
+        )
+        spec = ScanSpec.for_source(source, join.left, names, partitions=1, fewer_when_selective=False, join=join)
+        remote = source.masked(source.request_text(spec))
+        scan_id = hashlib.sha256(spec.to_json().encode()).hexdigest()[:16]
+        if request.get("metrics_dir"):
+            spec = replace(spec, metrics_dir=os.path.join(request["metrics_dir"], scan_id))
+            os.makedirs(spec.metrics_dir or "", exist_ok=True)
+        keys = [Verdict.from_dict(v) for v in request.get("join_verdicts", [])]
+        offered = request.get("aggregation_offered")
+        notes = (
+            ["Aggregates not pushed: aggregates over a pushed join: Spark aggregates the joined rows"]
+            if offered
+            else []
+        )
+        if request.get("limit") is not None:
+            notes.append(f"LIMIT {request['limit']} over a pushed join: Spark applies it")
+        description = " | ".join(
+            [f"Sluice {join.title()} on {source.name} ({mask_url(source.url)})", f"RemoteQuery: {remote}"]
+            + [f"[JOIN {v.level.value}] {v.sql} -- {v.reason}" for v in keys]
+            + notes
+        )
+        return {
+            "scan": spec.to_json(),
+            "scan_id": scan_id,
+            "columns": list(names),
+            "table": join.title(),
+            "read_schema": _struct(join.fields(names)),
+            "aggregates": [],
+            "aggregates_pushed": False,
+            "join": join.to_dict(),
+            "join_verdicts": [v.to_dict() for v in keys],
+            "runtime": [],
+            "runtime_columns": [],
+            "source": source.name,
+            "source_url": mask_url(source.url),
+            "remote_query": remote,
+            "verdicts": [],
+            "limit": None,
+            "order": None,
+            "limit_note": notes[-1] if request.get("limit") is not None else None,
+            "partitions": 1,
+            "description": description,
+            "trace": [
+                {
+                    "rule": "push_join",
+                    "text": f"{join.title()} pushed; " + "; ".join(v.sql for v in keys),
+                    "changed": True,
+                },
+                {"rule": "push_projection", "text": f"read {', '.join(names)}", "changed": True},
+            ],
+        }
 
     def _runtime(self, source: Source, table: TableSchema, request: Request) -> list[Verdict]:
         """The verdicts on the join keys Spark found at run time (:mod:`sluice.planner.runtime`)."""
@@ -522,6 +598,15 @@ def _description(
     if limit_note:
         parts.append(limit_note)
     return " | ".join(parts)
+
+
+def _refused_join(refused: dict[str, Any] | None) -> str:
+    """EXPLAIN's words on a join Spark offered this scan and the planner left to Spark."""
+    if not refused:
+        return ""
+    parts = [f"Join not pushed: {refused.get('note') or 'a key is not EXACT'}"]
+    parts += [f"[JOIN {v['level']}] {v['sql']} -- {v['reason']}" for v in refused.get("verdicts", [])]
+    return " | " + " | ".join(parts)
 
 
 def _pushed(verdicts: list[Verdict]) -> tuple[Pushed, ...]:

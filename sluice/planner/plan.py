@@ -39,11 +39,16 @@ class ScanPlan:
     runtime: tuple[Verdict, ...] = ()
     #: the pushed ORDER BY as the source runs it (rendered by the source from ``spec.order``)
     order: str | None = None
+    #: the verdict on each key of a join Spark offered the scan (pushed when ``spec.join``), and
+    #: why it was not pushed when no key is to blame
+    joins: tuple[Verdict, ...] = ()
+    join_note: str | None = None
 
     @classmethod
     def from_answer(cls, answer: dict[str, Any]) -> ScanPlan:
         """The planner's answer for a scan (sluice/spark/planner.py), as Spark kept it."""
         verdicts = tuple(Verdict.from_dict(v) for v in answer["verdicts"])
+        refused = answer.get("join_refused") or {}
         trace = tuple(TraceStep(s["rule"], s["text"], s["changed"]) for s in answer.get("trace", []))
         return cls(
             answer["scan_id"],
@@ -58,6 +63,8 @@ class ScanPlan:
             tuple(Verdict.from_dict(v) for v in answer.get("aggregates", [])),
             tuple(Verdict.from_dict(v) for v in answer.get("runtime", [])),
             answer.get("order"),
+            tuple(Verdict.from_dict(v) for v in answer.get("join_verdicts") or refused.get("verdicts", [])),
+            refused.get("note"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,9 +82,14 @@ class ScanPlan:
             "aggregates": [v.shown() for v in self.aggregates],
             "aggregates_pushed": self.spec.aggregate is not None,
             "runtime_filters": [v.shown() for v in self.runtime],
+            "join": [v.shown() for v in self.joins],
+            "join_pushed": self.spec.join is not None,
+            "join_note": self.join_note,
             "limit": self.spec.limit,
             "order": self.order,
-            "partitions": 1 if self.spec.limit is not None or self.spec.aggregate is not None else self.spec.partitions,
+            "partitions": 1
+            if self.spec.limit is not None or self.spec.aggregate is not None or self.spec.join
+            else self.spec.partitions,
         }
 
 

@@ -66,6 +66,13 @@ class ReadTask:
     #: the rows the source expects this task to return (its planner's estimate), when it gave one;
     #: sizes the read only (sluice/spark/small_reads.py), never decides a row
     expected_rows: int | None = None
+    #: a pushed join's read: the tables it reads, which a reader that checks the planned table
+    #: against the catalog checks instead of ``table`` (then the join's outputs, named as Spark names them)
+    tables: tuple[TableSchema, ...] = ()
+
+    def planned_tables(self) -> tuple[TableSchema, ...]:
+        """The remote tables this read touches, as planned."""
+        return self.tables or ((self.table,) if self.table is not None else ())
 
 
 _ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -127,6 +134,8 @@ class Source(abc.ABC):
     #: small scans in a read process beside it (sluice/spark/small_reads.py), else one slow small
     #: query would stall every other Python thread of the driver
     holds_gil_while_reading: ClassVar[bool] = False
+    #: whether the source runs a pushed join of two of its tables (sluice/planner/joins.py)
+    joins: ClassVar[bool] = False
     default_schema: ClassVar[str | None] = None
     batch_rows: ClassVar[int] = 65_536
 
@@ -256,11 +265,19 @@ class SqlSource(Source):
 
     #: runs ``GROUP BY`` queries for pushed aggregates (sluice/planner/aggregates.py)
     aggregates: ClassVar[bool] = True
+    #: runs pushed joins of two of its tables as one query (sluice/planner/joins.py)
+    joins: ClassVar[bool] = True
 
     def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         """One query per partition; a pushed LIMIT is answered by a single stream, and so is a
         filter the source expects to keep few rows (a partition per ``ROWS_PER_PARTITION``):
-        splitting 10 rows into 8 partitions costs 8 sessions and 8 tasks for nothing."""
+        splitting 10 rows into 8 partitions costs 8 sessions and 8 tasks for nothing.
+        A pushed join is one query over both tables, never split."""
+        if spec.join is not None:
+            joined = spec.join.read_table(spec.columns)
+            return [
+                ReadTask(spec.query(self), spec.arrow_schema(), 0, joined, tables=(spec.join.left, spec.join.right))
+            ]
         count = 1 if spec.limit is not None or spec.aggregate is not None else spec.partitions
         # the estimate sizes the read: fewer partitions, or a small read by the driver
         wanted = spec.where and spec.limit is None and spec.aggregate is None

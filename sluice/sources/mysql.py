@@ -267,21 +267,21 @@ class MysqlSource(SqlSource):
         import pymysql
 
         connection = self._catalog()
-        table = task.table
-        if table is None:
-            connection.close()
-            return
+        found = []
         try:
-            with connection.cursor() as cursor:
-                cursor.execute(_VERIFY, (table.schema, table.name))
-                rows = cursor.fetchall()
-        except pymysql.MySQLError as error:
-            raise SourceError(
-                self.name, f"cannot read the catalog of {table.qualified_name}: {self.masked(str(error))}"
-            ) from None
+            for table in task.planned_tables():
+                with connection.cursor() as cursor:
+                    try:
+                        cursor.execute(_VERIFY, (table.schema, table.name))
+                    except pymysql.MySQLError as error:
+                        raise SourceError(
+                            self.name, f"cannot read the catalog of {table.qualified_name}: {self.masked(str(error))}"
+                        ) from None
+                    found.append((table, cursor.fetchall()))
         finally:
             connection.close()
-        self.ensure_unchanged(table, [catalog_column(row) for row in rows] if rows else None)
+        for table, rows in found:
+            self.ensure_unchanged(table, [catalog_column(row) for row in rows] if rows else None)
 
 
 @functools.cache

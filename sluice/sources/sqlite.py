@@ -186,8 +186,8 @@ class SqliteSource(SqlSource):
         connection.set_progress_handler(lambda: time.monotonic() > deadline, 100_000)
         try:
             try:
-                if task.table is not None:
-                    self._verify(connection, task.table)
+                if task.planned_tables():
+                    self._verify(connection, task.planned_tables())
                 cursor = connection.execute(task.request)
             except sqlite3.Error as error:
                 raise SourceError(self.name, f"query failed: {self._failure(error, deadline)}") from None
@@ -254,15 +254,16 @@ class SqliteSource(SqlSource):
         waited_s = self.statement_timeout_s if seconds is None else seconds
         return f"{self.path} is locked by another connection writing to it ({message} after waiting {setting}={waited_s:g})"
 
-    def _verify(self, connection: sqlite3.Connection, planned: TableSchema) -> None:
-        """Fail, naming the column, if the table changed since it was planned.
+    def _verify(self, connection: sqlite3.Connection, tables: tuple[TableSchema, ...]) -> None:
+        """Fail, naming the column, if a table read (two for a pushed join) changed since it was planned.
 
         Checked in the query's own snapshot (one transaction). Without it a stale plan can
         return wrong rows with no error: SQLite reads the quoted name of a dropped column
         as a string literal (``"w"`` becomes ``'w'``) and converts values by the new affinity.
         """
         connection.execute("BEGIN")
-        self.verify(connection, planned)
+        for planned in tables:
+            self.verify(connection, planned)
 
     def verify(self, connection: Queries, planned: TableSchema) -> None:
         """:meth:`_verify` inside a transaction already open on ``connection`` (any object with

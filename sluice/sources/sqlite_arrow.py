@@ -164,8 +164,8 @@ def read(source: SqliteSource, task: ReadTask) -> Iterator[pa.RecordBatch] | Non
 def _batches(source: SqliteSource, task: ReadTask, connection, cursor, deadline: float) -> Iterator[pa.RecordBatch]:
     try:
         try:
-            if task.table is not None:
-                source.verify(_Queries(cursor), task.table)
+            for planned in task.planned_tables():
+                source.verify(_Queries(cursor), planned)
             cursor.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(source.batch_rows)})
             cursor.execute(task.fast_request)
             reader = cursor.fetch_record_batch()

@@ -161,6 +161,7 @@ _PLANNER_METHODS = frozenset(
         "describe",
         "filters",
         "aggregate",
+        "join",
         "plan",
         "create_table",
         "drop_table",

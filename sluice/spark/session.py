@@ -25,6 +25,11 @@ SAFE_CONF = {
     # DataFrame prunes every batch and returns no rows (seen in Spark 4.3; see tests).
     "spark.sql.inMemoryColumnarStorage.partitionPruning": "false",
 }
+#: optimisations Sluice turns on in the sessions it builds (never in a caller's: docs/pushdown.md, Joins)
+PUSHDOWN_CONF = {
+    # Spark offers a join of two tables of one source to the source only with this (off by default)
+    "spark.sql.optimizer.datasourceV2JoinPushdown": "true",
+}
 
 
 def build_session(
@@ -45,7 +50,7 @@ def build_session(
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.extraClassPath", str(ensure_jar()))  # the catalog layer (sluice/spark/jvm.py)
     )
-    for key, value in {**SAFE_CONF, **(conf or {})}.items():
+    for key, value in {**SAFE_CONF, **PUSHDOWN_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

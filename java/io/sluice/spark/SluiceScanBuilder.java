@@ -10,9 +10,11 @@ import java.util.Map;
 import org.apache.spark.sql.connector.expressions.SortOrder;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.join.JoinType;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
+import org.apache.spark.sql.connector.read.SupportsPushDownJoin;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
@@ -29,11 +31,13 @@ import org.apache.spark.sql.types.StructType;
  * <em>partially</em> pushed, so Spark always applies its own LIMIT and sort on top: whether
  * the source applies them too is the planner's decision when the scan is built, and either
  * answer gives Spark's rows. Aggregates are pushed completely or not at all (the planner's
- * {@code aggregate} answer; see sluice/planner/aggregates.py). Everything decided so far travels
- * in the requests; nothing is kept between calls on the Python side.
+ * {@code aggregate} answer; see sluice/planner/aggregates.py). A join of this scan with another
+ * Sluice scan is the planner's {@code join} decision (sluice/planner/joins.py): once pushed, this
+ * builder reads the joined query and every later request carries the join. Everything decided so
+ * far travels in the requests; nothing is kept between calls on the Python side.
  */
 final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters, SupportsPushDownRequiredColumns,
-    SupportsPushDownLimit, SupportsPushDownTopN, SupportsPushDownAggregates {
+    SupportsPushDownLimit, SupportsPushDownTopN, SupportsPushDownAggregates, SupportsPushDownJoin {
   private final SluiceTable table;
   private Predicate[] pushed = new Predicate[0];
   /** The planner's verdicts for the conjuncts Spark offered, as it answered them. */
@@ -46,6 +50,9 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
   /** The last aggregation offered (EXPLAIN says why it was not pushed) and the one pushed. */
   private ObjectNode offeredAggregation;
   private ObjectNode pushedAggregation;
+  /** The planner's answer to the join pushed into this scan, or to the last one it refused (EXPLAIN says why). */
+  private JsonNode pushedJoin;
+  private JsonNode refusedJoin;
 
   SluiceScanBuilder(SluiceTable table) {
     this.table = table;
@@ -55,12 +62,64 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
   private ObjectNode request() {
     ObjectNode request = table.source.request();
     request.set("table", table.described.path("handle"));
+    if (pushedJoin != null) {
+      request.set("join", pushedJoin.path("join"));
+      request.set("join_verdicts", pushedJoin.path("verdicts"));
+    }
     return request;
+  }
+
+  /** One side of an offered join, as the planner reads it: its table, pushed filters and the columns Spark needs. */
+  private ObjectNode side(SupportsPushDownJoin.ColumnWithAlias[] columns) {
+    ObjectNode side = Bridge.JSON.createObjectNode();
+    side.put("catalog", table.source.catalog);
+    side.set("table", table.described.path("handle"));
+    side.set("verdicts", verdicts != null ? verdicts : Bridge.JSON.createArrayNode());
+    if (pushedJoin != null) {
+      side.set("join", pushedJoin.path("join"));
+    }
+    ArrayNode names = side.putArray("columns");
+    for (SupportsPushDownJoin.ColumnWithAlias column : columns) {
+      ObjectNode named = names.addObject();
+      named.put("name", column.colName());
+      named.put("alias", column.alias());
+    }
+    return side;
+  }
+
+  /** Any two Sluice scans: whether their source runs the join is the planner's answer to {@link #pushDownJoin}. */
+  @Override
+  public boolean isOtherSideCompatibleForJoin(SupportsPushDownJoin other) {
+    return table.source.pushdown && other instanceof SluiceScanBuilder that && that.table.source.pushdown;
+  }
+
+  @Override
+  public boolean pushDownJoin(SupportsPushDownJoin other, JoinType joinType, SupportsPushDownJoin.ColumnWithAlias[] leftColumns,
+      SupportsPushDownJoin.ColumnWithAlias[] rightColumns, Predicate condition) {
+    if (!(other instanceof SluiceScanBuilder that) || !isOtherSideCompatibleForJoin(other)) {
+      return false;
+    }
+    ObjectNode request = table.source.request();
+    request.set("left", side(leftColumns));
+    request.set("right", that.side(rightColumns));
+    request.put("same_source", java.util.Objects.equals(table.source.catalog, that.table.source.catalog)
+        && table.source.options.equals(that.table.source.options));
+    request.put("join_type", joinType.name());
+    request.set("condition", Expressions.toJson(condition));
+    JsonNode answer = Bridge.callUnchecked("join", request);
+    if (!answer.path("pushed").asBoolean()) {
+      refusedJoin = answer;
+      return false;
+    }
+    pushedJoin = answer;
+    refusedJoin = null;
+    required = (StructType) DataType.fromJson(answer.path("read_schema").toString());
+    return true;
   }
 
   @Override
   public Predicate[] pushPredicates(Predicate[] predicates) {
-    if (!table.source.pushdown || predicates.length == 0) {
+    if (!table.source.pushdown || predicates.length == 0 || pushedJoin != null) {
       return predicates;
     }
     ObjectNode request = request();
@@ -177,6 +236,9 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
       request.set("aggregation", pushedAggregation);
     } else if (offeredAggregation != null) {
       request.set("aggregation_offered", offeredAggregation);
+    }
+    if (refusedJoin != null) {
+      request.set("join_refused", refusedJoin);
     }
     request.put("pushdown", table.source.pushdown);
     JsonNode plan = Bridge.callUnchecked("plan", request);

@@ -1,0 +1,355 @@
+"""Join pushdown: whether a source runs Spark's join of two of its tables, with Spark's exact rows.
+
+With ``spark.sql.optimizer.datasourceV2JoinPushdown=true`` Spark offers a scan the join of
+two scans (``SupportsPushDownJoin``) once each side's filters are pushed and nothing is left
+for Spark to apply above either scan. The offer carries both sides (their table, the verdicts
+of their pushed filters, the columns Spark needs from each, duplicate names aliased), the join
+type (Spark 4.3 offers INNER, LEFT OUTER and RIGHT OUTER only) and the condition as a V2
+predicate over the aliased names.
+
+Rules, each refusal with its reason (Spark then joins, which is always correct):
+
+* both sides are tables of the same attached source (one catalog, the same options), which
+  runs SQL; neither side already holds a pushed join (two tables at a time);
+* every filter of each side is EXACT (a superset read would join rows Spark drops);
+* the condition is an AND of key comparisons ``=`` / ``<=>``, each between a column of each
+  side (Spark's casts included). Each key is classified by the filter classifier, over the
+  two sides' columns as one table, and must be EXACT: text keys only where the engine compares
+  as Spark does (MySQL's ``_ci``/PAD SPACE collations under a binary no-pad collation,
+  PostgreSQL ``char(n)`` refused), numeric casts only where the engine computes them as Spark,
+  NULL-safe equality in the dialect's spelling (``IS NOT DISTINCT FROM``, ``<=>``, ``IS``).
+  Floating-point keys are refused: Spark normalises NaN and -0.0 in join keys;
+* no column read by the join has a value the reader would refuse (``Dialect.suspect``): the
+  reference path reads such a value and fails, a pushed join could skip its row.
+
+The joined read is one query, in one partition::
+
+    SELECT <outputs> FROM (SELECT <left columns> FROM l WHERE <left filters>) AS sluice_l
+      <INNER | LEFT OUTER> JOIN (SELECT ... FROM r WHERE <right filters>) AS sluice_r ON <keys>
+
+Each side's columns are renamed ``sluice_l0``, ``sluice_r0``, ... inside the subqueries, so
+the pushed filters keep their unqualified text and the keys never collide. A RIGHT join is
+read as the mirrored LEFT join (SQLite before 3.39 has no RIGHT JOIN).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sluice.planner import v2
+from sluice.planner.remote import build_query
+from sluice.pushdown.levels import Level, Verdict
+from sluice.pushdown.pushed import Pushed
+from sluice.pushdown.terms import Unsupported
+from sluice.types import Column, Kind, SparkType, TableSchema, table_from_dict, table_to_dict
+
+#: Spark's V2 join types -> the SQL Sluice reads them with (RIGHT is read mirrored)
+_TYPES = {"INNER_JOIN": "INNER", "LEFT_OUTER_JOIN": "LEFT", "RIGHT_OUTER_JOIN": "RIGHT"}
+_SIDES = ("left", "right")
+_INNER = re.compile(r"\bsluice_([lr])(\d+)\b")
+
+
+@dataclass(frozen=True)
+class Output:
+    """One column of the joined read: Spark's name for it (the alias, if any), whose table and which column."""
+
+    name: str
+    side: str
+    column: str
+
+
+@dataclass(frozen=True)
+class JoinRead:
+    """What a scan with a pushed join reads (carried in the ``ScanSpec``)."""
+
+    kind: str  # INNER, LEFT, RIGHT
+    left: TableSchema
+    right: TableSchema
+    #: each side's pushed filters, as trees its dialect renders when the query is written
+    left_where: tuple[Pushed, ...]
+    right_where: tuple[Pushed, ...]
+    #: each side's columns the query reads (outputs and keys), renamed sluice_l<i> / sluice_r<i>
+    left_columns: tuple[str, ...]
+    right_columns: tuple[str, ...]
+    on: tuple[str, ...]  # remote SQL over the renamed columns
+    outputs: tuple[Output, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "left": table_to_dict(self.left),
+            "right": table_to_dict(self.right),
+            "left_where": [p.to_dict() for p in self.left_where],
+            "right_where": [p.to_dict() for p in self.right_where],
+            "left_columns": list(self.left_columns),
+            "right_columns": list(self.right_columns),
+            "on": list(self.on),
+            "outputs": [[o.name, o.side, o.column] for o in self.outputs],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JoinRead:
+        return cls(
+            data["kind"],
+            table_from_dict(data["left"]),
+            table_from_dict(data["right"]),
+            tuple(Pushed.from_dict(p) for p in data["left_where"]),
+            tuple(Pushed.from_dict(p) for p in data["right_where"]),
+            tuple(data["left_columns"]),
+            tuple(data["right_columns"]),
+            tuple(data["on"]),
+            tuple(Output(*o) for o in data["outputs"]),
+        )
+
+    def table(self, side: str) -> TableSchema:
+        return self.left if side == "left" else self.right
+
+    def renamed(self, side: str) -> TableSchema:
+        """The side's read columns under their subquery names (what the outer query selects)."""
+        table = self.table(side)
+        names = self.left_columns if side == "left" else self.right_columns
+        columns = tuple(replace(table.column(name), name=_inner(side, i)) for i, name in enumerate(names))
+        return TableSchema(table.source, table.schema, table.name, columns)
+
+    def inner_name(self, output: Output) -> str:
+        names = self.left_columns if output.side == "left" else self.right_columns
+        return _inner(output.side, names.index(self.table(output.side).column(output.column).name))
+
+    def fields(self, names: tuple[str, ...] | None = None) -> list[tuple[str, SparkType]]:
+        """(name, Spark type) of the outputs read: ``names`` (Spark's, after pruning) or all."""
+        chosen = self.outputs if names is None else tuple(self.output(n) for n in names)
+        return [(o.name, self.table(o.side).column(o.column).type) for o in chosen]
+
+    def output(self, name: str) -> Output:
+        found = next((o for o in self.outputs if o.name.lower() == name.lower()), None)
+        if found is None:
+            raise KeyError(f"the joined scan has no column {name!r}")
+        return found
+
+    def read_table(self, names: tuple[str, ...]) -> TableSchema:
+        """The joined read as one table (its columns named as Spark names them), for the reader's
+        checks and messages."""
+        columns = []
+        for name in names:
+            output = self.output(name)
+            columns.append(replace(self.table(output.side).column(output.column), name=output.name))
+        return TableSchema(self.left.source, None, f"({self.title()})", tuple(columns))
+
+    def title(self) -> str:
+        return f"{self.left.qualified_name} {self.kind} JOIN {self.right.qualified_name}"
+
+    def query(self, source: Any, names: tuple[str, ...]) -> str:
+        """The remote query returning ``names`` (Spark's output names), one partition."""
+        dialect = source.dialect
+        quote = dialect.render_identifier
+        sides = {}
+        for side in _SIDES:
+            table = self.table(side)
+            columns = self.left_columns if side == "left" else self.right_columns
+            select = [f"{quote(table.column(c).name)} AS {quote(_inner(side, i))}" for i, c in enumerate(columns)]
+            where = [dialect.render(p.sql_tree()) for p in (self.left_where if side == "left" else self.right_where)]
+            inner = build_query(select, dialect.quote_table(table.schema, table.name), where, None, None)
+            sides[side] = f"({inner}) AS {quote('sluice_' + side[0])}"
+        renamed = {side: self.renamed(side) for side in _SIDES}
+        select = []
+        for name in names:
+            output = self.output(name)
+            expression = source.select_expression(self.inner_name(output), renamed[output.side])
+            select.append(f"{expression} AS {quote(output.name)}")
+        first, second = ("right", "left") if self.kind == "RIGHT" else ("left", "right")
+        keyword = "INNER JOIN" if self.kind == "INNER" else "LEFT OUTER JOIN"
+        on = " AND ".join(f"({c})" for c in self.on)
+        return f"SELECT {', '.join(select)} FROM {sides[first]} {keyword} {sides[second]} ON {on}"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The answer to one offered join: pushed or not, the verdict of each key, and why not."""
+
+    pushed: bool
+    verdicts: tuple[Verdict, ...]
+    join: JoinRead | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        answer: dict[str, Any] = {
+            "pushed": self.pushed,
+            "verdicts": [v.to_dict() for v in self.verdicts],
+            "note": self.note,
+        }
+        if self.join is not None:
+            answer["join"] = self.join.to_dict()
+        return answer
+
+
+class _Refused(Exception):
+    """The join is not pushed; the message is why."""
+
+
+def decide(source: Any, request: dict[str, Any]) -> Decision:
+    """Classify Spark's offered join (``left``, ``right``, ``join_type``, ``condition``) for ``source``."""
+    try:
+        return _decide(source, request)
+    except _Refused as why:
+        return Decision(False, (), None, str(why))
+
+
+def _decide(source: Any, request: dict[str, Any]) -> Decision:
+    left, right = request["left"], request["right"]
+    if not request.get("same_source"):
+        raise _Refused(
+            f"the tables are in different sources ({left.get('catalog')}, {right.get('catalog')}): Spark joins them"
+        )
+    if not getattr(source, "joins", False):
+        raise _Refused(f"{type(source).__name__} does not run join queries")
+    kind = _TYPES.get(str(request.get("join_type")))
+    if kind is None:
+        raise _Refused(f"join type {request.get('join_type')} is not pushed")
+    for side in (left, right):
+        if side.get("join") is not None:
+            raise _Refused("a side already holds a pushed join: Sluice pushes joins of two tables")
+        unsure = [Verdict.from_dict(v) for v in side.get("verdicts") or [] if v["level"] != Level.EXACT.value]
+        if unsure:
+            raise _Refused(f"a filter is not EXACT ({unsure[0].sql}): Spark joins what it filters")
+    tables = {name: table_from_dict(request[name]["table"]["table"]) for name in _SIDES}
+    outputs = tuple(
+        Output(c.get("alias") or c["name"], name, tables[name].column(c["name"]).name)
+        for name in _SIDES
+        for c in request[name].get("columns", [])
+    )
+    keys = _keys(request.get("condition"))
+    used: dict[str, list[str]] = {name: [] for name in _SIDES}
+    for output in outputs:
+        _need(used[output.side], output.column)
+    pairs = [tuple(_side(outputs, ref) for ref in _refs(key)) for key in keys]
+    for pair in pairs:
+        if len(pair) != 2 or {pair[0].side, pair[1].side} != set(_SIDES):
+            raise _Refused("only comparisons of a column of each side are pushed as join keys")
+        for output in pair:
+            _need(used[output.side], output.column)
+    for name in _SIDES:
+        for column_name in used[name]:
+            _check_read(source, tables[name].column(column_name))
+    join = JoinRead(
+        kind,
+        tables["left"],
+        tables["right"],
+        _where(left),
+        _where(right),
+        tuple(used["left"]),
+        tuple(used["right"]),
+        (),
+        outputs,
+    )
+    verdicts = tuple(_classify(source, join, key, request.get("session_zone") or "UTC") for key in keys)
+    if any(v.level is not Level.EXACT for v in verdicts):
+        return Decision(False, verdicts, None, "a join key is not EXACT: Spark joins")
+    remote = tuple(v.remote_sql for v in verdicts if v.remote_sql is not None)
+    return Decision(True, verdicts, replace(join, on=remote))
+
+
+def _keys(condition: Any) -> list[dict[str, Any]]:
+    """The conjuncts of the condition: each an ``=`` or ``<=>`` (else refused)."""
+    if not isinstance(condition, dict):
+        raise _Refused("a join without a condition is not pushed")
+    parts = condition.get("args", []) if condition.get("op") == "AND" else [condition]
+    for part in parts:
+        if not isinstance(part, dict) or part.get("op") not in ("=", "<=>"):
+            shown = part.get("op") if isinstance(part, dict) else part
+            raise _Refused(f"only key equalities (=, <=>) are pushed as join conditions, not {shown}")
+    return parts
+
+
+def _refs(node: dict[str, Any]) -> list[str]:
+    """The column names a key compares (under Spark's casts); anything else is refused."""
+    names = []
+    for arg in node.get("args", []):
+        while isinstance(arg, dict) and arg.get("op") == "CAST":
+            arg = arg["args"][0]
+        if not isinstance(arg, dict) or not isinstance(arg.get("ref"), list) or len(arg["ref"]) != 1:
+            raise _Refused("only comparisons of columns (under Spark's casts) are pushed as join keys")
+        names.append(str(arg["ref"][0]))
+    return names
+
+
+def _side(outputs: tuple[Output, ...], name: str) -> Output:
+    found = next((o for o in outputs if o.name.lower() == name.lower()), None)
+    if found is None:
+        raise _Refused(f"the condition names {name!r}, which neither side reads")
+    return found
+
+
+def _need(names: list[str], column: str) -> None:
+    if column not in names:
+        names.append(column)
+
+
+def _check_read(source: Any, column: Column) -> None:
+    """A column the join reads must be read as Spark reads it with pushdown off."""
+    suspect = source.dialect.suspect(column)
+    if suspect is not None:
+        raise _Refused(f"{suspect[1]} (the reference read would fail on such a row; a pushed join could skip it)")
+
+
+def _classify(source: Any, join: JoinRead, key: dict[str, Any], zone: str) -> Verdict:
+    """The key's verdict, classified as a filter over both sides' columns as one table."""
+    outputs = {o.name.lower(): o for o in join.outputs}
+    renamed = {side: join.renamed(side) for side in _SIDES}
+    shown = " ".join(
+        [_shown(key["args"][0], outputs), "<=>" if key["op"] == "<=>" else "=", _shown(key["args"][1], outputs)]
+    )
+    for arg in key["args"]:
+        output = outputs[_refs({"args": [arg]})[0].lower()]
+        column = join.table(output.side).column(output.column)
+        if column.type.kind is Kind.FLOAT:
+            return Verdict(
+                shown,
+                Level.UNSUPPORTED,
+                f"{column.describe()}: Spark matches NaN with NaN and -0.0 with 0.0 in join keys; not pushed",
+            )
+    both = TableSchema(join.left.source, None, "joined", renamed["left"].columns + renamed["right"].columns)
+    try:
+        tree = v2.to_tree(_renamed_key(key, join, outputs))
+    except Unsupported as why:
+        return Verdict(shown, Level.UNSUPPORTED, str(why))
+    verdict = source.classify(both, [tree], zone)[0]
+    return Verdict(shown, verdict.level, _named(verdict.reason, join), verdict.remote_sql)
+
+
+def _renamed_key(node: Any, join: JoinRead, outputs: dict[str, Output]) -> Any:
+    """The key with Spark's names replaced by the subqueries' (``sluice_l0``)."""
+    if isinstance(node, dict) and isinstance(node.get("ref"), list):
+        return {"ref": [join.inner_name(outputs[str(node["ref"][0]).lower()])]}
+    if isinstance(node, dict) and "args" in node:
+        return {**node, "args": [_renamed_key(arg, join, outputs) for arg in node["args"]]}
+    return node
+
+
+def _shown(node: Any, outputs: dict[str, Output]) -> str:
+    while isinstance(node, dict) and node.get("op") == "CAST":
+        node = node["args"][0]
+    output = outputs[str(node["ref"][0]).lower()]
+    return f"{output.side}.{output.column}"
+
+
+def _named(text: str, join: JoinRead) -> str:
+    """``text`` with the subqueries' column names (``sluice_l0``) shown as ``left.column``."""
+
+    def shown(match: re.Match[str]) -> str:
+        side = "left" if match.group(1) == "l" else "right"
+        names = join.left_columns if side == "left" else join.right_columns
+        index = int(match.group(2))
+        return f"{side}.{names[index]}" if index < len(names) else match.group(0)
+
+    return _INNER.sub(shown, text)
+
+
+def _where(side: dict[str, Any]) -> tuple[Pushed, ...]:
+    verdicts = [Verdict.from_dict(v) for v in side.get("verdicts") or []]
+    return tuple(v.pushed for v in verdicts if v.level.pushed and v.pushed is not None)
+
+
+def _inner(side: str, index: int) -> str:
+    return f"sluice_{side[0]}{index}"

@@ -1,0 +1,254 @@
+"""Join pushdown decisions and the joined query, per dialect (no server, no Spark)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import sqlglot
+
+from sluice.planner import joins
+from sluice.pushdown.levels import Level
+from sluice.pushdown.pushed import Pushed
+from sluice.scan import ScanSpec
+from sluice.sources.duckdb import DuckdbSource
+from sluice.sources.mysql import MysqlSource
+from sluice.sources.postgres import PostgresSource
+from sluice.sources.sqlite import SqliteSource
+from sluice.types import Column, SparkType, TableSchema, table_to_dict
+
+
+def _column(name: str, spark: str, remote: str, **extra: Any) -> Column:
+    return Column(name=name, type=SparkType(spark), remote_type=remote, **extra)
+
+
+PG = PostgresSource("pg", "postgresql://u@localhost/db")
+MY = MysqlSource("my", "mysql://u@localhost/db")
+LITE = SqliteSource("lite", "sqlite:///tmp/unit-joins.db")
+DUCK = DuckdbSource("duck", "duckdb:///tmp/unit-joins.duckdb")
+
+PG_A = TableSchema(
+    "pg",
+    "public",
+    "a",
+    (
+        _column("id", "int", "integer"),
+        _column("k", "bigint", "bigint"),
+        _column("t", "string", "text", collation="en-US-x-icu"),
+        _column("p", "string", "character(5)", collation="C", padded=True),
+        _column("f", "double", "double precision"),
+    ),
+)
+PG_B = TableSchema(
+    "pg",
+    "public",
+    "b",
+    (
+        _column("id", "int", "integer"),
+        _column("d", "decimal(10,2)", "numeric(10,2)"),
+        _column("t", "string", "text", collation="C"),
+        _column("f", "double", "double precision"),
+    ),
+)
+MY_A = TableSchema(
+    "my",
+    "db",
+    "a",
+    (
+        _column("id", "int", "int"),
+        _column("s", "string", "varchar(10)", collation="utf8mb4_general_ci", padded=True, case_insensitive=True),
+    ),
+)
+MY_B = TableSchema(
+    "my",
+    "db",
+    "b",
+    (
+        _column("id", "int", "int"),
+        _column("s", "string", "varchar(10)", collation="utf8mb4_general_ci", padded=True, case_insensitive=True),
+    ),
+)
+LITE_LOOSE = TableSchema("lite", None, "a", (_column("id", "int", "INTEGER"),))
+LITE_STRICT = TableSchema("lite", None, "a", (_column("id", "bigint", "INTEGER STRICT"),))
+DUCK_A = TableSchema("duck", None, "a", (_column("id", "int", "INTEGER"), _column("t", "string", "VARCHAR")))
+DUCK_B = TableSchema("duck", None, "b", (_column("id", "int", "INTEGER"), _column("t", "string", "VARCHAR")))
+
+
+def ref(name: str) -> dict[str, Any]:
+    return {"ref": [name]}
+
+
+def eq(left: Any, right: Any, op: str = "=") -> dict[str, Any]:
+    return {"op": op, "args": [left, right]}
+
+
+def cast(node: Any, source: str, target: str) -> dict[str, Any]:
+    return {"op": "CAST", "from": source, "to": target, "args": [node]}
+
+
+def side(
+    table: TableSchema, columns: list[tuple[str, str | None]], verdicts: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    return {
+        "catalog": table.source,
+        "table": {"table": table_to_dict(table)},
+        "verdicts": verdicts or [],
+        "columns": [{"name": name, "alias": alias} for name, alias in columns],
+    }
+
+
+def offer(
+    left: dict[str, Any], right: dict[str, Any], condition: Any, kind: str = "INNER_JOIN", same: bool = True
+) -> dict[str, Any]:
+    return {"left": left, "right": right, "join_type": kind, "condition": condition, "same_source": same}
+
+
+def decide(source: Any, request: dict[str, Any]) -> joins.Decision:
+    return joins.decide(source, request)
+
+
+def test_pg_inner_join_on_int_keys_is_pushed_with_both_filters() -> None:
+    exact = {
+        "sql": "id > 1",
+        "level": "EXACT",
+        "reason": "r",
+        "remote_sql": '"id" > 1',
+        "pushed": Pushed(tree=sqlglot.parse_one('"id" > 1', read="postgres")).to_dict(),
+    }
+    request = offer(
+        side(PG_A, [("id", None), ("k", None)], [exact]),
+        side(PG_B, [("id", "id_1"), ("d", None)], [exact]),
+        eq(ref("id"), ref("id_1")),
+    )
+    decision = decide(PG, request)
+    assert decision.pushed, decision
+    assert [v.level for v in decision.verdicts] == [Level.EXACT]
+    assert decision.verdicts[0].sql == "left.id = right.id"
+    assert "sluice_" not in decision.verdicts[0].reason
+    assert decision.join is not None
+    spec = ScanSpec.for_source(PG, PG_A, ("id", "k", "id_1", "d"), join=decision.join)
+    query = spec.query(PG)
+    assert query == (
+        'SELECT "sluice_l0" AS "id", "sluice_l1" AS "k", "sluice_r0" AS "id_1", "sluice_r1"::text AS "d" '
+        'FROM (SELECT "id" AS "sluice_l0", "k" AS "sluice_l1" FROM "public"."a" WHERE ("id" > 1)) AS "sluice_l" '
+        'INNER JOIN (SELECT "id" AS "sluice_r0", "d" AS "sluice_r1" FROM "public"."b" WHERE ("id" > 1)) AS "sluice_r" '
+        'ON ("sluice_l0" = "sluice_r0")'
+    )
+    assert ScanSpec.from_json(spec.to_json()) == spec
+    assert [f.name for f in spec.arrow_schema()] == ["id", "k", "id_1", "d"]
+
+
+def test_right_join_is_read_as_the_mirrored_left_join() -> None:
+    request = offer(
+        side(DUCK_A, [("id", None)]), side(DUCK_B, [("id", "id_1")]), eq(ref("id"), ref("id_1")), "RIGHT_OUTER_JOIN"
+    )
+    decision = decide(DUCK, request)
+    assert decision.join is not None
+    query = decision.join.query(DUCK, ("id", "id_1"))
+    assert query.index('FROM "b"') < query.index('FROM "a"')
+    assert "LEFT OUTER JOIN" in query and "RIGHT" not in query
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [(PG, "IS NOT DISTINCT FROM"), (DUCK, "IS NOT DISTINCT FROM")],
+)
+def test_null_safe_keys_are_spelled_per_dialect(source: Any, expected: str) -> None:
+    left, right = (PG_A, PG_B) if source is PG else (DUCK_A, DUCK_B)
+    request = offer(side(left, [("id", None)]), side(right, [("id", "id_1")]), eq(ref("id"), ref("id_1"), "<=>"))
+    decision = decide(source, request)
+    assert decision.pushed and decision.join is not None
+    assert expected in decision.join.on[0]
+
+
+def test_mysql_ci_pad_space_text_keys_compare_binary_no_pad() -> None:
+    request = offer(side(MY_A, [("s", None)]), side(MY_B, [("s", "s_1")]), eq(ref("s"), ref("s_1"), "<=>"))
+    decision = decide(MY, request)
+    assert decision.pushed, decision
+    assert decision.join is not None
+    assert "nopad_bin" in decision.join.on[0] and "<=>" in decision.join.on[0]
+
+
+def test_pg_char_padding_key_is_refused() -> None:
+    request = offer(side(PG_A, [("p", None)]), side(PG_B, [("t", None)]), eq(ref("p"), ref("t")))
+    decision = decide(PG, request)
+    assert not decision.pushed
+    assert decision.verdicts[0].level is not Level.EXACT
+    assert "pad" in decision.verdicts[0].reason.lower() or "character" in decision.verdicts[0].reason
+
+
+def test_float_keys_are_refused_with_spark_normalising_nan_and_negative_zero() -> None:
+    request = offer(side(PG_A, [("f", None)]), side(PG_B, [("f", "f_1")]), eq(ref("f"), ref("f_1")))
+    decision = decide(PG, request)
+    assert not decision.pushed
+    assert decision.verdicts[0].level is Level.UNSUPPORTED
+    assert "NaN" in decision.verdicts[0].reason
+
+
+def test_int_against_decimal_key_is_pushed_where_the_engine_compares_numbers_exactly() -> None:
+    condition = eq(cast(ref("id"), "int", "decimal(12,2)"), cast(ref("d"), "decimal(10,2)", "decimal(12,2)"))
+    decision = decide(PG, offer(side(PG_A, [("id", None)]), side(PG_B, [("d", None)]), condition))
+    assert decision.pushed, decision
+
+
+def test_mysql_int_to_bigint_cast_is_refused_with_the_classifier_reason() -> None:
+    condition = eq(cast(ref("id"), "int", "bigint"), ref("id_1"))
+    big = TableSchema("my", "db", "b", (_column("id", "bigint", "bigint"),))
+    decision = decide(MY, offer(side(MY_A, [("id", None)]), side(big, [("id", "id_1")]), condition))
+    assert not decision.pushed
+    assert "cast" in decision.verdicts[0].reason
+
+
+@pytest.mark.parametrize(
+    ("request_", "why"),
+    [
+        (
+            offer(side(PG_A, [("id", None)]), side(PG_B, [("id", "id_1")]), eq(ref("id"), ref("id_1")), same=False),
+            "different sources",
+        ),
+        (
+            offer(
+                side(PG_A, [("id", None)]), side(PG_B, [("id", "id_1")]), eq(ref("id"), ref("id_1")), "FULL_OUTER_JOIN"
+            ),
+            "join type",
+        ),
+        (
+            offer(
+                side(PG_A, [("id", None)]), side(PG_B, [("id", "id_1")]), {"op": "<", "args": [ref("id"), ref("id_1")]}
+            ),
+            "key equalities",
+        ),
+        (
+            offer(side(PG_A, [("id", None), ("k", None)]), side(PG_B, [("id", "id_1")]), eq(ref("id"), ref("k"))),
+            "each side",
+        ),
+        (
+            offer(
+                side(PG_A, [("id", None)], [{"sql": "t = 'a'", "level": "INEXACT", "reason": "r", "remote_sql": "x"}]),
+                side(PG_B, [("id", "id_1")]),
+                eq(ref("id"), ref("id_1")),
+            ),
+            "not EXACT",
+        ),
+        (offer(side(PG_A, [("id", None)]), side(PG_B, [("id", "id_1")]), None), "without a condition"),
+    ],
+)
+def test_refusals_name_their_reason(request_: dict[str, Any], why: str) -> None:
+    decision = decide(PG, request_)
+    assert not decision.pushed
+    assert decision.note is not None and why in decision.note
+
+
+def test_sqlite_int_keys_are_refused_strict_bigint_keys_pushed() -> None:
+    """An int column may hold what int cannot (SQLite integers are 64-bit): the reference read fails on such a row, a join could skip it."""
+    other = TableSchema("lite", None, "b", LITE_STRICT.columns)
+    loose = decide(
+        LITE, offer(side(LITE_LOOSE, [("id", None)]), side(other, [("id", "id_1")]), eq(ref("id"), ref("id_1")))
+    )
+    assert not loose.pushed
+    assert loose.note is not None and "int cannot" in loose.note
+    strict = decide(
+        LITE, offer(side(LITE_STRICT, [("id", None)]), side(other, [("id", "id_1")]), eq(ref("id"), ref("id_1")))
+    )
+    assert strict.pushed, strict
+    assert strict.join is not None and '"sluice_l0" = "sluice_r0"' in strict.join.on[0]
