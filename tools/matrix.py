@@ -37,7 +37,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -566,45 +566,37 @@ def render_markdown(profiles: tuple[Profile, ...] = PROFILES, shapes: tuple[Shap
 
 def _joins_section(profiles: tuple[Profile, ...]) -> list[str]:
     """The joins table and its details: the source runs the join (EXACT) or Spark does (see pushdown.md, Joins)."""
-    lines = [
-        "",
-        "## Joins",
-        "",
+    intro = (
         "Each row is an inner join of two tables of one source on one key, as Spark offers it to the "
-        "scan (both sides' filters EXACT); the source runs the join (EXACT) or Spark joins the rows.",
-        "",
-    ]
-    lines += [_row(["shape", "query", *(_text(p.name, True) for p in profiles)]), _row(["---"] * (len(profiles) + 2))]
-    cells = {(s.label, p.name): classify_join(p, s) for s in JOIN_SHAPES for p in profiles}
-    for shape in JOIN_SHAPES:
-        levels = [cells[shape.label, p.name].level.value for p in profiles]
-        lines.append(_row([_text(shape.label, True), _code(shape.spark_sql, in_table=True), *levels]))
-    for shape in JOIN_SHAPES:
-        lines += ["", f"#### {_text(shape.label)} — {_code(shape.spark_sql)}", ""]
-        for profile in profiles:
-            cell = cells[shape.label, profile.name]
-            lines.append(f"- **{_text(profile.name)}**: {cell.level.value} — {_text(cell.reason)}")
-            if cell.remote_sql is not None:
-                lines.append(f"  - remote: {_code(cell.remote_sql)}")
-    return lines
+        "scan (both sides' filters EXACT); the source runs the join (EXACT) or Spark joins the rows."
+    )
+    return _shapes_section("Joins", intro, JOIN_SHAPES, classify_join, profiles)
 
 
 def _aggregates_section(profiles: tuple[Profile, ...]) -> list[str]:
     """The aggregates table and its details: complete pushdown or none (see pushdown.md, Aggregates)."""
-    lines = [
-        "",
-        "## Aggregates",
-        "",
+    intro = (
         "Each row is a `GROUP BY` and its aggregates as Spark offers them to a scan whose "
-        "filters are all EXACT; the source answers it completely (EXACT) or Spark aggregates the rows.",
-        "",
-    ]
+        "filters are all EXACT; the source answers it completely (EXACT) or Spark aggregates the rows."
+    )
+    return _shapes_section("Aggregates", intro, AGGREGATE_SHAPES, classify_aggregate, profiles)
+
+
+def _shapes_section(
+    title: str,
+    intro: str,
+    shapes: Sequence[Any],
+    classify: Callable[[Profile, Any], Any],
+    profiles: tuple[Profile, ...],
+) -> list[str]:
+    """A table of query shapes by profile (each cell a level), then each cell's reason and remote query."""
+    lines = ["", f"## {title}", "", intro, ""]
     lines += [_row(["shape", "query", *(_text(p.name, True) for p in profiles)]), _row(["---"] * (len(profiles) + 2))]
-    cells = {(s.label, p.name): classify_aggregate(p, s) for s in AGGREGATE_SHAPES for p in profiles}
-    for shape in AGGREGATE_SHAPES:
+    cells = {(s.label, p.name): classify(p, s) for s in shapes for p in profiles}
+    for shape in shapes:
         levels = [cells[shape.label, p.name].level.value for p in profiles]
         lines.append(_row([_text(shape.label, True), _code(shape.spark_sql, in_table=True), *levels]))
-    for shape in AGGREGATE_SHAPES:
+    for shape in shapes:
         lines += ["", f"#### {_text(shape.label)} — {_code(shape.spark_sql)}", ""]
         for profile in profiles:
             cell = cells[shape.label, profile.name]
