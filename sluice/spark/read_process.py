@@ -89,6 +89,9 @@ class ReadProcesses:
         except ReadProcessDied:
             self._lose()
             raise
+        except BaseException:  # the function's own error: the process is fine and serves the next read
+            self._give_back(process)
+            raise
         self._give_back(process)
         return result
 

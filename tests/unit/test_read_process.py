@@ -8,7 +8,7 @@ import signal
 import pytest
 
 from sluice.errors import SourceError
-from sluice.spark.read_process import ReadProcessDied, ReadProcesses
+from sluice.spark.read_process import PROCESSES, ReadProcessDied, ReadProcesses
 
 pytestmark = pytest.mark.unit
 
@@ -33,3 +33,12 @@ def test_a_process_that_dies_is_reported_and_replaced() -> None:
 
 def _fail(source: str) -> None:
     raise SourceError(source, "gone")
+
+
+def test_errors_give_their_process_back() -> None:
+    """Two processes; after more failed reads than that, a read must still find one (it once waited forever)."""
+    processes = ReadProcesses()
+    for _ in range(PROCESSES + 2):
+        with pytest.raises(SourceError):
+            processes.call(_fail, "my")
+    assert processes.call(sum, [2, 3]) == 5
