@@ -33,17 +33,16 @@ from typing import TYPE_CHECKING, Any
 
 from sluice.errors import BindError, ConfigError, TimeTravelError
 from sluice.masking import mask_url
-from sluice.planner import aggregates, joins, runtime, v2, writes
-from sluice.planner.remote import OrderKey
-from sluice.pushdown.levels import Level, Verdict
+from sluice.planner import aggregates, joins, rules, runtime, writes
+from sluice.planner.rules import classify_filters, push_aggregates
+from sluice.planner.rules.push_projection import WIDTH
+from sluice.pushdown.levels import Verdict
 from sluice.pushdown.pushed import Pushed
-from sluice.pushdown.terms import Unsupported
-from sluice.pushdown.translator import Translator
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import Source
 from sluice.sources.iceberg import IcebergSource
-from sluice.types import AsOf, Kind, SparkType, TableSchema, table_from_dict, table_to_dict
+from sluice.types import AsOf, SparkType, TableSchema, table_from_dict, table_to_dict
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -53,29 +52,6 @@ Answer = dict[str, Any]
 
 #: the name a DataFrame reader's table is planned under (its options name no catalog)
 READER_SOURCE = "sluice"
-_ORDERABLE = (
-    Kind.INTEGRAL,
-    Kind.DECIMAL,
-    Kind.FLOAT,
-    Kind.DATE,
-    Kind.TIMESTAMP,
-    Kind.TIMESTAMP_NTZ,
-    Kind.BOOLEAN,
-    Kind.STRING,
-)
-#: bytes per value Spark should assume when sizing a scan (it broadcasts below 10 MiB)
-_WIDTH = {
-    Kind.BOOLEAN: 1,
-    Kind.INTEGRAL: 8,
-    Kind.FLOAT: 8,
-    Kind.DECIMAL: 16,
-    Kind.DATE: 4,
-    Kind.TIMESTAMP: 8,
-    Kind.TIMESTAMP_NTZ: 8,
-    Kind.STRING: 32,
-    Kind.BINARY: 64,
-    Kind.NULL: 1,
-}
 
 
 class NoSuchTable(Exception):
@@ -213,21 +189,12 @@ class CatalogPlanner:
         """One verdict per offered conjunct, in order."""
         table = table_from_dict(request["table"]["table"])
         zone = request.get("session_zone") or "UTC"
-        verdicts: list[Verdict | None] = []
-        candidates = []
-        for offered in request.get("predicates", []):
-            try:
-                candidates.append(v2.to_tree(offered))
-                verdicts.append(None)
-            except Unsupported as reason:
-                verdicts.append(Verdict(_shown(offered), Level.UNSUPPORTED, str(reason)))
-        classified = iter(self.source(request).classify(table, candidates, zone))
-        answered = [verdict if verdict is not None else next(classified) for verdict in verdicts]
-        return {"verdicts": [verdict.to_dict() for verdict in answered]}
+        verdicts = classify_filters.classify(self.source(request), table, request.get("predicates", []), zone)
+        return {"verdicts": [verdict.to_dict() for verdict in verdicts]}
 
     def aggregate(self, request: Request) -> Answer:
         """Whether the source answers the offered aggregation completely, with each item's verdict."""
-        decision = self._aggregation(request, request["aggregation"])
+        decision = push_aggregates.decide(self.source(request), request, request["aggregation"])
         return {
             "complete": decision.complete,
             "verdicts": [v.to_dict() for v in decision.verdicts],
@@ -242,50 +209,25 @@ class CatalogPlanner:
             answer["read_schema"] = _struct(decision.join.fields())
         return answer
 
-    def _aggregation(self, request: Request, offered: dict[str, Any]) -> aggregates.Decision:
-        if request.get("join") is not None:
-            return aggregates.Decision(
-                False, (), None, "aggregates over a pushed join: Spark aggregates the joined rows"
-            )
-        table = table_from_dict(request["table"]["table"])
-        filters = [Verdict.from_dict(v) for v in request.get("verdicts", [])]
-        return aggregates.decide(self.source(request), table, offered, filters, bool(request.get("ansi", True)))
-
     def plan(self, request: Request) -> Answer:
         if request.get("join") is not None:
             return self._plan_join(request, joins.JoinRead.from_dict(request["join"]))
         source = self.source(request)
         table = table_from_dict(request["table"]["table"])
-        verdicts = [Verdict.from_dict(v) for v in request.get("verdicts", [])]
-        # Spark asks for no column at all for count(*): read the narrowest one
-        columns = tuple(table.column(name).name for name in request.get("columns", [])) or (_narrowest(table),)
-        at_runtime = self._runtime(source, table, request)
+        scan, steps = rules.run(rules.Draft(request, source, table))
+        verdicts, at_runtime, limit = list(scan.verdicts), list(scan.runtime), scan.limit
         planned = _pushed(verdicts)
         pushed = planned + _pushed(at_runtime)
-        offered = request.get("aggregation") or request.get("aggregation_offered")
-        grouped = self._aggregation(request, offered) if offered else None
-        aggregation = grouped.aggregation if grouped is not None and "aggregation" in request else None
-        if "aggregation" in request and aggregation is None:  # Spark pushed what the planner refused: never
-            raise ConfigError("Spark pushed an aggregation the planner did not accept")
-        limit, order, why = (
-            self._limit(source, table, request, verdicts)
-            if aggregation is None
-            else (
-                None,
-                (),
-                "LIMIT over pushed aggregates: Spark applies it" if request.get("limit") is not None else None,
-            )
-        )
         spec = ScanSpec.for_source(
             source,
             table,
-            columns,
+            scan.columns,
             where=pushed,
             limit=limit,
-            order=order,
+            order=scan.order,
             partitions=source.default_partitions(table),
             fewer_when_selective=source.partitions is None,
-            aggregate=aggregation,
+            aggregate=scan.aggregation,
         )
         # rendered from the spec by the source, as its reader renders it: EXPLAIN shows what runs
         remote = source.masked(source.request_text(spec))
@@ -297,20 +239,20 @@ class CatalogPlanner:
             metrics_dir = os.path.join(request["metrics_dir"], scan_id)
             spec = replace(spec, metrics_dir=metrics_dir)
             os.makedirs(metrics_dir, exist_ok=True)
-        read = _read_fields(table, columns, aggregation)
+        read = _read_fields(table, scan.columns, scan.aggregation)
         answer: Answer = {
             "scan": spec.to_json(),
             "scan_id": scan_id,
             "columns": [name for name, _ in read],
             "table": table.qualified_name,
             "read_schema": _struct(read),
-            "aggregates": [v.shown() for v in grouped.verdicts] if grouped else [],
-            "aggregates_pushed": aggregation is not None,
+            "aggregates": [v.shown() for v in scan.grouped.verdicts] if scan.grouped else [],
+            "aggregates_pushed": scan.aggregation is not None,
             "runtime": [v.shown() for v in at_runtime],
             # the reference path (pushdown off) takes no join keys either
             "runtime_columns": (
-                runtime.filterable([table.column(c) for c in columns])
-                if aggregation is None and limit is None and request.get("pushdown", True)
+                runtime.filterable([table.column(c) for c in scan.columns])
+                if scan.aggregation is None and limit is None and request.get("pushdown", True)
                 else []
             ),
             "source": source.name,
@@ -319,19 +261,19 @@ class CatalogPlanner:
             "verdicts": [v.to_dict() for v in verdicts],
             "limit": limit,
             "order": order_text,
-            "limit_note": why,
-            "partitions": 1 if limit is not None or aggregation is not None else spec.partitions,
-            "description": _description(source, table, remote, verdicts, why, grouped, at_runtime)
+            "limit_note": scan.limit_note,
+            "partitions": 1 if limit is not None or scan.aggregation is not None else spec.partitions,
+            "description": _description(source, table, remote, verdicts, scan.limit_note, scan.grouped, at_runtime)
             + _refused_join(request.get("join_refused")),
             "join_refused": request.get("join_refused"),
-            "trace": _trace(request, verdicts, tuple(name for name, _ in read), limit, order_text, why, grouped),
+            "trace": [step.to_dict() for step in steps],
         }
-        if aggregation is not None and not aggregation.group_by:  # one row, whatever the table holds
-            answer["rows"], answer["bytes"] = 1, sum(_WIDTH[kind.kind] for _, kind in read)
-        elif table.row_estimate is not None:  # at most the table's rows (a grouped answer has fewer)
+        if scan.aggregation is not None and not scan.aggregation.group_by:  # one row, whatever the table holds
+            answer["rows"], answer["bytes"] = 1, sum(WIDTH[kind.kind] for _, kind in read)
+        elif table.row_estimate is not None:  # at most the table's rows (a scan.grouped answer has fewer)
             rows = table.row_estimate if limit is None else min(limit, table.row_estimate)
             answer["rows"] = rows
-            answer["bytes"] = max(1, rows) * max(1, sum(_WIDTH[kind.kind] for _, kind in read))
+            answer["bytes"] = max(1, rows) * max(1, sum(WIDTH[kind.kind] for _, kind in read))
         return answer
 
     def _plan_join(self, request: Request, join: joins.JoinRead) -> Answer:
@@ -391,57 +333,6 @@ class CatalogPlanner:
                 {"rule": "push_projection", "text": f"read {', '.join(names)}", "changed": True},
             ],
         }
-
-    def _runtime(self, source: Source, table: TableSchema, request: Request) -> list[Verdict]:
-        """The verdicts on the join keys Spark found at run time (:mod:`sluice.planner.runtime`)."""
-        if not request.get("runtime"):
-            return []
-        found, notes = [], []
-        for offered in request["runtime"]:
-            predicate, note = runtime.bounded(offered, lambda name: table.column(name).type.kind)
-            try:
-                found.append(v2.to_tree(predicate))
-                notes.append(note)
-            except Unsupported:
-                continue  # Spark joins anyway: a key Sluice cannot read as a tree is simply not pushed
-        verdicts = source.classify(table, found, request.get("session_zone") or "UTC")
-        return [
-            replace(v, reason=f"{note}; {v.reason}") if note else v for v, note in zip(verdicts, notes, strict=True)
-        ]
-
-    def _limit(
-        self, source: Source, table: TableSchema, request: Request, verdicts: list[Verdict]
-    ) -> tuple[int | None, tuple[OrderKey, ...], str | None]:
-        """The limit (and ORDER BY keys) the source applies, and why; Spark re-applies both anyway."""
-        limit = request.get("limit")
-        if limit is None:
-            return None, (), None
-        if any(v.level is not Level.EXACT for v in verdicts):
-            return None, (), f"LIMIT {limit} not pushed: a filter is not EXACT"
-        keys = []
-        translator = Translator(source.dialect, table, request.get("session_zone") or "UTC")
-        for key in request.get("order") or []:
-            expression = key["expr"]
-            column = table.column(expression["ref"][0]) if len(expression.get("ref", [])) == 1 else None
-            if column is None:
-                return None, (), f"LIMIT {limit} not pushed: it orders by an expression"
-            try:
-                value = translator.value(v2.to_tree(expression))
-            except Unsupported as reason:
-                return None, (), f"LIMIT {limit} not pushed: {reason}"
-            if (
-                value.type.kind not in _ORDERABLE
-                or (value.text is not None and value.text.ordering is None)
-                or (value.type.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and not source.dialect.orders_timestamps)
-                or (source.dialect.suspect(column) is not None)
-            ):  # some stored values sort differently remotely
-                return (
-                    None,
-                    (),
-                    f"LIMIT {limit} not pushed: {source.dialect.name} orders {column.describe()} differently from Spark",
-                )
-            keys.append(OrderKey(column.name, bool(key["descending"]), bool(key["nulls_first"])))
-        return int(limit), tuple(keys), None
 
 
 def _session() -> SparkSession:
@@ -518,64 +409,6 @@ def _read_fields(
     if aggregation is not None:
         return [(output.name, output.type) for output in aggregation.outputs]
     return [(column.name, column.type) for column in map(table.column, columns)]
-
-
-def _trace(
-    request: Request,
-    verdicts: list[Verdict],
-    columns: tuple[str, ...],
-    limit: int | None,
-    order: str | None,
-    why: str | None,
-    grouped: aggregates.Decision | None,
-) -> list[dict[str, Any]]:
-    """What each step of the negotiation decided, in order (EXPLAIN VERBOSE)."""
-    asked = request.get("columns") or []
-    steps = [
-        ("classify_filters", "; ".join(f"{v.level.value} {v.sql}" for v in verdicts), bool(verdicts)),
-        ("push_aggregates", _aggregates_text(grouped), grouped is not None and grouped.complete),
-        (
-            "push_projection",
-            f"read {', '.join(columns)}"
-            + ("" if asked or grouped and grouped.complete else " (Spark needs no column: count only)"),
-            True,
-        ),
-        (
-            "push_limit",
-            why or (f"LIMIT {limit}" + (f" {order}" if order else "") if limit is not None else "no LIMIT offered"),
-            request.get("limit") is not None,
-        ),
-    ]
-    return [{"rule": rule, "text": text, "changed": changed} for rule, text, changed in steps]
-
-
-def _narrowest(table: TableSchema) -> str:
-    return min(table.columns, key=lambda column: _WIDTH[column.type.kind]).name
-
-
-def _shown(offered: object) -> str:
-    """A conjunct that has no Spark SQL tree here, shown as Spark's operator tree (whatever its shape)."""
-    if not isinstance(offered, dict):
-        return repr(offered)[:100]
-    if "ref" in offered:
-        parts = offered["ref"]
-        return ".".join(map(str, parts)) if isinstance(parts, list) else repr(parts)[:100]
-    if "lit" in offered:
-        return repr(offered["lit"])[:100]
-    args = offered.get("args", [])
-    shown = ", ".join(_shown(arg) for arg in args) if isinstance(args, list) else repr(args)[:100]
-    return f"{offered.get('name') or offered.get('op')}({shown})"
-
-
-def _aggregates_text(grouped: aggregates.Decision | None) -> str:
-    if grouped is None:
-        return "no aggregate offered"
-    head = (
-        "aggregates pushed completely"
-        if grouped.complete
-        else f"aggregates not pushed{': ' + grouped.note if grouped.note else ''}"
-    )
-    return "; ".join([head] + [f"{v.level.value} {v.sql}" for v in grouped.verdicts])
 
 
 def _description(

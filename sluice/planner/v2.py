@@ -242,3 +242,17 @@ _OPERATORS: dict[str, Callable[[Node, list[exp.Expression]], exp.Expression]] = 
     "CHAR_LENGTH": lambda node, args: exp.Length(this=args[0]),
     "SUBSTRING": _substring,
 }
+
+
+def shown(offered: object) -> str:
+    """A conjunct that has no Spark SQL tree here, shown as Spark's operator tree (whatever its shape)."""
+    if not isinstance(offered, dict):
+        return repr(offered)[:100]
+    if "ref" in offered:
+        parts = offered["ref"]
+        return ".".join(map(str, parts)) if isinstance(parts, list) else repr(parts)[:100]
+    if "lit" in offered:
+        return repr(offered["lit"])[:100]
+    args = offered.get("args", [])
+    inner = ", ".join(shown(arg) for arg in args) if isinstance(args, list) else repr(args)[:100]
+    return f"{offered.get('name') or offered.get('op')}({inner})"

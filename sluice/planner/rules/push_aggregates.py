@@ -1,0 +1,47 @@
+"""Rule ``push_aggregates``: whether the source answers Spark's GROUP BY and aggregates completely.
+
+The decision is :mod:`sluice.planner.aggregates`'s; Spark asks it (``aggregate``) before it
+pushes, and the rule asks it again from the same request, so EXPLAIN shows what Spark did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from sluice.errors import ConfigError
+from sluice.planner import aggregates
+from sluice.planner.rules.base import Draft, Request, Rule, Step
+from sluice.pushdown.levels import Verdict
+from sluice.sources.base import Source
+from sluice.types import table_from_dict
+
+
+def decide(source: Source, request: Request, offered: dict[str, Any]) -> aggregates.Decision:
+    """The decision on the aggregation Spark offers the request's scan."""
+    if request.get("join") is not None:
+        return aggregates.Decision(False, (), None, "aggregates over a pushed join: Spark aggregates the joined rows")
+    table = table_from_dict(request["table"]["table"])
+    filters = [Verdict.from_dict(v) for v in request.get("verdicts", [])]
+    return aggregates.decide(source, table, offered, filters, bool(request.get("ansi", True)))
+
+
+class PushAggregates(Rule):
+    name = "push_aggregates"
+
+    def apply(self, draft: Draft) -> tuple[Draft, Step]:
+        request = draft.request
+        offered = request.get("aggregation") or request.get("aggregation_offered")
+        if not offered:
+            return draft, self.step("no aggregate offered", False)
+        grouped = decide(draft.source, request, offered)
+        aggregation = grouped.aggregation if "aggregation" in request else None
+        if "aggregation" in request and aggregation is None:  # Spark pushed what the planner refused: never
+            raise ConfigError("Spark pushed an aggregation the planner did not accept")
+        head = (
+            "aggregates pushed completely"
+            if grouped.complete
+            else f"aggregates not pushed{': ' + grouped.note if grouped.note else ''}"
+        )
+        text = "; ".join([head] + [f"{v.level.value} {v.sql}" for v in grouped.verdicts])
+        return replace(draft, grouped=grouped, aggregation=aggregation), self.step(text, grouped.complete)
