@@ -223,7 +223,10 @@ class CatalogPlanner:
                 verdicts.append(Verdict(_shown(offered), Level.UNSUPPORTED, str(reason)))
         classified = iter(self.source(request).classify(table, candidates, zone))
         answered = [verdict if verdict is not None else next(classified) for verdict in verdicts]
-        return {"verdicts": [verdict.to_dict() for verdict in answered]}
+        return {
+            "verdicts": [verdict.to_dict() for verdict in answered],
+            "selective": [runtime.likely_selective(offered) for offered in request.get("predicates", [])],
+        }
 
     def aggregate(self, request: Request) -> Answer:
         """Whether the source answers the offered aggregation completely, with each item's verdict."""
@@ -307,6 +310,11 @@ class CatalogPlanner:
             "aggregates": [v.shown() for v in grouped.verdicts] if grouped else [],
             "aggregates_pushed": aggregation is not None,
             "runtime": [v.shown() for v in at_runtime],
+            # a filter Spark's dynamic pruning would call selective was pushed EXACT (SelectiveScans.java)
+            "selective_exact": any(
+                v.level is Level.EXACT and bool(s)
+                for v, s in zip(verdicts, request.get("selective") or [], strict=False)
+            ),
             # the reference path (pushdown off) takes no join keys either
             "runtime_columns": (
                 runtime.filterable([table.column(c) for c in columns])
