@@ -32,6 +32,10 @@ GROUP_TITLES = {
     "sqlite-aggregates": "Aggregates: SQLite, the bench table (not STRICT; raw sqlite3 is the baseline)",
     "sqlite-strict-aggregates": "Aggregates: SQLite, a STRICT copy of the bench table (raw sqlite3 is the baseline)",
     "duckdb-aggregates": "Aggregates: DuckDB (raw duckdb is the baseline)",
+    "postgresql-joins": "Joins: PostgreSQL (raw psycopg is the baseline)",
+    "mariadb-joins": "Joins: MariaDB (raw pymysql is the baseline)",
+    "sqlite-joins": "Joins: SQLite, a STRICT copy of the bench table (raw sqlite3 is the baseline)",
+    "duckdb-joins": "Joins: DuckDB (raw duckdb is the baseline)",
 }
 
 

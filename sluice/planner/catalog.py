@@ -36,7 +36,7 @@ from sluice.masking import mask_url
 from sluice.planner import aggregates, joins, rules, runtime, writes
 from sluice.planner.rules import classify_filters, push_aggregates
 from sluice.planner.rules.push_projection import WIDTH
-from sluice.pushdown.levels import Verdict
+from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
@@ -189,8 +189,12 @@ class CatalogPlanner:
         """One verdict per offered conjunct, in order."""
         table = table_from_dict(request["table"]["table"])
         zone = request.get("session_zone") or "UTC"
-        verdicts = classify_filters.classify(self.source(request), table, request.get("predicates", []), zone)
-        return {"verdicts": [verdict.to_dict() for verdict in verdicts]}
+        predicates = request.get("predicates", [])
+        verdicts = classify_filters.classify(self.source(request), table, predicates, zone)
+        return {
+            "verdicts": [verdict.to_dict() for verdict in verdicts],
+            "selective": [runtime.likely_selective(offered) for offered in predicates],
+        }
 
     def aggregate(self, request: Request) -> Answer:
         """Whether the source answers the offered aggregation completely, with each item's verdict."""
@@ -249,6 +253,11 @@ class CatalogPlanner:
             "aggregates": [v.shown() for v in scan.grouped.verdicts] if scan.grouped else [],
             "aggregates_pushed": scan.aggregation is not None,
             "runtime": [v.shown() for v in at_runtime],
+            # a filter Spark's dynamic pruning would call selective was pushed EXACT (SelectiveScans.java)
+            "selective_exact": any(
+                v.level is Level.EXACT and bool(s)
+                for v, s in zip(verdicts, request.get("selective") or [], strict=False)
+            ),
             # the reference path (pushdown off) takes no join keys either
             "runtime_columns": (
                 runtime.filterable([table.column(c) for c in scan.columns])

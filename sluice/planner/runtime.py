@@ -60,3 +60,24 @@ def bounded(predicate: Any, kind_of: Callable[[str], Kind | None]) -> tuple[Any,
     high = max(values, key=lambda v: key(v["lit"]))
     ranged = {"op": "AND", "args": [{"op": ">=", "args": [args[0], low]}, {"op": "<=", "args": [args[0], high]}]}
     return ranged, f"{len(args) - 1:,} join keys pushed as their range (more than {MAX_VALUES:,})"
+
+
+#: V2 predicates Spark's ``PredicateHelper.isLikelySelective`` calls selective (comparisons, IN, string predicates)
+_SELECTIVE_OPS = frozenset({"=", "<>", "!=", "<=>", "<", "<=", ">", ">=", "IN", "STARTS_WITH", "ENDS_WITH", "CONTAINS"})
+
+
+def likely_selective(predicate: Any) -> bool:
+    """Whether Spark's dynamic pruning would call ``predicate`` (a V2 predicate as JSON) likely selective,
+    had it kept it in a ``Filter``: Spark 4.3's ``isLikelySelective``, over the V2 names of its cases
+    (``NOT`` of a selective one; ``AND`` when any operand is, ``OR`` when every operand is). Anything
+    else is not (Spark's ``case _ => false``), so a scan is never called selective where Spark would not."""
+    if not isinstance(predicate, dict):
+        return False
+    op, args = predicate.get("op"), predicate.get("args") or []
+    if op == "NOT":
+        return len(args) == 1 and likely_selective(args[0])
+    if op == "AND":
+        return any(likely_selective(a) for a in args)
+    if op == "OR":
+        return bool(args) and all(likely_selective(a) for a in args)
+    return op in _SELECTIVE_OPS

@@ -193,3 +193,5 @@ def install(spark: SparkSession) -> None:
         if id(gateway) not in _installed or not bridge.isRegistered():
             bridge.register(CALLBACK)
             _installed.add(id(gateway))
+        # dynamic pruning for joins with a scan whose selective filters were pushed EXACT (SelectiveScans.java)
+        spark._jvm.io.sluice.spark.SelectiveScans.install(spark._jsparkSession)  # type: ignore[union-attr]  # py4j

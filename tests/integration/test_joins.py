@@ -13,6 +13,7 @@ import collections
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -78,8 +79,15 @@ def _pg(folder: Path) -> str:
 def _mysql(folder: Path) -> str:
     import pymysql
 
-    connection = pymysql.connect(  # the test server of tests/edge_data.py, database test (MYSQL_URL)
-        host="127.0.0.1", port=3306, user="root", database="test", charset="utf8mb4", autocommit=True
+    parts = urlsplit(MYSQL_URL)  # the test server of tests/edge_data.py, in MYSQL_URL's database
+    connection = pymysql.connect(
+        host=parts.hostname or "127.0.0.1",
+        port=parts.port or 3306,
+        user=unquote(parts.username or "root"),
+        password=unquote(parts.password or ""),
+        database=parts.path.lstrip("/") or "test",
+        charset="utf8mb4",
+        autocommit=True,
     )
     try:
         with connection.cursor() as cursor:

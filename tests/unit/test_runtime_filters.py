@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sluice.planner import runtime
 from sluice.types import Kind
 
@@ -23,3 +25,46 @@ def test_long_key_lists_are_pushed_as_their_range() -> None:
     texts = {"op": "IN", "args": [{"ref": ["s"]}, *({"lit": t, "type": "string"} for t in ["b", "é", "a"] * 4000)]}
     ranged, _ = runtime.bounded(texts, lambda name: Kind.STRING)
     assert [arg["args"][1]["lit"] for arg in ranged["args"]] == ["a", "é"]  # Spark's order: UTF-8 bytes
+
+
+def _ref(name: str) -> dict:
+    return {"ref": [name]}
+
+
+def _lit(value: object, kind: str = "int") -> dict:
+    return {"lit": value, "type": kind}
+
+
+@pytest.mark.parametrize(
+    ("predicate", "selective"),
+    [
+        ({"op": "=", "args": [_ref("r"), _lit("north", "string")]}, True),
+        ({"op": "<=>", "args": [_ref("r"), _lit(1)]}, True),
+        ({"op": ">=", "args": [_ref("r"), _lit(1)]}, True),
+        ({"op": "IN", "args": [_ref("r"), _lit(1), _lit(2)]}, True),
+        ({"op": "STARTS_WITH", "args": [_ref("r"), _lit("a", "string")]}, True),
+        ({"op": "IS_NOT_NULL", "args": [_ref("r")]}, False),  # Spark's inferred isnotnull: not selective
+        ({"op": "IS_NULL", "args": [_ref("r")]}, False),
+        ({"op": "NOT", "args": [{"op": "IS_NULL", "args": [_ref("r")]}]}, False),
+        ({"op": "NOT", "args": [{"op": "=", "args": [_ref("r"), _lit(1)]}]}, True),
+        (
+            {"op": "AND", "args": [{"op": "IS_NULL", "args": [_ref("r")]}, {"op": "<", "args": [_ref("r"), _lit(1)]}]},
+            True,
+        ),
+        (
+            {"op": "OR", "args": [{"op": "IS_NULL", "args": [_ref("r")]}, {"op": "<", "args": [_ref("r"), _lit(1)]}]},
+            False,
+        ),
+        (
+            {
+                "op": "OR",
+                "args": [{"op": "=", "args": [_ref("r"), _lit(1)]}, {"op": "<", "args": [_ref("r"), _lit(0)]}],
+            },
+            True,
+        ),
+        ({"op": "UDF", "name": "f", "args": [_ref("r")]}, False),
+        (_ref("flag"), False),
+    ],
+)
+def test_likely_selective_is_sparks_is_likely_selective(predicate: dict, selective: bool) -> None:
+    assert runtime.likely_selective(predicate) is selective

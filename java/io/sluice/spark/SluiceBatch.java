@@ -17,13 +17,30 @@ import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition
 final class SluiceBatch implements Batch {
   private final SluiceScan scan;
   private final Batch python;
+  /** The Python data source's scan this batch reads (one per plan of the scan). */
+  private final Object reader;
   private final boolean small;
   private InputPartition[] partitions;
 
-  SluiceBatch(SluiceScan scan, Batch python, boolean small) {
+  SluiceBatch(SluiceScan scan, Object reader, Batch python, boolean small) {
     this.scan = scan;
+    this.reader = reader;
     this.python = python;
     this.small = small;
+  }
+
+  /**
+   * Two batches of one scan reading one plan are the same read: Spark compares them to reuse a
+   * broadcast of this scan for a runtime filter (dynamic pruning) instead of reading it again.
+   */
+  @Override
+  public boolean equals(Object other) {
+    return other instanceof SluiceBatch that && that.scan == scan && that.reader == reader;
+  }
+
+  @Override
+  public int hashCode() {
+    return System.identityHashCode(scan) * 31 + System.identityHashCode(reader);
   }
 
   @Override

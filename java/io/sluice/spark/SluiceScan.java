@@ -168,7 +168,7 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
   @Override
   public synchronized Batch toBatch() {
     Scan python = reader();
-    SluiceBatch batch = new SluiceBatch(this, python.toBatch(), small);
+    SluiceBatch batch = new SluiceBatch(this, python, python.toBatch(), small);
     latest = batch;
     return batch;
   }

@@ -42,6 +42,8 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
   private Predicate[] pushed = new Predicate[0];
   /** The planner's verdicts for the conjuncts Spark offered, as it answered them. */
   private JsonNode verdicts;
+  /** Per offered conjunct, whether Spark's dynamic pruning would call it likely selective (planner/runtime.py). */
+  private JsonNode selective;
   private StructType required;
   private Integer limit;
   private ArrayNode order;
@@ -129,6 +131,7 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
     }
     JsonNode answer = Bridge.callUnchecked("filters", request);
     verdicts = answer.path("verdicts");
+    selective = answer.path("selective");
     if (verdicts.size() != predicates.length) {
       throw new SluiceException("the planner answered " + verdicts.size() + " verdicts for " + predicates.length + " filters");
     }
@@ -221,6 +224,7 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
     ObjectNode request = request();
     if (verdicts != null) {
       request.set("verdicts", verdicts);
+      request.set("selective", selective);
     }
     ArrayNode columns = request.putArray("columns");
     for (String column : required.fieldNames()) {
