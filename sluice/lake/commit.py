@@ -75,7 +75,8 @@ def collect_data_files(
     (:func:`sluice.lake.conform.evolved_schema`): their statistics are keyed by its field ids.
 
     Spark also leaves a ``_SUCCESS`` marker and, on local and mounted file systems, ``.crc``
-    checksum files beside each file; they are deleted so the folder holds data files only.
+    checksum files beside each file, and writes a file without rows for an empty
+    unpartitioned input; they are deleted so the folder holds data files with rows only.
     """
     from pyiceberg.io.pyarrow import (
         compute_statistics_plan,
@@ -101,23 +102,26 @@ def collect_data_files(
         relative = posixpath.relpath(info.path, staging_path)
         with filesystem.open_input_file(info.path) as stream:
             footer = pq.read_metadata(stream)
+        if footer.num_rows == 0:  # Spark writes one for an empty unpartitioned input: no rows, nothing to commit
+            filesystem.delete_file(info.path)
+            continue
         statistics = data_file_statistics_from_parquet_metadata(footer, statistics_plan, field_ids)
         make_float_bounds_safe(statistics, footer, field_ids, float_ids)
         row_groups += footer.num_row_groups
-        data_files.append(
-            DataFile.from_args(
-                content=DataFileContent.DATA,
-                file_path=f"{final_uri}/{relative}",
-                file_format=FileFormat.PARQUET,
-                partition=partition_record(columns, posixpath.dirname(relative)),
-                file_size_in_bytes=info.size,
-                sort_order_id=sort_order_id,
-                spec_id=metadata.default_spec_id,
-                equality_ids=None,
-                key_metadata=None,
-                **statistics.to_serialized_dict(),
-            )
+        data_file = DataFile.from_args(
+            content=DataFileContent.DATA,
+            file_path=f"{final_uri}/{relative}",
+            file_format=FileFormat.PARQUET,
+            partition=partition_record(columns, posixpath.dirname(relative)),
+            file_size_in_bytes=info.size,
+            sort_order_id=sort_order_id,
+            spec_id=metadata.default_spec_id,
+            equality_ids=None,
+            key_metadata=None,
+            **statistics.to_serialized_dict(),
         )
+        data_file.spec_id = metadata.default_spec_id  # from_args leaves it unset; manifests set it when read
+        data_files.append(data_file)
     return WrittenFiles(sorted(data_files, key=lambda data_file: data_file.file_path), row_groups)
 
 
