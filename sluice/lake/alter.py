@@ -51,6 +51,8 @@ def alter_table(table: Table, changes: list[dict[str, Any]]) -> list[str]:
         decided.decide(change)
     if decided.refused:
         raise ConfigError(f"ALTER TABLE {name}: " + "; ".join(decided.refused))
+    if not decided.steps:  # DROP COLUMN IF EXISTS of a missing column, a column altered to its own type
+        return []
     update = table.update_schema()
     for shown, step in decided.steps:
         try:

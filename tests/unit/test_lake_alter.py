@@ -115,3 +115,18 @@ def test_a_name_older_files_hold_is_not_given_to_another_field(table) -> None:  
             alter_table(table, [change])
     alter_table(table, [{"kind": "rename_column", "column": ["label"], "new_name": "name"}])  # its own old name
     assert names(table) == ["id", "ts", "name", "d"]
+
+
+def test_nothing_to_change_commits_nothing(table) -> None:  # type: ignore[no-untyped-def]
+    schemas = len(table.metadata.schemas)
+    assert (
+        alter_table(
+            table,
+            [
+                {"kind": "drop_column", "column": ["gone"], "if_exists": True},
+                {"kind": "update_column_type", "column": ["id"], "type": INT},
+            ],
+        )
+        == []
+    )
+    assert len(table.refresh().metadata.schemas) == schemas
