@@ -265,7 +265,14 @@ def run_job(
                 _move(staging_uri, final_uri)
             else:
                 remove_folder(staging_uri)
-            commit_data_files(lake_table, written.data_files, job_id, evolution=change, replaced=replaced)
+            commit_data_files(
+                lake_table,
+                written.data_files,
+                job_id,
+                evolution=change,
+                replaced=replaced,
+                replace_partitions=replace_partitions,
+            )
         else:
             remove_folder(staging_uri)
     except BaseException:

@@ -114,7 +114,8 @@ def test_insert_overwrite_in_dynamic_mode_replaces_only_the_partitions_the_rows_
     )
     lake_table = load(url, table)
     assert len(lake_table.snapshots()) == 2
-    assert lake_table.current_snapshot().summary.operation.value == "overwrite"
+    summary = lake_table.current_snapshot().summary
+    assert (summary.operation.value, summary["replace-partitions"]) == ("overwrite", "true")
 
 
 def test_overwrite_partitions_of_dataframe_writer_v2_is_the_same_overwrite(spark, lake) -> None:
@@ -181,3 +182,16 @@ def test_ingest_overwrite_partitions_replaces_the_partitions_of_its_rows(spark, 
         expected_after_overwrite(spark, partition_of)
     )
     assert len(open_catalog(LakeLocation.from_url(url)).load_table(("ns", "t")).snapshots()) == 2
+    # rows only in partitions the table does not have yet: nothing replaced, still a replace-partitions overwrite
+    later = spark.createDataFrame([(99, dt.datetime(2031, 1, 1, tzinfo=UTC), "x", 1.0, Decimal(1), None)], COLUMNS)
+    ingest(spark, url, later, namespace="ns", table="t", mode="overwrite-partitions", report=lambda _: None)
+    summary = open_catalog(LakeLocation.from_url(url)).load_table(("ns", "t")).current_snapshot().summary
+    assert (summary.operation.value, summary["replace-partitions"], summary["deleted-data-files"]) == (
+        "overwrite",
+        "true",
+        None,  # no file deleted
+    )
+    assert (
+        fed.sql("SELECT count(*) FROM lkowingest.ns.t").collect()[0][0]
+        == len(expected_after_overwrite(spark, partition_of)) + 1
+    )
