@@ -191,7 +191,7 @@ def _lake_ingest(args: argparse.Namespace, spark: SparkSession | None) -> int:
         source_format=args.format,
         namespace=args.namespace,
         table=args.table,
-        mode="overwrite" if args.overwrite else "append",
+        mode="overwrite" if args.overwrite else "overwrite-partitions" if args.overwrite_partitions else "append",
         schema=args.schema,
         partition_by=args.partition_by,
         sort_by=args.sort_by,
@@ -469,7 +469,8 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     lake_ingest = lake.add_parser(
         "ingest",
         help="append generated telemetry, files or a table's rows to a lake table",
-        description="Append rows to a lake table (or replace them, --overwrite) in one "
+        description="Append rows to a lake table (or replace them, --overwrite, or the partitions they fall in, "
+        "--overwrite-partitions) in one "
         "snapshot, with Spark. Without --from, generates synthetic spacecraft telemetry. A "
         "missing table is created from the input's columns (types inferred, or --schema) with "
         "--partition-by and --sort-by; telemetry.readings gets the telemetry layout. New "
@@ -477,7 +478,13 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     )
     lake_ingest.set_defaults(command=_lake_ingest)
     lake_ingest.add_argument("--rows", metavar="N", type=positive_int, help="rows to generate (default 10000000)")
-    lake_ingest.add_argument("--overwrite", action="store_true", help="replace the table's rows instead of appending")
+    replacing = lake_ingest.add_mutually_exclusive_group()
+    replacing.add_argument("--overwrite", action="store_true", help="replace the table's rows instead of appending")
+    replacing.add_argument(
+        "--overwrite-partitions",
+        action="store_true",
+        help="replace only the partitions the input's rows fall in (dynamic partition overwrite)",
+    )
     lake_create = lake.add_parser(
         "create",
         help="create an empty lake table from a schema or a file's columns",

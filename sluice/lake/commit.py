@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 #: snapshot summary property naming the job (and so its folder under the data location)
 JOB_PROPERTY = "sluice.ingest-job"
+#: snapshot summary property of a dynamic partition overwrite (Iceberg's ReplacePartitions sets it)
+REPLACE_PARTITIONS = "replace-partitions"
 #: commit attempts while the catalog database fails (a locked SQLite file fails after its 5 s busy timeout)
 CATALOG_ATTEMPTS = 3
 CATALOG_RETRY_WAIT_S = 0.5
@@ -75,7 +77,8 @@ def collect_data_files(
     (:func:`sluice.lake.conform.evolved_schema`): their statistics are keyed by its field ids.
 
     Spark also leaves a ``_SUCCESS`` marker and, on local and mounted file systems, ``.crc``
-    checksum files beside each file; they are deleted so the folder holds data files only.
+    checksum files beside each file, and writes a file without rows for an empty
+    unpartitioned input; they are deleted so the folder holds data files with rows only.
     """
     from pyiceberg.io.pyarrow import (
         compute_statistics_plan,
@@ -101,23 +104,26 @@ def collect_data_files(
         relative = posixpath.relpath(info.path, staging_path)
         with filesystem.open_input_file(info.path) as stream:
             footer = pq.read_metadata(stream)
+        if footer.num_rows == 0:  # Spark writes one for an empty unpartitioned input: no rows, nothing to commit
+            filesystem.delete_file(info.path)
+            continue
         statistics = data_file_statistics_from_parquet_metadata(footer, statistics_plan, field_ids)
         make_float_bounds_safe(statistics, footer, field_ids, float_ids)
         row_groups += footer.num_row_groups
-        data_files.append(
-            DataFile.from_args(
-                content=DataFileContent.DATA,
-                file_path=f"{final_uri}/{relative}",
-                file_format=FileFormat.PARQUET,
-                partition=partition_record(columns, posixpath.dirname(relative)),
-                file_size_in_bytes=info.size,
-                sort_order_id=sort_order_id,
-                spec_id=metadata.default_spec_id,
-                equality_ids=None,
-                key_metadata=None,
-                **statistics.to_serialized_dict(),
-            )
+        data_file = DataFile.from_args(
+            content=DataFileContent.DATA,
+            file_path=f"{final_uri}/{relative}",
+            file_format=FileFormat.PARQUET,
+            partition=partition_record(columns, posixpath.dirname(relative)),
+            file_size_in_bytes=info.size,
+            sort_order_id=sort_order_id,
+            spec_id=metadata.default_spec_id,
+            equality_ids=None,
+            key_metadata=None,
+            **statistics.to_serialized_dict(),
         )
+        data_file.spec_id = metadata.default_spec_id  # from_args leaves it unset; manifests set it when read
+        data_files.append(data_file)
     return WrittenFiles(sorted(data_files, key=lambda data_file: data_file.file_path), row_groups)
 
 
@@ -170,13 +176,17 @@ def commit_data_files(
     *,
     evolution: Evolution | None = None,
     replaced: list[DataFile] | None = None,
+    replace_partitions: bool = False,
 ) -> None:
     """Append ``data_files`` to ``table`` in one snapshot whose summary names ``job_id``.
 
     ``evolution`` (columns added or widened) is applied in the same transaction, and the
     ``replaced`` files (all of the table's for an overwrite, a partition's small files for
-    an optimize) are removed in the same snapshot: either way a reader sees the table
-    before or after the job, never between.
+    an optimize, the written partitions' for a dynamic overwrite) are removed in the same
+    snapshot: either way a reader sees the table before or after the job, never between.
+    A dynamic overwrite (``replace_partitions``) is an ``overwrite`` snapshot marked
+    ``replace-partitions=true``, as Iceberg's ``ReplacePartitions`` commits it, also when
+    the partitions it wrote held no file yet.
 
     A commit that loses the race with another writer is retried by PyIceberg (refresh, then
     append again on top of the winner; ``commit.retry.*`` table properties). A catalog
@@ -185,7 +195,7 @@ def commit_data_files(
     snapshot did not land after all: the files are never appended twice.
     """
     try:
-        _commit(table, data_files, job_id, evolution, replaced)
+        _commit(table, data_files, job_id, evolution, replaced, replace_partitions)
     finally:
         for listener in _COMMITTED:
             listener()
@@ -197,6 +207,7 @@ def _commit(
     job_id: str,
     evolution: Evolution | None,
     replaced: list[DataFile] | None,
+    replace_partitions: bool = False,
 ) -> None:
     from pyiceberg.exceptions import CommitFailedException
     from sqlalchemy.exc import SQLAlchemyError
@@ -204,7 +215,7 @@ def _commit(
     name = ".".join(table.name())
     for attempt in range(1, CATALOG_ATTEMPTS + 1):
         try:
-            _append(table, data_files, job_id, evolution, replaced or [])
+            _append(table, data_files, job_id, evolution, replaced or [], replace_partitions)
             return
         except CommitFailedException as error:  # after PyIceberg's own retries on concurrent commits
             raise SluiceError(
@@ -237,6 +248,7 @@ def _append(
     job_id: str,
     evolution: Evolution | None = None,
     replaced: list[DataFile] | None = None,
+    replace_partitions: bool = False,
 ) -> None:
     """One transaction: the schema changes, the name mapping if missing (PyIceberg's schema
     update extends an existing one), and one snapshot: a fast append of every file, or an
@@ -250,8 +262,9 @@ def _append(
     if transaction.table_metadata.name_mapping() is None:
         mapping = transaction.table_metadata.schema().name_mapping.model_dump_json()
         transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
-    snapshot = transaction.update_snapshot(snapshot_properties={JOB_PROPERTY: job_id})
-    with snapshot.overwrite() if replaced else snapshot.fast_append() as update:
+    properties = {JOB_PROPERTY: job_id, **({REPLACE_PARTITIONS: "true"} if replace_partitions else {})}
+    snapshot = transaction.update_snapshot(snapshot_properties=properties)
+    with snapshot.overwrite() if replaced or replace_partitions else snapshot.fast_append() as update:
         for data_file in replaced:
             update.delete_data_file(data_file)
         for data_file in data_files:

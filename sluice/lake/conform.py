@@ -123,7 +123,7 @@ class Evolution:
                 update.update_column(name, field_type=kind)
 
 
-def _widening(table_type: IcebergType, input_type: IcebergType) -> bool:
+def iceberg_widens(table_type: IcebergType, input_type: IcebergType) -> bool:
     """True when Iceberg allows changing a column of ``table_type`` to ``input_type``."""
     from pyiceberg import types as ice
 
@@ -136,9 +136,14 @@ def _widening(table_type: IcebergType, input_type: IcebergType) -> bool:
     return False
 
 
-def evolution(frame: DataFrame, schema: Schema, table_name: str) -> Evolution:
+def evolution(frame: DataFrame, schema: Schema, table_name: str, held: dict[str, int] | None = None) -> Evolution:
     """The changes appending ``frame`` makes to a table of ``schema``; a change Iceberg does not
-    allow is a ConfigError naming every column concerned."""
+    allow is a ConfigError naming every column concerned.
+
+    ``held`` maps the names the table's older files may hold to their field ids
+    (:func:`sluice.lake.fields.names_held`): a new column cannot take one of them, or those
+    files' values (of a dropped column, or under a renamed column's old name) would read as
+    the new column's, since Spark's files carry no field ids."""
     from sluice.lake.layout import iceberg_type
 
     known = {field.name: field for field in schema.fields}
@@ -152,6 +157,13 @@ def evolution(frame: DataFrame, schema: Schema, table_name: str) -> Evolution:
             if column.name.lower() in {name.lower() for name in known}:
                 refused.append(f"column {column.name}: the table has it spelled differently; names must match exactly")
                 continue
+            if held and column.name in held:
+                refused.append(
+                    f"column {column.name}: the table's older data files hold a column of that name for another "
+                    f"field (id {held[column.name]}, dropped or renamed since), whose values it would read; "
+                    "name the new column differently"
+                )
+                continue
             added.append((column.name, iceberg_type(column.dataType, column.name)))
             continue
         found = column.dataType
@@ -162,7 +174,7 @@ def evolution(frame: DataFrame, schema: Schema, table_name: str) -> Evolution:
             wider = iceberg_type(found, column.name)
         except ConfigError:
             wider = None
-        if wider is not None and _widening(field.field_type, wider):
+        if wider is not None and iceberg_widens(field.field_type, wider):
             widened.append((column.name, wider))
         else:
             refused.append(

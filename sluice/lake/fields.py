@@ -44,3 +44,13 @@ def file_columns(file_schema: pa.Schema, mapping: NameMapping) -> dict[int, str]
 
     found = pyarrow_to_schema(file_schema, name_mapping=mapping, downcast_ns_timestamp_to_us=True)
     return {field.field_id: field.name for field in found.fields}
+
+
+def names_held(table: Table) -> dict[str, int]:
+    """Column name -> the field id the table's name mapping gives it: every name a file without
+    field ids may hold, a dropped column's and a renamed column's old name included (the
+    mapping keeps them). Empty for a table without a mapping (its files carry ids)."""
+    mapping = table.metadata.name_mapping()
+    if mapping is None:
+        return {}
+    return {name: field.field_id for field in mapping for name in field.names if field.field_id is not None}

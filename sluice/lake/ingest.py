@@ -41,6 +41,7 @@ from sluice.lake.bad_input import bad_input_message
 from sluice.lake.catalog import LakeLocation, open_catalog
 from sluice.lake.commit import collect_data_files, commit_data_files, job_snapshot
 from sluice.lake.conform import Evolution, conform, evolution, evolved_schema, spark_type
+from sluice.lake.fields import names_held
 from sluice.lake.layout import (
     PartitionTerm,
     SortTerm,
@@ -68,6 +69,8 @@ DEFAULT_ROWS = 10_000_000
 DEFAULT_ROW_GROUP_BYTES = 1 << 20
 #: data file size when the table sets no ``write.target-file-size-bytes`` (and what a new table gets)
 DEFAULT_TARGET_FILE_BYTES = 128 << 20
+#: what a job does with the table's rows (see :func:`ingest`)
+MODES = ("append", "overwrite", "overwrite-partitions")
 FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
 #: CSV ``nullValue`` that no field spells, so only an empty unquoted field is NULL
 CSV_NO_NULL_TEXT = "\u0000"
@@ -141,14 +144,17 @@ def ingest(
     with ``target_file_size`` bytes per file (default 128 MiB). The demo table
     ``telemetry.readings`` and generated rows get the telemetry layout unless told otherwise.
 
-    ``mode="overwrite"`` replaces every row the table held. Either mode may add columns the
-    table lacks and widen int to long, float to double or a decimal's precision; any other
-    difference is refused before anything is written.
+    ``mode="overwrite"`` replaces every row the table held. ``mode="overwrite-partitions"``
+    (dynamic partition overwrite, Spark's ``partitionOverwriteMode=dynamic``) replaces only
+    the partitions the input's rows fall in and keeps every other partition's rows; an
+    unpartitioned table is one partition, replaced whole, and an input without rows changes
+    nothing. Any mode may add columns the table lacks and widen int to long, float to double
+    or a decimal's precision; any other difference is refused before anything is written.
     """
     if rows is not None and source is not None:
         raise ConfigError("rows= is the number of rows to generate; it cannot be combined with a source")
-    if mode not in ("append", "overwrite"):
-        raise ConfigError(f"mode is append or overwrite, not {mode!r}")
+    if mode not in MODES:
+        raise ConfigError(f"mode is {', '.join(MODES[:-1])} or {MODES[-1]}, not {mode!r}")
     partition_terms = None if partition_by is None else parse_partition_by(partition_by)
     sort_terms = None if sort_by is None else parse_sort_by(sort_by)
     if target_file_size is not None and target_file_size < 1:
@@ -174,12 +180,12 @@ def ingest(
         )
         undo.read_schema = input_frame.schema
         schema_now = lake_table.metadata.schema()
-        change = evolution(input_frame, schema_now, table_name)
+        change = evolution(input_frame, schema_now, table_name, names_held(lake_table))
         written_schema = evolved_schema(schema_now, change, lake_table)
         frame = conform(input_frame, written_schema, table_name)
         columns = partition_columns(lake_table.spec(), written_schema)
         replaced = _current_files(lake_table) if mode == "overwrite" else None
-        verb = "replace the rows of" if mode == "overwrite" else "into"
+        verb = {"overwrite": "replace the rows of", "overwrite-partitions": "replace partitions of"}.get(mode, "into")
         return run_job(
             spark,
             lake_table,
@@ -190,11 +196,29 @@ def ingest(
             f"ingest {what} {verb} {table_name}",
             report,
             replaced,
+            replace_partitions=mode == "overwrite-partitions",
         )
 
 
 def _current_files(lake_table: Table) -> list[DataFile]:
     return [task.file for task in lake_table.scan().plan_files()] if lake_table.current_snapshot() else []
+
+
+def files_in_partitions(current: list[DataFile], written: list[DataFile]) -> list[DataFile]:
+    """The ``current`` files in a partition one of the ``written`` files is in: what a dynamic
+    partition overwrite replaces.
+
+    A partition is the spec id and the partition record, as Iceberg's ``ReplacePartitions``
+    matches them; an unpartitioned table's one partition is the empty record, so every file
+    is in it. Nothing was written, nothing is replaced.
+    """
+    touched = {_partition_of(data_file) for data_file in written}
+    return [data_file for data_file in current if _partition_of(data_file) in touched]
+
+
+def _partition_of(data_file: DataFile) -> tuple[int, tuple[object, ...]]:
+    record = data_file.partition
+    return data_file.spec_id, tuple(record[position] for position in range(len(record)))
 
 
 def run_job(
@@ -207,11 +231,15 @@ def run_job(
     what: str,
     report: Report,
     replaced: list[DataFile] | None = None,
+    *,
+    replace_partitions: bool = False,
 ) -> IngestSummary:
     """Write ``frame`` under a staging folder, then commit it as one snapshot (or remove it).
 
     The snapshot applies ``change`` to the schema and removes the ``replaced`` files
-    (None: an append). Any failure before the commit lands removes what the job wrote.
+    (None: an append), or with ``replace_partitions`` the table's files in the partitions
+    the job wrote (:func:`files_in_partitions`). Any failure before the commit lands
+    removes what the job wrote.
     """
     job_id = f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
     data_uri = lake_table.properties.get(TableProperties.WRITE_DATA_PATH, f"{lake_table.location()}/data").rstrip("/")
@@ -230,12 +258,21 @@ def run_job(
             f"wrote {len(written.data_files)} files, {written.row_groups} row groups, {written.rows:,} rows, "
             f"{written.bytes / 1e6:,.1f} MB in {write_seconds:.1f} s"
         )
+        if replace_partitions:
+            replaced = files_in_partitions(_current_files(lake_table.refresh()), written.data_files)
         if written.data_files or replaced:
             if written.data_files:
                 _move(staging_uri, final_uri)
             else:
                 remove_folder(staging_uri)
-            commit_data_files(lake_table, written.data_files, job_id, evolution=change, replaced=replaced)
+            commit_data_files(
+                lake_table,
+                written.data_files,
+                job_id,
+                evolution=change,
+                replaced=replaced,
+                replace_partitions=replace_partitions,
+            )
         else:
             remove_folder(staging_uri)
     except BaseException:

@@ -12,7 +12,7 @@ here as JSON (:mod:`sluice.spark.bridge` is the transport) and do what the answe
   (:mod:`sluice.planner.joins`).
 * ``plan``: the scan as the source will run it: the typed :class:`~sluice.scan.ScanSpec`
   the reader gets, the text EXPLAIN shows, and statistics for Spark's join planning.
-* ``create_table``, ``drop_table``, ``create_namespace`` and :meth:`CatalogPlanner.write`:
+* ``create_table``, ``drop_table``, ``alter_table``, ``create_namespace`` and :meth:`CatalogPlanner.write`:
   DDL and writes on a lake catalog (:mod:`sluice.planner.writes`). DDL forgets the
   catalog's described tables, and any commit to a lake (SQL, ``ingest``, ``optimize``)
   forgets every lake's, so the session's next query sees the new snapshot and schema.
@@ -172,6 +172,12 @@ class CatalogPlanner:
     def drop_table(self, request: Request) -> Answer:
         try:
             return {"dropped": writes.drop_table(self.source(request), request)}
+        finally:
+            self.forget_tables(request.get("catalog"))
+
+    def alter_table(self, request: Request) -> Answer:
+        try:
+            return {"done": writes.alter_table(self.source(request), request)}
         finally:
             self.forget_tables(request.get("catalog"))
 

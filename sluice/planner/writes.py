@@ -1,7 +1,8 @@
 """Spark SQL's DDL and writes on a lake catalog, decided here and run by the lake's pipeline.
 
 The catalog layer forwards ``CREATE TABLE`` (Spark's partition transforms and
-``TBLPROPERTIES``), ``DROP TABLE``, ``CREATE NAMESPACE`` and the DataFrame of an ``INSERT``
+``TBLPROPERTIES``), ``DROP TABLE``, ``ALTER TABLE`` (column changes, :mod:`sluice.lake.alter`),
+``CREATE NAMESPACE`` and the DataFrame of an ``INSERT``
 or CTAS; this module maps them onto :mod:`sluice.lake.ingest` (one Iceberg snapshot per
 statement, nothing left behind by a failed one) instead of a second write path. Only
 lake sources are written: any other source is read-only, and the error names it.
@@ -158,6 +159,19 @@ def drop_table(source: Source, request: dict[str, Any]) -> bool:
     return True
 
 
+def alter_table(source: Source, request: dict[str, Any]) -> list[str]:
+    """``ALTER TABLE``: Spark's column changes in one schema update (:mod:`sluice.lake.alter`);
+    what was done, in words."""
+    from sluice.lake.alter import alter_table as alter
+
+    location = lake(source, "ALTER TABLE")
+    namespace, name = _namespace(request, "ALTER TABLE"), str(request["name"])
+    catalog = open_catalog(location, name=source.name)
+    done = alter(catalog.load_table((namespace, name)), list(request.get("changes") or []))
+    _log.info("ALTER TABLE %s.%s: %s", namespace, name, ", ".join(done) or "nothing to change")
+    return done
+
+
 def create_namespace(source: Source, request: dict[str, Any]) -> bool:
     """``CREATE NAMESPACE``; False when it exists (Spark says so, or ignores it with IF NOT EXISTS)."""
     from pyiceberg.exceptions import NamespaceAlreadyExistsError
@@ -178,8 +192,11 @@ def write(spark: SparkSession, source: Source, request: dict[str, Any], frame: D
     """``INSERT INTO`` / ``INSERT OVERWRITE`` / CTAS: Sluice's ingest job over Spark's query.
 
     Spark has already lined the query's columns up with the table's and cast them (its
-    by-position or BY NAME rules), so the job appends exactly the table's schema; an
-    overwrite replaces every row, as Iceberg's Spark runtime does in static mode.
+    by-position or BY NAME rules), so the job appends exactly the table's schema. The mode
+    is Spark's: ``overwrite`` (``INSERT OVERWRITE`` in static mode) replaces every row, as
+    Iceberg's Spark runtime does; ``overwrite-partitions`` (dynamic mode,
+    ``partitionOverwriteMode=dynamic`` or ``DataFrameWriterV2.overwritePartitions()``)
+    replaces the partitions the query's rows fall in, as Iceberg's ``ReplacePartitions``.
     """
     from sluice.lake.ingest import ingest
 

@@ -165,6 +165,7 @@ _PLANNER_METHODS = frozenset(
         "plan",
         "create_table",
         "drop_table",
+        "alter_table",
         "create_namespace",
     }
 )
@@ -188,6 +189,8 @@ def install(spark: SparkSession) -> None:
         )
     with _install_lock:
         spark.dataSource.register(SluiceReaderSource)
+        # INSERT OVERWRITE in dynamic mode, planned on the V1 write fallback (java OverwritePartitions)
+        spark._jvm.io.sluice.spark.OverwritePartitions.install(spark._jsparkSession)  # type: ignore[union-attr]  # py4j names
         gateway = spark.sparkContext._gateway
         ensure_callback_server_started(gateway)
         if id(gateway) not in _installed or not bridge.isRegistered():

@@ -61,7 +61,7 @@ def test_sql_scenario_runs_every_path(ctx) -> None:  # type: ignore[no-untyped-d
     _render(ctx, record, "sql")
 
 
-@pytest.mark.parametrize("key", ["lake", "flight", "planning", "catalog", "aggregates", "joins"])
+@pytest.mark.parametrize("key", ["lake", "flight", "planning", "catalog", "aggregates", "joins", "ingest"])
 def test_other_scenarios_run(ctx, key: str) -> None:  # type: ignore[no-untyped-def]
     import importlib
 
@@ -82,6 +82,10 @@ def test_other_scenarios_run(ctx, key: str) -> None:  # type: ignore[no-untyped-
         assert all(r["check"] in ("same", "reference") for s in record["scales"] for r in s["results"])
         assert all(q["pushed"] for q in record["scales"][0]["facts"]["queries"].values())
         assert all(t["met"] is True for t in record["targets"]), record["targets"]
+    if key == "ingest":  # both paths wrote every row; the small ingest wrote one file per partition
+        assert all(r["check"] in ("same", "reference") for s in record["scales"] for r in s["results"])
+        small = record["scales"][0]["facts"]["small_ingest"]
+        assert small["rows"] == 2_000 and small["sluice_files"] == small["sluice_partitions"]
     _render(ctx, record, key)
 
 

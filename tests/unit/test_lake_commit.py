@@ -72,3 +72,34 @@ def test_zero_bounds_cover_both_zeros(tmp_path: Path) -> None:
     lower, upper = statistics.column_aggregates[1].current_min, statistics.column_aggregates[2].current_max
     assert lower == 0.0 and math.copysign(1.0, lower) == -1.0  # -0.0 rows are not below the bound
     assert upper == 0.0 and math.copysign(1.0, upper) == 1.0
+
+
+def test_a_dynamic_overwrite_replaces_the_files_of_the_partitions_written_only() -> None:
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+
+    from sluice.lake.ingest import files_in_partitions
+
+    def data_file(path: str, spec_id: int, *values: object) -> DataFile:
+        made = DataFile.from_args(
+            content=DataFileContent.DATA,
+            file_path=path,
+            file_format=FileFormat.PARQUET,
+            partition=Record(*values),
+            record_count=1,
+            file_size_in_bytes=1,
+        )
+        made.spec_id = spec_id
+        return made
+
+    current = [
+        data_file("a", 0, 20_000, 3),
+        data_file("b", 0, 20_000, 4),
+        data_file("c", 0, None, 3),  # NULL day: a partition of its own
+        data_file("d", 1, 20_000, 3),  # same values under another spec: another partition
+        data_file("e", 0, 20_000, 3),
+    ]
+    written = [data_file("new1", 0, 20_000, 3), data_file("new2", 0, None, 3), data_file("new3", 0, 1, 1)]
+    assert [f.file_path for f in files_in_partitions(current, written)] == ["a", "c", "e"]
+    assert files_in_partitions(current, []) == []
+    unpartitioned = [data_file("x", 0), data_file("y", 0)]
+    assert [f.file_path for f in files_in_partitions(unpartitioned, [data_file("z", 0)])] == ["x", "y"]

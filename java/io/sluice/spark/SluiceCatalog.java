@@ -29,7 +29,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * with {@code .url}, {@code .password} (or {@code .password.env}) and {@code .pushdown}.
  *
  * <p>Lake catalogs take CREATE TABLE (partition transforms, TBLPROPERTIES), DROP TABLE,
- * CREATE NAMESPACE and writes; the planner decides each and refuses them for SQL sources,
+ * ALTER TABLE (columns), CREATE NAMESPACE and writes; the planner decides each and refuses them for SQL sources,
  * naming the source. Options are read from the session's configuration at every lookup, so
  * attaching a source again under the same name takes effect although Spark keeps the
  * catalog object, and a detached one fails clearly. Listing, describing and every pushdown decision are the Python planner's.
@@ -265,12 +265,72 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
 
   private UnsupportedOperationException readOnly(String what) {
     return new UnsupportedOperationException(
-        "[SLUICE] catalog " + name + " does not support " + what + " (Sluice creates, drops and writes lake tables only)");
+        "[SLUICE] catalog " + name + " does not support " + what + " (Sluice creates, drops, alters and writes lake tables only)");
   }
 
+  /**
+   * ALTER TABLE: the changes go to the planner as JSON ({@code kind}, the column's path and the
+   * change's own fields; a change without a JSON form as {@code other} with its description),
+   * which applies them all in one schema update or refuses them, naming the column.
+   */
   @Override
-  public Table alterTable(Identifier ident, TableChange... changes) {
-    throw readOnly("ALTER TABLE");
+  public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+    ObjectNode request = source().request();
+    identify(request, ident);
+    ArrayNode array = request.putArray("changes");
+    for (TableChange change : changes) {
+      ObjectNode json = array.addObject();
+      if (change instanceof TableChange.ColumnChange column) {
+        ArrayNode path = json.putArray("column");
+        for (String part : column.fieldNames()) {
+          path.add(part);
+        }
+      }
+      if (change instanceof TableChange.AddColumn add) {
+        json.put("kind", "add_column");
+        json.put("type", add.dataType().json());
+        json.put("nullable", add.isNullable());
+        json.put("comment", add.comment());
+        position(json, add.position());
+        json.put("default", add.defaultValue() == null ? null : add.defaultValue().getSql());
+      } else if (change instanceof TableChange.RenameColumn rename) {
+        json.put("kind", "rename_column");
+        json.put("new_name", rename.newName());
+      } else if (change instanceof TableChange.DeleteColumn delete) {
+        json.put("kind", "drop_column");
+        json.put("if_exists", Boolean.TRUE.equals(delete.ifExists()));
+      } else if (change instanceof TableChange.UpdateColumnType update) {
+        json.put("kind", "update_column_type");
+        json.put("type", update.newDataType().json());
+      } else if (change instanceof TableChange.UpdateColumnNullability update) {
+        json.put("kind", "update_column_nullability");
+        json.put("nullable", update.nullable());
+      } else if (change instanceof TableChange.UpdateColumnComment update) {
+        json.put("kind", "update_column_comment");
+        json.put("comment", update.newComment());
+      } else if (change instanceof TableChange.UpdateColumnPosition update) {
+        json.put("kind", "update_column_position");
+        position(json, update.position());
+      } else {
+        json.put("kind", "other");
+        json.put("description", change.getClass().getSimpleName() + " " + change);
+      }
+    }
+    try {
+      Bridge.call("alter_table", request);
+    } catch (NoSuchNamespaceException error) {
+      throw new NoSuchTableException(ident);
+    }
+    return loadTable(ident);
+  }
+
+  /** A column position as JSON: {@code "first": true} or {@code "after": column}; nothing when null. */
+  private static void position(ObjectNode json, TableChange.ColumnPosition position) {
+    if (position instanceof TableChange.First) {
+      json.put("first", true);
+    } else if (position instanceof TableChange.After after) {
+      json.put("after", after.column());
+    }
   }
 
   @Override

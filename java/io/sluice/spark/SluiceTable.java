@@ -52,12 +52,18 @@ final class SluiceTable implements SupportsRead, SupportsWrite {
   public Set<TableCapability> capabilities() {
     return ident == null
         ? EnumSet.of(TableCapability.BATCH_READ)
-        : EnumSet.of(TableCapability.BATCH_READ, TableCapability.V1_BATCH_WRITE, TableCapability.TRUNCATE);
+        : EnumSet.of(
+            TableCapability.BATCH_READ,
+            TableCapability.V1_BATCH_WRITE,
+            TableCapability.TRUNCATE,
+            // Spark checks these two for a dynamic overwrite, which OverwritePartitions plans on the V1 fallback
+            TableCapability.BATCH_WRITE,
+            TableCapability.OVERWRITE_DYNAMIC);
   }
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    return new SluiceWrite(source, ident, false);
+    return new SluiceWrite(source, ident, "append");
   }
 
   @Override

@@ -2,6 +2,8 @@ package io.sluice.spark;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.write.BatchWrite;
+import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
 import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.V1Write;
 import org.apache.spark.sql.connector.write.Write;
@@ -11,22 +13,30 @@ import org.apache.spark.sql.sources.InsertableRelation;
 /**
  * A write to a lake table: Spark hands the driver the query as a DataFrame (its V1 fallback,
  * {@link V1Write}) and the Python planner runs Sluice's ingest job over it (one Iceberg
- * snapshot, nothing left behind on failure). Truncate is INSERT OVERWRITE in static mode.
+ * snapshot, nothing left behind on failure). Truncate is INSERT OVERWRITE in static mode;
+ * dynamic partition overwrite ({@code partitionOverwriteMode=dynamic}) is planned on the same
+ * fallback by {@link OverwritePartitions}, and the planner replaces the partitions the rows touch.
  */
-final class SluiceWrite implements WriteBuilder, SupportsTruncate, V1Write {
+final class SluiceWrite implements WriteBuilder, SupportsTruncate, SupportsDynamicOverwrite, V1Write {
   private final SourceRef source;
   private final Identifier ident;
-  private final boolean overwrite;
+  /** The planner's write mode: {@code append}, {@code overwrite} or {@code overwrite-partitions}. */
+  private final String mode;
 
-  SluiceWrite(SourceRef source, Identifier ident, boolean overwrite) {
+  SluiceWrite(SourceRef source, Identifier ident, String mode) {
     this.source = source;
     this.ident = ident;
-    this.overwrite = overwrite;
+    this.mode = mode;
   }
 
   @Override
   public WriteBuilder truncate() {
-    return new SluiceWrite(source, ident, true);
+    return new SluiceWrite(source, ident, "overwrite");
+  }
+
+  @Override
+  public WriteBuilder overwriteDynamicPartitions() {
+    return new SluiceWrite(source, ident, "overwrite-partitions");
   }
 
   @Override
@@ -34,12 +44,19 @@ final class SluiceWrite implements WriteBuilder, SupportsTruncate, V1Write {
     return this;
   }
 
+  /** Reached only when Spark plans the write as a V2 batch: a dynamic overwrite in a session without Sluice's strategy. */
+  @Override
+  public BatchWrite toBatch() {
+    throw new SluiceException("dynamic partition overwrite of " + ident + " needs Sluice's planning strategy in this "
+        + "Spark session: call sluice.spark.install(spark) (Federation does) before the statement");
+  }
+
   @Override
   public InsertableRelation toInsertableRelation() {
     return (data, overwriteAll) -> {
       ObjectNode request = source.request();
       SluiceCatalog.identify(request, ident);
-      request.put("mode", overwrite || overwriteAll ? "overwrite" : "append");
+      request.put("mode", overwriteAll ? "overwrite" : mode);
       Bridge.write(request, data);
     };
   }
