@@ -118,6 +118,11 @@ class DeleteIndex:
                     keys = ()
                 ref = DeleteRef(delete.file_path, EQUALITY, delete.record_count, keys)
                 spec = specs.get(delete.spec_id or 0)
+                if spec is None and strict:  # global or not: guessing either way could be wrong
+                    raise ValueError(
+                        f"lake table {name}: equality delete file {delete.file_path} has partition spec "
+                        f"{delete.spec_id}, which the table does not have"
+                    )
                 if spec is None or _unpartitioned(spec):
                     self._global.append((sequence, ref))
                 else:

@@ -345,3 +345,19 @@ def test_optimize_leaves_the_files_deletes_apply_to(lakes, name: str) -> None:
 
     assert found == {path: has_deletes(path) for path in lake.files}
     assert False in found.values() if name == "parted" else all(found.values())
+
+
+def test_optimize_says_it_left_the_files_with_deletes(spark, lakes) -> None:
+    """Every file of the unpartitioned table has deletes: nothing to rewrite, and it says why."""
+    from sluice.lake.maintenance import optimize
+
+    fed, built = lakes
+    table = built["flat"].table
+    url = f"iceberg+sqlite:///{Path(table.location().removeprefix('file://')).parents[2]}/catalog.db"
+    lines: list[str] = []
+    assert optimize(spark, url, "mor", "flat", report=lines.append) is None
+    assert lines == [
+        "optimize mor.flat: 3 data file(s) with row-level delete files left as they are (optimize does not apply deletes)"
+    ]
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == built["flat"].snapshots[-1][0]

@@ -138,6 +138,7 @@ def test_what_cannot_be_applied_is_refused_naming_it(tmp_path: Path) -> None:
         (_entry(DataFileContent.EQUALITY_DELETES, "eq", 2, equality_ids=[3]), "double column x, which the Iceberg"),
         (_entry(DataFileContent.EQUALITY_DELETES, "eq", 2, equality_ids=[77]), "field id 77, which no schema"),
         (_entry(DataFileContent.EQUALITY_DELETES, "eq", 2, equality_ids=[]), "names no equality field ids"),
+        (_entry(DataFileContent.EQUALITY_DELETES, "eq", 2, spec_id=9, equality_ids=[1]), "spec 9, which the table"),
     ]
     for entry, message in cases:
         with pytest.raises(ValueError, match=f"lake table ns.t: .*{message}"):
