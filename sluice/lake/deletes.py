@@ -20,6 +20,11 @@ are positions in the data file, so a batch read from a row group is placed by th
 the groups before it. Deletes only remove rows, so statistics-based pruning stays valid;
 answers that *count* rows from footers are not (see :mod:`sluice.lake.answers`).
 
+PyIceberg's own ``DeleteFileIndex`` is not reused: it keys partitions by ``Record``, under
+which a NaN partition value is not equal to itself (its position deletes would be lost) and
+-0.0 equals 0.0, and it has no equality deletes (its scan refuses them). Partition values
+here compare as Iceberg's Java comparators do.
+
 Refused with a clear error rather than read wrongly: deletion vectors (format version 3,
 Puffin files), delete files that are not Parquet, and equality deletes on float or double
 columns (which the spec forbids).

@@ -114,9 +114,10 @@ def test_partition_values_compare_as_iceberg_does(tmp_path: Path) -> None:
     deletes = [
         _entry(DataFileContent.EQUALITY_DELETES, "eq-nan", 2, Record(float("nan")), 1, equality_ids=[1]),
         _entry(DataFileContent.EQUALITY_DELETES, "eq-zero", 2, Record(0.0), 1, equality_ids=[1]),
+        _entry(DataFileContent.POSITION_DELETES, "pos-nan", 2, Record(float("nan")), 1),
     ]
     index = DeleteIndex(deletes, table, table.schema(), "ns.t")
-    assert _applied(index, _entry(DataFileContent.DATA, "nan", 1, Record(float("nan")), 1)) == ["eq-nan"]
+    assert _applied(index, _entry(DataFileContent.DATA, "nan", 1, Record(float("nan")), 1)) == ["eq-nan", "pos-nan"]
     assert _applied(index, _entry(DataFileContent.DATA, "minus-zero", 1, Record(-0.0), 1)) == []
     assert _applied(index, _entry(DataFileContent.DATA, "zero", 1, Record(0.0), 1)) == ["eq-zero"]
 
