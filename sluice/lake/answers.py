@@ -6,8 +6,9 @@ count and bounds. Where those facts are the answer they are used instead of the 
 and ``MIN``/``MAX`` of an integer or date column is the least lower bound (greatest upper
 bound) of the row groups holding a non-NULL value. Text bounds may be truncated by writers
 and float bounds leave NaN out, so those are read; so is any row group without a trusted
-bound (:mod:`sluice.lake.stats` keeps only bounds it trusts). A lake table with delete files
-is refused before planning, so every row a footer counts is a live row.
+bound (:mod:`sluice.lake.stats` keeps only bounds it trusts). A footer counts the rows a
+data file holds, deleted ones too: the caller never asks when a kept file has delete files
+(:mod:`sluice.lake.deletes`), so every row a footer counts here is a live row.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ _EXACT_BOUNDS = (IntegerType, LongType, DateType)
 def from_metadata(schema: Schema, mapping: str, reads: list[FileRead], outputs: tuple[Output, ...]) -> list[Any] | None:
     """Each output's value from the kept row groups' statistics, or None when one is not exactly known.
 
-    The caller guarantees there is no GROUP BY and that every kept row group holds only rows
-    matching the pushed filters (strict evaluation cleared every file).
+    The caller guarantees there is no GROUP BY, that every kept row group holds only rows
+    matching the pushed filters (strict evaluation cleared every file), and that no kept
+    file has delete files.
     """
     from sluice.lake.pyramid import row_group_metrics_of
 

@@ -5,7 +5,9 @@ file per partition (or more, past the table's target file size), sorted by the t
 sort order, with the ingest pipeline (:func:`sluice.lake.ingest.run_job`): one Spark job
 and one snapshot that removes the old files and adds the new ones, so a reader sees the
 rows before or after, the same rows either way. Files of an older partition spec are
-left as they are.
+left as they are, and so are data files that row-level delete files apply to
+(:mod:`sluice.lake.deletes`): the rewrite reads files with Spark's Parquet reader, which
+knows nothing of delete files, so rewriting them would bring deleted rows back.
 
 Every ingest adds a snapshot, and an overwrite leaves the replaced files in the warehouse
 for the snapshots before it (so a reader that planned on an older snapshot still finds
@@ -27,7 +29,8 @@ from sluice.lake.catalog import LakeLocation, load_table, open_catalog
 
 if TYPE_CHECKING:
     from pyiceberg.io import FileIO
-    from pyiceberg.manifest import DataFile
+    from pyiceberg.manifest import DataFile, ManifestEntry
+    from pyiceberg.table import Table
     from pyiceberg.table.snapshots import Snapshot
     from pyspark.sql import SparkSession
 
@@ -100,6 +103,33 @@ def expire_snapshots(
     return ExpireSummary(name, len(expired), len(doomed_data), len(doomed_metadata), len(lake_table.snapshots()))
 
 
+def _data_entries(lake_table: Table, name: str) -> list[tuple[ManifestEntry, bool]]:
+    """Each live data file of the current snapshot, and whether delete files apply to it."""
+    from pyiceberg.manifest import ManifestContent
+
+    from sluice.lake.deletes import DeleteIndex
+
+    snapshot = lake_table.current_snapshot()
+    if snapshot is None:
+        return []
+    io = lake_table.io
+    manifests = snapshot.manifests(io)
+    entries = [
+        e
+        for m in manifests
+        if m.content == ManifestContent.DATA
+        for e in m.fetch_manifest_entry(io, discard_deleted=True)
+    ]
+    delete_entries = [
+        e
+        for m in manifests
+        if m.content == ManifestContent.DELETES
+        for e in m.fetch_manifest_entry(io, discard_deleted=True)
+    ]
+    index = DeleteIndex(delete_entries, lake_table, lake_table.schema(), name, strict=False) if delete_entries else None
+    return [(e, bool(index is not None and index.for_data_file(e))) for e in entries]
+
+
 def optimize(
     spark: SparkSession, lake_url: str, namespace: str, table: str, report: Report | None = None
 ) -> IngestSummary | None:
@@ -116,9 +146,17 @@ def optimize(
     lake_table = load_table(open_catalog(LakeLocation.from_url(lake_url)), namespace, table)
     spec_id = lake_table.metadata.default_spec_id
     by_partition: dict[str, list[DataFile]] = defaultdict(list)
-    for task in lake_table.scan().plan_files():
-        if task.file.spec_id == spec_id and not task.delete_files:
-            by_partition[repr(task.file.partition)].append(task.file)
+    with_deletes = 0
+    for entry, deletes in _data_entries(lake_table, f"{namespace}.{table}"):
+        if deletes:
+            with_deletes += 1
+        elif entry.data_file.spec_id == spec_id:
+            by_partition[repr(entry.data_file.partition)].append(entry.data_file)
+    if with_deletes:
+        (report or print_progress)(
+            f"optimize {namespace}.{table}: {with_deletes} data file(s) with row-level delete files left as "
+            "they are (optimize does not apply deletes)"
+        )
     replaced = [data_file for files in by_partition.values() if len(files) > 1 for data_file in files]
     if not replaced:
         return None

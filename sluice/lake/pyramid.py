@@ -14,6 +14,11 @@ Every level uses PyIceberg's own evaluators over the *superset* expressions of
 then applies the pushed predicates exactly to the rows read, except in files that strict
 evaluation proves match entirely (every row of the file satisfies every conjunct, by its
 partition values or its bounds), which are read unfiltered.
+
+Row-level deletes (:mod:`sluice.lake.deletes`): each kept data file carries the delete files
+that apply to it, and the reader removes their rows. Deletes only remove rows, so every
+level above stays valid (statistics describe a superset of the live rows); the rows and
+bytes counted are those of the data files, before deletes.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from pyiceberg.expressions.visitors import (
 from pyiceberg.manifest import ManifestContent
 from pyiceberg.schema import Schema
 
+from sluice.lake.deletes import EQUALITY, POSITION, DeleteIndex, DeleteRef
 from sluice.lake.expressions import IcebergFilter, combined, conjunct_filter, with_value_sets
 from sluice.lake.fields import name_mapping, parse_mapping
 from sluice.lake.residuals import residual_evaluator
@@ -42,7 +48,7 @@ from sluice.lake.snapshots import snapshot_schema
 from sluice.lake.stats import RowGroupMetrics, row_group_metrics
 
 if TYPE_CHECKING:
-    from pyiceberg.manifest import DataFile
+    from pyiceberg.manifest import DataFile, ManifestEntry
     from pyiceberg.partitioning import PartitionSpec
     from pyiceberg.table import Table
 
@@ -75,6 +81,21 @@ class FileRead:
     rows: int
     bytes: int  # compressed bytes of the columns read, in the kept row groups
     filtered: bool  # False: strict evaluation proved every row matches every conjunct
+    deletes: tuple[DeleteRef, ...] = ()  # the delete files that apply to it (sluice/lake/deletes.py)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "row_groups": list(self.row_groups), "deletes": [d.to_dict() for d in self.deletes]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FileRead:
+        return cls(
+            data["path"],
+            tuple(data["row_groups"]),
+            data["rows"],
+            data["bytes"],
+            data["filtered"],
+            tuple(DeleteRef.from_dict(d) for d in data.get("deletes", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -98,10 +119,16 @@ class Pyramid:
     tiers: tuple[Tier, ...]
     reads: tuple[FileRead, ...]
     conjuncts: tuple[ConjunctPruning, ...] = field(default=())
+    delete_files: int = 0  # live delete files in the snapshot
 
     @property
     def bytes_read(self) -> int:
         return sum(r.bytes for r in self.reads)
+
+    @property
+    def deletes_applied(self) -> dict[str, DeleteRef]:
+        """The delete files the reads apply, by path (one may apply to many data files)."""
+        return {d.path: d for r in self.reads for d in r.deletes}
 
     @property
     def unfiltered_files(self) -> int:
@@ -117,6 +144,17 @@ class Pyramid:
             "files_read_unfiltered": self.unfiltered_files,
             "tiers": [t.to_dict() for t in self.tiers],
             "conjuncts": [c.to_dict() for c in self.conjuncts],
+            "delete_files": self._deletes_dict(),
+        }
+
+    def _deletes_dict(self) -> dict[str, int]:
+        applied = self.deletes_applied.values()
+        return {
+            "in_snapshot": self.delete_files,
+            "applied": len(applied),
+            "position": sum(1 for d in applied if d.kind == POSITION),
+            "equality": sum(1 for d in applied if d.kind == EQUALITY),
+            "files_with_deletes": sum(1 for r in self.reads if r.deletes),
         }
 
     def render(self) -> list[str]:
@@ -134,6 +172,13 @@ class Pyramid:
             f"    bytes to read: {size_text(self.bytes_read)} (projected columns of kept row groups); "
             f"{self.unfiltered_files} of {len(self.reads)} files proven to match entirely (read unfiltered)"
         )
+        if self.delete_files:
+            counts = self._deletes_dict()
+            lines.append(
+                f"    row-level deletes: {counts['applied']} of {self.delete_files} delete files applied "
+                f"({counts['position']} position, {counts['equality']} equality) to {counts['files_with_deletes']} "
+                f"of {len(self.reads)} files read; rows above count rows before deletes"
+            )
         for conjunct in self.conjuncts:
             lines.append(f"    {conjunct.sql}  ->  {conjunct.iceberg}  [partition pruning: {conjunct.partition}]")
         return lines
@@ -166,15 +211,20 @@ def plan_pyramid(
         empty = tuple(Tier(level, unit, 0, 0, 0, 0) for level, unit in _LEVELS)
         return Pyramid(name, None, 0, 0, empty, (), conjuncts)
     manifests = snapshot.manifests(table.io)
-    if any(m.content == ManifestContent.DELETES for m in manifests):
-        raise ValueError(f"lake table {name} has row-level delete files, which Sluice does not apply yet")
+    delete_entries = [
+        e for m in manifests if m.content == ManifestContent.DELETES for e in _manifest_entries(m, table.io)
+    ]
+    deletes = DeleteIndex(delete_entries, table, schema, name) if delete_entries else None
+    manifests = [m for m in manifests if m.content != ManifestContent.DELETES]
     summary = snapshot.summary.additional_properties if snapshot.summary is not None else {}
     totals = (
         int(summary.get("total-data-files", 0)),
         int(summary.get("total-records", 0)),
         int(summary.get("total-files-size", 0)),
     )
-    return _Pruner(table, name, schema, scan_filter, columns).run(snapshot.snapshot_id, manifests, totals, conjuncts)
+    return _Pruner(table, name, schema, scan_filter, columns, deletes).run(
+        snapshot.snapshot_id, manifests, totals, conjuncts
+    )
 
 
 _LEVELS = (
@@ -218,9 +268,15 @@ def _comparable(expression: BooleanExpression) -> Any:
 
 class _Pruner:
     def __init__(
-        self, table: Table, name: str, schema: Schema, scan_filter: IcebergFilter, columns: tuple[str, ...]
+        self,
+        table: Table,
+        name: str,
+        schema: Schema,
+        scan_filter: IcebergFilter,
+        columns: tuple[str, ...],
+        deletes: DeleteIndex | None = None,
     ) -> None:
-        self.table, self.name, self.schema, self.columns = table, name, schema, columns
+        self.table, self.name, self.schema, self.columns, self.deletes = table, name, schema, columns, deletes
         self.mapping = name_mapping(table, schema)
         self.expression: BooleanExpression = scan_filter.expression
         self.exact = scan_filter.exact
@@ -240,17 +296,21 @@ class _Pruner:
     def run(
         self, snapshot_id: int, manifests: list, totals: tuple[int, int, int], conjuncts: tuple[ConjunctPruning, ...]
     ) -> Pyramid:
-        """``totals``: the snapshot's data files, rows and bytes (from its summary)."""
+        """``totals``: the snapshot's data files, rows and bytes (from its summary); ``manifests``:
+        its data manifests."""
         table_files, table_rows, table_bytes = totals
         manifest_ok = {
             sid: manifest_evaluator(spec, self.schema, self.partition_filters[sid]) for sid, spec in self.specs.items()
         }
         kept_manifests = [m for m in manifests if manifest_ok[m.partition_spec_id](m)]
-        files_in_kept = [e.data_file for m in kept_manifests for e in _manifest_entries(m, self.table.io)]
-        by_partition = [f for f in files_in_kept if self.partition_admits[f.spec_id](f.partition)]
+        entries = [e for m in kept_manifests for e in _manifest_entries(m, self.table.io)]
+        files_in_kept = [e.data_file for e in entries]
+        admitted = [e for e in entries if self.partition_admits[e.data_file.spec_id](e.data_file.partition)]
+        by_partition = [e.data_file for e in admitted]
         metrics = _InclusiveMetricsEvaluator(self.schema, self.expression)
-        by_stats = [f for f in by_partition if metrics.eval(f)]
-        reads, groups_total, groups_kept = self._row_groups(by_stats)
+        kept_entries = [e for e in admitted if metrics.eval(e.data_file)]
+        by_stats = [e.data_file for e in kept_entries]
+        reads, groups_total, groups_kept = self._row_groups(kept_entries)
         tiers = (
             Tier(
                 "manifests",
@@ -271,7 +331,8 @@ class _Pruner:
                 sum(r.bytes for r in reads),
             ),
         )
-        return Pyramid(self.name, snapshot_id, table_rows, table_bytes, tiers, tuple(reads), conjuncts)
+        delete_files = self.deletes.total if self.deletes is not None else 0
+        return Pyramid(self.name, snapshot_id, table_rows, table_bytes, tiers, tuple(reads), conjuncts, delete_files)
 
     def _whole_file_matches(self, data_file: DataFile) -> bool:
         """Strict evaluation: every row of the file satisfies every (exactly translated) conjunct."""
@@ -280,11 +341,12 @@ class _Pruner:
         residual = self.residuals[data_file.spec_id].residual_for(data_file.partition)
         return isinstance(residual, AlwaysTrue) or self.strict_file.eval(data_file)
 
-    def _row_groups(self, files: list[DataFile]) -> tuple[list[FileRead], int, int]:
+    def _row_groups(self, entries: list[ManifestEntry]) -> tuple[list[FileRead], int, int]:
         inclusive = _InclusiveMetricsEvaluator(self.schema, self.expression, include_empty_files=True)
         strict = self.strict_file
         reads, total, kept = [], 0, 0
-        for data_file in files:
+        for entry in entries:
+            data_file = entry.data_file
             whole = self._whole_file_matches(data_file)
             groups = row_group_metrics_of(data_file.file_path, self.schema, self.mapping)
             total += len(groups)
@@ -301,6 +363,7 @@ class _Pruner:
                     sum(g.record_count for g in admitted),
                     nbytes,
                     filtered=not whole,
+                    deletes=self.deletes.for_data_file(entry) if self.deletes is not None else (),
                 )
             )
         return reads, total, kept

@@ -17,8 +17,12 @@ and dropped columns read as Iceberg says.
 Pushed aggregates (:mod:`sluice.planner.aggregates`) run in the same DuckDB over every kept
 file, in one task, so only the groups reach Spark. ``COUNT(*)`` is answered from the
 files' metadata, reading no data file, when strict evaluation cleared every kept file (no
-filter, or filters the file statistics prove): the row counts Parquet records; so are
-``MIN``/``MAX`` of integer and date columns (:mod:`sluice.lake.answers`).
+filter, or filters the file statistics prove) and no kept file has delete files: the row
+counts Parquet records; so are ``MIN``/``MAX`` of integer and date columns
+(:mod:`sluice.lake.answers`).
+
+Row-level deletes (:mod:`sluice.lake.deletes`) are applied as each data file is streamed,
+before any filter, order, limit or aggregate: every path below sees live rows only.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
     from pyiceberg.types import IcebergType
 
+    from sluice.lake.deletes import DeleteReader
     from sluice.lake.pyramid import FileRead, Pyramid
     from sluice.scan import ScanSpec
 
@@ -142,6 +147,8 @@ class IcebergSource(Source):
         schema = spec.arrow_schema()
         fields = snapshot_schema(iceberg, spec.table.snapshot)
         # each column with its field id: older files hold it under another name, or not at all
+        if not needed:  # COUNT(*) alone: rows without columns have no count, so one column is read
+            needed = (spec.table.columns[0].name,)
         read = [[name, spec.table.column(name).type.name, fields.find_field(name).field_id] for name in needed]
         mapping = name_mapping(iceberg, fields)
         base = {
@@ -155,7 +162,11 @@ class IcebergSource(Source):
             "limit": spec.limit,
             "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None,
         }
-        if spec.aggregate is not None and not spec.aggregate.group_by and not any(r.filtered for r in pyramid.reads):
+        if (
+            spec.aggregate is not None
+            and not spec.aggregate.group_by
+            and not any(r.filtered or r.deletes for r in pyramid.reads)  # footers count deleted rows too
+        ):
             answers = from_metadata(fields, mapping, list(pyramid.reads), spec.aggregate.outputs)
             if answers is not None:
                 present = [read.path for read in pyramid.reads]  # checked at read time, as a read would find them
@@ -163,7 +174,7 @@ class IcebergSource(Source):
                     ReadTask(json.dumps({**base, "files": [], "metadata_answer": answers, "present": present}), schema)
                 ]
         tasks = [
-            ReadTask(json.dumps({**base, "files": [read.__dict__ for read in group]}), schema, index)
+            ReadTask(json.dumps({**base, "files": [read.to_dict() for read in group]}), schema, index)
             for index, group in enumerate(groups)
         ]
         return tasks or [ReadTask(json.dumps({**base, "files": []}), schema, 0)]
@@ -180,7 +191,10 @@ class IcebergSource(Source):
         if spec.aggregate is not None and spec.aggregate.group_by:
             text += " GROUP BY " + ", ".join(spec.aggregate.group_by)
         elif spec.aggregate is not None:
-            text += " (COUNT(*) and integer/date MIN/MAX from file statistics when no kept file needs filtering)"
+            text += (
+                " (COUNT(*) and integer/date MIN/MAX from file statistics when no kept file needs filtering"
+                " or has delete files)"
+            )
         if spec.order:
             text += f" {spec.order_sql(self.dialect)}"
         if spec.limit is not None:
@@ -193,7 +207,7 @@ class IcebergSource(Source):
         from sluice.lake.pyramid import FileRead
 
         request = json.loads(task.request)
-        files = [FileRead(**{**f, "row_groups": tuple(f["row_groups"])}) for f in request["files"]]
+        files = [FileRead.from_dict(f) for f in request["files"]]
         columns = pa.schema([pa.field(name, SparkType(type_name).arrow()) for name, type_name, _ in request["read"]])
         field_ids = [field_id for _, _, field_id in request["read"]]
         mapping = parse_mapping(request["mapping"])
@@ -217,8 +231,7 @@ class IcebergSource(Source):
         except _FileError as error:
             raise SourceError(
                 self.name,
-                f"lake table {request['table']} (snapshot {request['snapshot']}): data file "
-                f"{error.path} {error.problem}",
+                f"lake table {request['table']} (snapshot {request['snapshot']}): {error}",
             ) from None
         except (OSError, pa.ArrowException) as error:
             raise SourceError(self.name, f"reading lake table {request['table']} failed: {error}") from None
@@ -276,9 +289,9 @@ class IcebergSource(Source):
 class _FileError(Exception):
     """One data file of a planned scan could not be read (it is named, and the query fails)."""
 
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"data file {path} {problem}")
-        self.path, self.problem = path, problem
+    def __init__(self, path: str, problem: str, kind: str = "data file") -> None:
+        super().__init__(f"{kind} {path} {problem}")
+        self.path, self.problem, self.kind = path, problem, kind
 
 
 _ENGINE: list[duckdb.DuckDBPyConnection] = []
@@ -302,8 +315,10 @@ def _stream(
     under its old name, and a column the file lacks (added to the table after the file was
     written) reads as NULL, as Iceberg's schema evolution says.
     """
+    from sluice.lake.deletes import DeleteFileError, DeleteReader
     from sluice.lake.pyramid import open_input
 
+    deletes = DeleteReader(mapping)
     for read in files:
         if not read.row_groups:
             continue
@@ -311,15 +326,18 @@ def _stream(
             with open_input(read.path) as handle:
                 parquet = pq.ParquetFile(handle)
                 held = file_columns(parquet.schema_arrow, mapping)
+                if read.deletes:
+                    yield from _live(parquet, read, held, columns, field_ids, deletes, batch_rows)
+                    continue
                 wanted = list(dict.fromkeys(held[i] for i in field_ids if i in held))
                 for batch in parquet.iter_batches(
                     batch_size=batch_rows, row_groups=list(read.row_groups), columns=wanted
                 ):
-                    arrays = [
-                        _cast(batch.column(held[i]), f.type) if i in held else pa.nulls(batch.num_rows, f.type)
-                        for f, i in zip(columns, field_ids, strict=True)
-                    ]
-                    yield pa.RecordBatch.from_arrays(arrays, schema=columns)
+                    yield _project(batch, held, columns, field_ids)
+        except DeleteFileError as error:
+            raise _FileError(
+                error.path, f"{error.problem} (it applies to data file {read.path})", "delete file"
+            ) from None
         except FileNotFoundError:
             raise _FileError(
                 read.path,
@@ -327,6 +345,62 @@ def _stream(
             ) from None
         except (OSError, pa.ArrowException) as error:
             raise _FileError(read.path, f"cannot be read: {error}") from None
+
+
+def _project(batch: pa.RecordBatch, held: dict[int, str], columns: pa.Schema, field_ids: list[int]) -> pa.RecordBatch:
+    """``batch`` as the ``columns`` read: each found by field id, NULL where the file lacks it."""
+    arrays = [
+        _cast(batch.column(held[i]), f.type) if i in held else pa.nulls(batch.num_rows, f.type)
+        for f, i in zip(columns, field_ids, strict=True)
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=columns)
+
+
+def _live(
+    parquet: pq.ParquetFile,
+    read: FileRead,
+    held: dict[int, str],
+    columns: pa.Schema,
+    field_ids: list[int],
+    deletes: DeleteReader,
+    batch_rows: int,
+) -> Iterator[pa.RecordBatch]:
+    """The kept row groups of a data file without the rows its delete files delete.
+
+    Each row group is read on its own so every batch knows the file position of its first
+    row (the rows of the groups before it); equality delete columns are read too (by field
+    id, NULL where the file lacks one) and dropped after matching.
+    """
+    from sluice.lake.deletes import EQUALITY, live_rows
+    from sluice.types import SparkType
+
+    equality = [d for d in read.deletes if d.kind == EQUALITY]
+    positions = deletes.positions(read.path, read.deletes)
+    keys = [(d, deletes.equality(d)) for d in equality]
+    key_ids = [field_id for d in equality for field_id, _ in d.keys]
+    wanted = list(dict.fromkeys(held[i] for i in [*field_ids, *key_ids] if i in held))
+    starts = [0]
+    for group in range(parquet.metadata.num_row_groups):
+        starts.append(starts[-1] + parquet.metadata.row_group(group).num_rows)
+    for group in read.row_groups:
+        start = starts[group]
+        for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=[group], columns=wanted):
+            matches = [
+                (
+                    [
+                        _cast(batch.column(held[i]), SparkType(t).arrow())
+                        if i in held
+                        else pa.nulls(batch.num_rows, SparkType(t).arrow())
+                        for i, t in d.keys
+                    ],
+                    table,
+                )
+                for d, table in keys
+            ]
+            live = live_rows(batch, start, positions, matches)
+            start += batch.num_rows
+            if live.num_rows:
+                yield _project(live, held, columns, field_ids)
 
 
 def _check_present(paths: list[str]) -> None:
