@@ -29,6 +29,13 @@ def render_explain(
         if scan.spec.aggregate is None:
             lines.append(f"  columns: {', '.join(scan.spec.columns)}")
         lines.append(f"  partitions: up to {partitions}")
+        if scan.reader is not None:
+            shown = (
+                "Spark's vectorised Parquet reader"
+                if scan.reader == "vectorised"
+                else "row-group-precise Python reader"
+            )
+            lines.append(f"  Reader: {shown} -- {scan.reader_reason}")
         if scan.spec.limit is not None:
             lines.append(f"  limit: {scan.spec.limit}" + (f" ({scan.order})" if scan.order else ""))
         for verdict in scan.verdicts:

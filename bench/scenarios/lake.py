@@ -56,6 +56,9 @@ NAMESPACE, TABLE = "telemetry", "readings"
 REFERENCE = "spark.read.parquet, filterPushdown off"
 PUSHDOWN_ON = "spark.read.parquet, filterPushdown on"
 SLUICE = "Sluice fed.sql"
+#: the same query with the reader forced (spark.sluice.lakeReader; SLUICE lets the planner choose)
+SLUICE_VECTORISED = "Sluice fed.sql, Spark's Parquet reader forced"
+SLUICE_PYTHON = "Sluice fed.sql, Python reader forced"
 PYICEBERG = "PyIceberg scan().to_arrow_batch_reader()"
 DUCKDB = "DuckDB read_parquet (same files)"
 
@@ -244,6 +247,15 @@ def _with_parquet_pushdown(spark: Any, enabled: bool, work: Callable[[], int]) -
         spark.conf.set(key, previous)
 
 
+def _with_lake_reader(spark: Any, reader: str, work: Callable[[], int]) -> int:
+    """Run ``work`` with Sluice's lake reader forced (sluice/lake/vectorised.py), then let the planner choose again."""
+    spark.conf.set("spark.sluice.lakeReader", reader)
+    try:
+        return work()
+    finally:
+        spark.conf.unset("spark.sluice.lakeReader")
+
+
 def _arrow_rows(reader: Any) -> int:
     """Drain an Arrow stream, keeping nothing (the equivalent of Spark's noop sink)."""
     return sum(batch.num_rows for batch in reader)
@@ -297,6 +309,19 @@ def _cases(
         cases.append(parquet_case(PUSHDOWN_ON, True))
     return cases + [
         Case(KEY, shape.key, SLUICE, counted(SLUICE, lambda: _spark_rows(ctx.fed.sql(query))), streams=cores),
+        *(
+            Case(
+                KEY,
+                shape.key,
+                path,
+                counted(
+                    path,
+                    lambda reader=reader: _with_lake_reader(spark, reader, lambda: _spark_rows(ctx.fed.sql(query))),
+                ),
+                streams=cores,
+            )
+            for path, reader in ((SLUICE_VECTORISED, "vectorised"), (SLUICE_PYTHON, "python"))
+        ),
         Case(KEY, shape.key, PYICEBERG, counted(PYICEBERG, lambda: _arrow_rows(scan.to_arrow_batch_reader()))),
         Case(
             KEY,
@@ -511,7 +536,10 @@ ABOUT = [
     "ingested per scale with `sluice.lake.ingest.ingest` into an Iceberg table partitioned by mission, UTC day and "
     "4 payload buckets, sorted by payload and time within files, zstd, 1 MiB row groups; kept in "
     "`<data-dir>/lake-<rows>/` between runs.",
-    f"Paths, all over the data files of the same snapshot: **{SLUICE}** (the pruning pyramid, then pyarrow + DuckDB "
+    f"Paths, all over the data files of the same snapshot: **{SLUICE}** (the pruning pyramid, then the reader the "
+    "planner chooses, `docs/lake.md` Reading); "
+    f"**{SLUICE_VECTORISED}** (`spark.sluice.lakeReader=vectorised`: Spark's Parquet reader over byte ranges of the "
+    f"kept row groups, Spark filtering); **{SLUICE_PYTHON}** (`spark.sluice.lakeReader=python`: pyarrow + DuckDB "
     f"inside Spark's Python Data Source); **{REFERENCE}** (the correctness reference, Sluice's session setting); "
     f"**{PUSHDOWN_ON}** (set for that case only, then restored); **{PYICEBERG}** with the equivalent PyIceberg "
     "expression (NaN named explicitly: Arrow compute does not order NaN above numbers as Spark does); "

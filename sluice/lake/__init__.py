@@ -9,5 +9,6 @@ files or a DataFrame, checked and evolved by ``conform``, bad files explained by
 ``pyramid`` plan a read: Spark predicates as Iceberg expressions, Parquet row-group
 statistics, and the pruning at every level with its counts; ``snapshots`` picks the
 snapshot a read sees (time travel) and its schema, and ``fields`` finds each column in a
-data file by field id (schema evolution).
+data file by field id (schema evolution); ``vectorised`` chooses the reader of a scan
+(Spark's vectorised Parquet reader for scans that keep most rows, else the Python reader).
 """

@@ -82,6 +82,7 @@ class FileRead:
     bytes: int  # compressed bytes of the columns read, in the kept row groups
     filtered: bool  # False: strict evaluation proved every row matches every conjunct
     deletes: tuple[DeleteRef, ...] = ()  # the delete files that apply to it (sluice/lake/deletes.py)
+    file_size: int = 0  # the whole file's bytes, as the manifest records them
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.__dict__, "row_groups": list(self.row_groups), "deletes": [d.to_dict() for d in self.deletes]}
@@ -95,6 +96,7 @@ class FileRead:
             data["bytes"],
             data["filtered"],
             tuple(DeleteRef.from_dict(d) for d in data.get("deletes", ())),
+            data.get("file_size", 0),
         )
 
 
@@ -364,6 +366,7 @@ class _Pruner:
                     nbytes,
                     filtered=not whole,
                     deletes=self.deletes.for_data_file(entry) if self.deletes is not None else (),
+                    file_size=data_file.file_size_in_bytes,
                 )
             )
         return reads, total, kept
@@ -373,7 +376,23 @@ class _Pruner:
 #: path stays true: planning many queries over one table reads each footer once.
 _CACHE_LIMIT = 4096
 _ENTRIES: dict[str, list] = {}
-_ROW_GROUPS: dict[tuple[str, int, str], list[RowGroupMetrics]] = {}
+_ROW_GROUPS: dict[tuple[str, int, str], tuple[list[RowGroupMetrics], FileLayout]] = {}
+
+
+@dataclass(frozen=True)
+class FileLayout:
+    """How a data file holds the table's columns, from its footer (what a reader of it needs).
+
+    ``columns``: Iceberg field id -> (the file's name for that column, its Arrow type as
+    pyarrow reads the file); ``names``: every top-level column name in the file;
+    ``row_groups``: per row group, a byte range [low, high) holding its midpoint (where
+    Spark's Parquet reader places a row group when it reads part of a file) and its
+    compressed bytes.
+    """
+
+    columns: dict[int, tuple[str, Any]]
+    names: frozenset[str]
+    row_groups: tuple[tuple[int, int, int], ...]
 
 
 def _remember(cache: dict, key: Any, value: Any) -> Any:
@@ -390,14 +409,51 @@ def _manifest_entries(manifest: Any, io: Any) -> list:
     return found
 
 
-def row_group_metrics_of(path: str, schema: Schema, mapping: str) -> list[RowGroupMetrics]:
-    """The statistics of a data file's row groups (each footer read once per process);
-    ``mapping``: the table's name mapping as JSON (:func:`sluice.lake.fields.name_mapping`)."""
+def _footer_facts(path: str, schema: Schema, mapping: str) -> tuple[list[RowGroupMetrics], FileLayout]:
     key = (path, schema.schema_id, mapping)
     found = _ROW_GROUPS.get(key)
     if found is None:
-        found = _remember(_ROW_GROUPS, key, row_group_metrics(read_footer(path), schema, parse_mapping(mapping)))
+        footer = read_footer(path)
+        found = _remember(
+            _ROW_GROUPS, key, (row_group_metrics(footer, schema, parse_mapping(mapping)), _layout(footer, mapping))
+        )
     return found
+
+
+def row_group_metrics_of(path: str, schema: Schema, mapping: str) -> list[RowGroupMetrics]:
+    """The statistics of a data file's row groups (each footer read once per process);
+    ``mapping``: the table's name mapping as JSON (:func:`sluice.lake.fields.name_mapping`)."""
+    return _footer_facts(path, schema, mapping)[0]
+
+
+def file_layout(path: str, schema: Schema, mapping: str) -> FileLayout:
+    """How a data file holds the table's columns (read with its statistics, once per process)."""
+    return _footer_facts(path, schema, mapping)[1]
+
+
+def _layout(footer: pq.FileMetaData, mapping: str) -> FileLayout:
+    from sluice.lake.fields import file_columns
+
+    arrow = footer.schema.to_arrow_schema()
+    held = file_columns(arrow, parse_mapping(mapping))
+    groups = []
+    for index in range(footer.num_row_groups):
+        group = footer.row_group(index)
+        if group.num_columns == 0:
+            groups.append((0, 0, 0))
+            continue
+        first = group.column(0)
+        total = sum(group.column(i).total_compressed_size for i in range(group.num_columns))
+        # Spark's Parquet reader keeps the row groups whose midpoint (first page + half the
+        # compressed size) falls in its byte range: every place that midpoint can be computed
+        starts = [first.data_page_offset] + ([first.dictionary_page_offset] if first.has_dictionary_page else [])
+        midpoints = [start + total // 2 for start in starts]
+        groups.append((min(midpoints), max(midpoints) + 1, total))
+    return FileLayout(
+        {field_id: (name, arrow.field(name).type) for field_id, name in held.items()},
+        frozenset(arrow.names),
+        tuple(groups),
+    )
 
 
 def _rows(files: list[DataFile]) -> int:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from sluice.errors import BindError, ConfigError, TimeTravelError
+from sluice.lake import vectorised as lake_reader
 from sluice.masking import mask_url
 from sluice.planner import aggregates, joins, rules, runtime, writes
 from sluice.planner.rules import classify_filters, push_aggregates
@@ -196,11 +197,32 @@ class CatalogPlanner:
         table = table_from_dict(request["table"]["table"])
         zone = request.get("session_zone") or "UTC"
         predicates = request.get("predicates", [])
-        verdicts = classify_filters.classify(self.source(request), table, predicates, zone)
+        source = self.source(request)
+        verdicts = classify_filters.classify(source, table, predicates, zone)
+        if isinstance(source, IcebergSource) and any(v.level is Level.EXACT for v in verdicts):
+            verdicts = self._lake_filters(source, table, verdicts, request)
         return {
             "verdicts": [verdict.to_dict() for verdict in verdicts],
             "selective": [runtime.likely_selective(offered) for offered in predicates],
         }
+
+    def _lake_filters(
+        self, source: IcebergSource, table: TableSchema, answered: list[Verdict], request: Request
+    ) -> list[Verdict]:
+        """A lake scan Spark's vectorised Parquet reader will read (it keeps most of the rows)
+        applies no conjunct: the EXACT ones become INEXACT (they prune; Spark filters)."""
+        mode = lake_reader.mode_of(request)
+        spec = ScanSpec.for_source(
+            source, table, tuple(c.name for c in table.columns), where=_pushed(answered), partitions=1
+        )
+        choice, _ = source.reader_choice(spec, mode=mode)
+        if not choice.vectorised:
+            return answered
+        note = "read by Spark's vectorised Parquet reader: it prunes, Spark filters"
+        return [
+            replace(v, level=Level.INEXACT, reason=f"{v.reason}; {note}") if v.level is Level.EXACT else v
+            for v in answered
+        ]
 
     def aggregate(self, request: Request) -> Answer:
         """Whether the source answers the offered aggregation completely, with each item's verdict."""
@@ -241,6 +263,7 @@ class CatalogPlanner:
         )
         # rendered from the spec by the source, as its reader renders it: EXPLAIN shows what runs
         remote = source.masked(source.request_text(spec))
+        choice, vector = self._lake_reader(source, spec, request, verdicts)
         order_text = spec.order_sql(source.dialect)
         # one id for the scan whatever join keys Spark hands it at run time (its metrics are found by it)
         static = replace(spec, where=planned) if len(pushed) > len(planned) else spec
@@ -279,17 +302,43 @@ class CatalogPlanner:
             "limit_note": scan.limit_note,
             "partitions": 1 if limit is not None or scan.aggregation is not None else spec.partitions,
             "description": _description(source, table, remote, verdicts, scan.limit_note, scan.grouped, at_runtime)
+            + (f" | {choice.text()}" if choice is not None else "")
             + _refused_join(request.get("join_refused")),
             "join_refused": request.get("join_refused"),
-            "trace": [step.to_dict() for step in steps],
+            "trace": [step.to_dict() for step in steps]
+            + ([{"rule": "choose_reader", "text": choice.text(), "changed": choice.vectorised}] if choice else []),
+            "reader": choice.reader if choice is not None else None,
+            "reader_reason": choice.reason if choice is not None else None,
         }
+        if vector is not None:
+            answer["vector"] = vector
         if scan.aggregation is not None and not scan.aggregation.group_by:  # one row, whatever the table holds
             answer["rows"], answer["bytes"] = 1, sum(WIDTH[kind.kind] for _, kind in read)
-        elif table.row_estimate is not None:  # at most the table's rows (a scan.grouped answer has fewer)
+        elif table.row_estimate is not None:  # at most the table's rows (a grouped answer has fewer)
             rows = table.row_estimate if limit is None else min(limit, table.row_estimate)
             answer["rows"] = rows
             answer["bytes"] = max(1, rows) * max(1, sum(WIDTH[kind.kind] for _, kind in read))
         return answer
+
+    def _lake_reader(
+        self, source: Source, spec: ScanSpec, request: Request, verdicts: list[Verdict]
+    ) -> tuple[lake_reader.Choice | None, dict[str, Any] | None]:
+        """Which reader reads a lake scan (None for other sources), and what Spark's Parquet reader reads."""
+        if not isinstance(source, IcebergSource):
+            return None, None
+        mode = lake_reader.mode_of(request)
+        blocker = None
+        if spec.aggregate is not None:
+            blocker = "aggregates pushed: the Python reader answers them"
+        elif spec.limit is not None:
+            blocker = f"LIMIT {spec.limit} pushed: the Python reader stops after it"
+        return source.reader_choice(
+            spec,
+            mode=mode,
+            blocker=blocker,
+            verdicts=verdicts,
+            parallelism=int(request.get("parallelism") or 2),
+        )
 
     def _plan_join(self, request: Request, join: joins.JoinRead) -> Answer:
         """The scan of a pushed join: one query over both tables, one partition; Spark applies

@@ -43,6 +43,9 @@ class ScanPlan:
     #: why it was not pushed when no key is to blame
     joins: tuple[Verdict, ...] = ()
     join_note: str | None = None
+    #: a lake scan's reader and why (sluice/lake/vectorised.py): "vectorised" or "python"
+    reader: str | None = None
+    reader_reason: str | None = None
 
     @classmethod
     def from_answer(cls, answer: dict[str, Any]) -> ScanPlan:
@@ -65,6 +68,8 @@ class ScanPlan:
             answer.get("order"),
             tuple(Verdict.from_dict(v) for v in answer.get("join_verdicts") or refused.get("verdicts", [])),
             refused.get("note"),
+            answer.get("reader"),
+            answer.get("reader_reason"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,6 +90,8 @@ class ScanPlan:
             "join": [v.shown() for v in self.joins],
             "join_pushed": self.spec.join is not None,
             "join_note": self.join_note,
+            "reader": self.reader,
+            "reader_reason": self.reader_reason,
             "limit": self.spec.limit,
             "order": self.order,
             "partitions": 1

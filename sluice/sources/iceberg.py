@@ -57,6 +57,8 @@ if TYPE_CHECKING:
 
     from sluice.lake.deletes import DeleteReader
     from sluice.lake.pyramid import FileRead, Pyramid
+    from sluice.lake.vectorised import Choice, Mode
+    from sluice.pushdown.levels import Verdict
     from sluice.scan import ScanSpec
 
 #: Iceberg primitive type (its string form) -> (Spark type, DuckDB type of the Arrow column)
@@ -137,6 +139,41 @@ class IcebergSource(Source):
             raise SourceError(
                 self.name, f"lake table {spec.table.qualified_name}: planning the scan failed: {error}"
             ) from None
+
+    def reader_choice(
+        self,
+        spec: ScanSpec,
+        *,
+        mode: Mode,
+        blocker: str | None = None,
+        verdicts: list[Verdict] | None = None,
+        parallelism: int = 2,
+    ) -> tuple[Choice, dict[str, Any] | None]:
+        """Which reader reads the scan and why (:mod:`sluice.lake.vectorised`), with what
+        Spark's Parquet reader reads when it is the vectorised one."""
+        from sluice.lake.pyramid import file_layout
+        from sluice.lake.vectorised import choose, needed_fields, vector_read
+
+        iceberg = self._table(spec.table.schema, spec.table.name)
+        pyramid = self._pyramid(spec, _needed_columns(spec), iceberg)
+        fields = snapshot_schema(iceberg, spec.table.snapshot)
+        mapping = name_mapping(iceberg, fields)
+        try:
+            layouts = {read.path: file_layout(read.path, fields, mapping) for read in pyramid.reads}
+        except FileNotFoundError as error:
+            raise SourceError(
+                self.name,
+                f"lake table {spec.table.qualified_name}: a file its snapshot names is missing: {error}",
+            ) from None
+        needed = needed_fields(fields, [(name, spec.table.column(name).type) for name in spec.columns])
+        choice = choose(pyramid, layouts, needed, mode=mode, blocker=blocker, exact=verdicts)
+        if not choice.vectorised:
+            return choice, None
+        return choice, {
+            **vector_read(pyramid, layouts, needed, parallelism),
+            "table": spec.table.qualified_name,
+            "snapshot": pyramid.snapshot_id,
+        }
 
     def tasks(self, spec: ScanSpec) -> list[ReadTask]:
         needed = _needed_columns(spec)

@@ -49,6 +49,8 @@ def build_session(
         .config("spark.python.worker.reuse", "true")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.extraClassPath", str(ensure_jar()))  # the catalog layer (sluice/spark/jvm.py)
+        # executors deserialise the jar's reader factories (small reads, Spark's Parquet reader over lake files)
+        .config("spark.executor.extraClassPath", str(ensure_jar()))
     )
     for key, value in {**SAFE_CONF, **PUSHDOWN_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)

@@ -351,6 +351,30 @@ def test_a_spark_query_over_a_missing_data_file_fails_naming_it(
     assert "missing" in message, message[:3000]
 
 
+def test_a_vectorised_read_over_a_data_file_missing_at_read_time_fails_naming_it(
+    lake_fed: Federation, small_lake: str, tmp_path: Path
+) -> None:
+    """Spark's Parquet reader (a full scan): planning finds the footer cached, the read fails."""
+    query = "SELECT mission_id, ts FROM lake.telemetry.readings"
+    lake_fed.spark.conf.set("spark.sluice.lakeReader", "vectorised")  # a small table: auto reads it on the driver
+    try:
+        assert "Reader: Spark's vectorised Parquet reader" in lake_fed.explain(query)
+        expected = len(lake_fed.sql(query).collect())  # every footer read and cached
+        gone = local(data_files(fresh_table(small_lake))[0].file_path)
+        put_back = set_aside(gone, tmp_path)
+        try:
+            with pytest.raises(Exception) as failure:
+                lake_fed.sql(query).collect()
+        finally:
+            put_back()
+    finally:
+        lake_fed.spark.conf.unset("spark.sluice.lakeReader")
+    message = str(failure.value)
+    assert "lake table lake.telemetry.readings (snapshot " in message and gone in message, message[:3000]
+    assert "missing (deleted after the scan was planned?)" in message, message[:3000]
+    assert len(lake_fed.sql(query).collect()) == expected
+
+
 def test_a_table_dropped_after_planning_reads_its_planned_snapshot_and_is_then_unknown(small_lake: str) -> None:
     """Dropping a table (files kept) does not change a planned scan; the next plan names the table as gone."""
     catalog = open_catalog(LakeLocation.from_url(small_lake))

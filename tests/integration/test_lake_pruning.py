@@ -277,3 +277,60 @@ def test_null_partition_values_answer_as_pushdown_off(lake, table: str) -> None:
         query = f"SELECT id FROM lake.np.{table} WHERE {condition}"
         on, off = _answer(fed.sql(query)), _answer(fed.sql(query, pushdown=False))
         assert on == off, condition
+
+
+READERS = {
+    "vectorised": "Reader: Spark's vectorised Parquet reader",
+    "python": "Reader: row-group-precise Python reader",
+}
+#: CASES, plus NaN, NULL and negation over the float column, wide and narrow
+READ_CASES = [
+    *CASES.values(),
+    "voltage > 10",
+    "NOT (voltage > 10)",
+    "isnan(voltage) OR voltage IS NULL",
+    "status <> 'OK' AND payload_id < 60",
+    "temperature = -0.0 OR sensor = ''",
+]
+
+
+@pytest.mark.parametrize("reader", list(READERS))
+@pytest.mark.parametrize("table_name", ["clustered", "unclustered"])
+def test_both_readers_return_what_spark_returns_over_the_same_rows(lake, spark, reader: str, table_name: str) -> None:
+    """Forced through Spark's vectorised Parquet reader (byte ranges of the kept row groups: 50-row
+    groups, so most reads are parts of files) and through the Python reader: the rows Spark
+    finds in a plain DataFrame of the table's rows."""
+    fed, catalog = lake
+    spark.createDataFrame(catalog.load_table(("telemetry", table_name)).scan().to_arrow()).createOrReplaceTempView(
+        "pruning_expected"
+    )
+    spark.conf.set("spark.sluice.lakeReader", reader)
+    try:
+        for predicate in [*READ_CASES, "true"]:
+            query = f"SELECT * FROM {{t}} WHERE {predicate}"
+            lake_query = query.format(t=f"lake.telemetry.{table_name}")
+            assert READERS[reader] in fed.explain(lake_query), lake_query
+            got = sorted(map(repr, fed.sql(lake_query).collect()))
+            assert got == sorted(map(repr, spark.sql(query.format(t="pruning_expected")).collect())), lake_query
+    finally:
+        spark.conf.unset("spark.sluice.lakeReader")
+
+
+def test_auto_reads_scans_vectorised_unless_a_fraction_keeps_selective_ones_in_python(lake, spark) -> None:
+    fed, _ = lake
+    full = fed.explain("SELECT * FROM lake.telemetry.clustered")
+    assert READERS["vectorised"] in full and "Parquet filter pushdown off" in full, full
+    wide = fed.explain("SELECT payload_id FROM lake.telemetry.clustered WHERE status <> 'OK'")
+    assert READERS["vectorised"] in wide and "[INEXACT] NOT `status` = 'OK'" in wide, wide
+    query = "SELECT payload_id FROM lake.telemetry.clustered WHERE payload_id BETWEEN 0 AND 79"
+    selective = fed.explain(query)  # half the row groups: more than spark.sluice.smallReadRows rows
+    assert READERS["vectorised"] in selective and "[INEXACT] `payload_id`" in selective, selective
+    spark.conf.set("spark.sluice.lakeVectorisedFraction", "0.9")
+    try:
+        selective = fed.explain(query)
+        assert READERS["python"] in selective and "selective: pruning keeps" in selective, selective
+        assert "[EXACT] `payload_id`" in selective, selective
+    finally:
+        spark.conf.unset("spark.sluice.lakeVectorisedFraction")
+    counted = fed.explain("SELECT count(*) FROM lake.telemetry.clustered")
+    assert READERS["python"] in counted and "aggregates pushed" in counted, counted

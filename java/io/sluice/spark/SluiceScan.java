@@ -79,6 +79,10 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
   @Override
   public synchronized void filter(Predicate[] predicates) {
     ObjectNode again = request.deepCopy();
+    // Spark planned this scan's columnar mode with its reader: the re-planned read keeps that reader
+    if (plan.hasNonNull("reader")) {
+      again.put("lake_reader", plan.path("reader").asText());
+    }
     ArrayNode offered = again.putArray("runtime");
     for (Predicate predicate : predicates) {
       offered.add(Expressions.toJson(predicate));
@@ -165,8 +169,17 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
     return Long.parseLong(SQLConf.get().getConfString("spark.sluice.smallReadRows", "10000").trim());
   }
 
+  /** Whether the planner chose Spark's vectorised Parquet reader for this lake scan (sluice/lake/vectorised.py). */
+  private boolean vectorised() {
+    return "vectorised".equals(plan.path("reader").asText());
+  }
+
   @Override
   public synchronized Batch toBatch() {
+    if (vectorised()) {
+      latest = null;
+      return new VectorBatch(plan.path("vector"), schema);
+    }
     Scan python = reader();
     SluiceBatch batch = new SluiceBatch(this, python, python.toBatch(), small);
     latest = batch;
@@ -187,14 +200,18 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
     return Bridge.callUnchecked("fetch", request);
   }
 
-  /** Row-based whichever way a partition is read: asking Spark to decide per partition would plan the read while EXPLAIN runs. */
+  /**
+   * Row-based whichever way a Python partition is read (asking Spark to decide per partition
+   * would plan the read while EXPLAIN runs); columnar when Spark's vectorised Parquet reader
+   * reads the scan and returns batches for its columns.
+   */
   @Override
   public ColumnarSupportMode columnarSupportMode() {
-    return ColumnarSupportMode.UNSUPPORTED;
+    return vectorised() && VectorBatch.columnar(schema) ? ColumnarSupportMode.SUPPORTED : ColumnarSupportMode.UNSUPPORTED;
   }
 
   @Override
   public CustomMetric[] supportedCustomMetrics() {
-    return reader().supportedCustomMetrics();
+    return vectorised() ? new CustomMetric[0] : reader().supportedCustomMetrics();
   }
 }

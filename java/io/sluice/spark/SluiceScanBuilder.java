@@ -245,6 +245,8 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
       request.set("join_refused", refusedJoin);
     }
     request.put("pushdown", table.source.pushdown);
+    // how many splits Spark's own Parquet reader would aim for (a lake scan it reads)
+    request.put("parallelism", org.apache.spark.sql.SparkSession.active().sparkContext().defaultParallelism());
     JsonNode plan = Bridge.callUnchecked("plan", request);
     // what the planner reads: the columns Spark asked for (one when it asked for none: count(*)),
     // or the grouping keys and aggregates when they were pushed

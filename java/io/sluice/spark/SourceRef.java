@@ -40,6 +40,10 @@ final class SourceRef {
     node.put("catalog", catalog);
     node.put("session_zone", SQLConf.get().sessionLocalTimeZone());
     node.put("ansi", SQLConf.get().ansiEnabled());
+    // which reader reads lake scans (sluice/lake/vectorised.py): auto, vectorised or python
+    node.put("lake_reader", SQLConf.get().getConfString("spark.sluice.lakeReader", "auto"));
+    node.put("lake_vectorised_fraction", SQLConf.get().getConfString("spark.sluice.lakeVectorisedFraction", "0"));
+    node.put("small_read_rows", SQLConf.get().getConfString("spark.sluice.smallReadRows", "10000"));
     String metrics = SQLConf.get().getConfString(METRICS_CONF, "");
     if (!metrics.isEmpty()) {
       node.put("metrics_dir", metrics);
