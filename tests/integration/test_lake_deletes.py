@@ -361,3 +361,22 @@ def test_optimize_says_it_left_the_files_with_deletes(spark, lakes) -> None:
     ]
     table.refresh()
     assert table.current_snapshot().snapshot_id == built["flat"].snapshots[-1][0]
+
+
+@pytest.mark.parametrize("name", ["flat", "parted"])
+def test_deletes_keep_the_python_reader_even_when_sparks_reader_is_forced(spark, lakes, name: str) -> None:
+    """Spark's vectorised Parquet reader knows nothing of delete files: a scan over a file they
+    apply to is read by the Python reader, whatever spark.sluice.lakeReader says, and EXPLAIN says why."""
+    fed, built = lakes
+    lake = built[name]
+    spark.conf.set("spark.sluice.lakeReader", "vectorised")
+    try:
+        _differential(spark, fed, f"mor.mor.{name}", lake.snapshots[-1][1], QUERIES[:8])
+        explained = fed.explain(f"SELECT * FROM mor.mor.{name}")
+        assert "row-level delete files: the Python reader applies them" in explained, explained
+        before = lake.snapshots[1][0]  # no delete file yet: the forced reader is Spark's
+        assert "Spark's vectorised Parquet reader" in fed.explain(
+            f"SELECT * FROM mor.mor.{name} VERSION AS OF {before}"
+        )
+    finally:
+        spark.conf.unset("spark.sluice.lakeReader")
