@@ -41,6 +41,12 @@ _ORDERED = (Kind.INTEGRAL, Kind.DECIMAL, Kind.FLOAT, Kind.DATE, Kind.TIMESTAMP, 
 #: kinds whose equal values the source groups exactly as Spark does (floats: see the module doc)
 _GROUPABLE = (Kind.INTEGRAL, Kind.DECIMAL, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.STRING, Kind.BOOLEAN)
 _MAX_PRECISION = 38
+#: the note when Spark offers AVG (it asks again with SUM and COUNT)
+AVERAGES = "AVG: Spark rewrites it into SUM and COUNT and divides itself (as its own AVG does)"
+#: the note when a filter is not EXACT
+FILTERED = "a filter is not EXACT: Spark aggregates what it filters"
+#: the reason AVG is not pushed as such
+AVG_REASON = "AVG is pushed as SUM and COUNT (Spark rewrites it and divides itself)"
 
 
 @dataclass(frozen=True)
@@ -120,9 +126,9 @@ def decide(source: Any, table: TableSchema, offered: dict[str, Any], filters: li
     if not getattr(source, "aggregates", False):
         note = f"{type(source).__name__} does not run aggregate queries"
     elif any(v.level is not Level.EXACT for v in filters):
-        note = "a filter is not EXACT: Spark aggregates what it filters"
+        note = FILTERED
     elif builder.averages:
-        note = "AVG: Spark rewrites it into SUM and COUNT and divides itself (as its own AVG does)"
+        note = AVERAGES
     complete = note is None and all(v.level is Level.EXACT for v in verdicts)
     aggregation = Aggregation(tuple(builder.keys), tuple(builder.outputs)) if complete else None
     return Decision(complete, tuple(verdicts), aggregation, note)
@@ -140,24 +146,21 @@ class _Builder:
 
     # ------------------------------------------------------------ items
     def group_key(self, expression: dict[str, Any]) -> Verdict:
-        shown = _shown(expression)
+        shown = key_label(expression)
         try:
             column = self._column(expression)
             sql = self._grouped(column)
         except _Refused as reason:
-            return Verdict(f"GROUP BY {shown}", Level.UNSUPPORTED, str(reason))
+            return Verdict(shown, Level.UNSUPPORTED, str(reason))
         self.keys.append(sql)
         self._output(self._select(sql, column.type), column.type)
-        return Verdict(
-            f"GROUP BY {shown}", Level.EXACT, "grouped exactly as Spark groups these values", f"GROUP BY {sql}"
-        )
+        return Verdict(shown, Level.EXACT, "grouped exactly as Spark groups these values", f"GROUP BY {sql}")
 
     def aggregate(self, function: dict[str, Any]) -> Verdict:
         name = str(function.get("fn", "?"))
         distinct = bool(function.get("distinct"))
         args = function.get("args") or []
-        label = "count" if name == "COUNT_STAR" else name.lower()
-        shown = f"{label}({'DISTINCT ' if distinct else ''}{', '.join(_shown(a) for a in args) if args else '*'})"
+        shown = function_label(function)
         try:
             sql, read_type, reason = self._function(name, distinct, args)
         except _Refused as why:
@@ -173,7 +176,7 @@ class _Builder:
             return "COUNT(*)", SparkType("bigint"), "rows counted by the source"
         if name == "AVG":
             self.averages = True
-            raise _Refused("AVG is pushed as SUM and COUNT (Spark rewrites it and divides itself)")
+            raise _Refused(AVG_REASON)
         if name not in ("COUNT", "SUM", "MIN", "MAX"):
             raise _Refused(f"{name} is not pushed: only COUNT, SUM, MIN, MAX (and AVG as SUM/COUNT) are")
         if len(args) != 1:
@@ -262,6 +265,20 @@ class _Builder:
 
     def _output(self, sql: str, read_type: SparkType) -> None:
         self.outputs.append(Output(f"sluice_{len(self.outputs)}", sql, read_type))
+
+
+def key_label(expression: Any) -> str:
+    """A grouping key as a verdict shows it (``GROUP BY i``)."""
+    return f"GROUP BY {_shown(expression)}"
+
+
+def function_label(function: dict[str, Any]) -> str:
+    """An offered aggregate function as a verdict shows it (``count(*)``, ``sum(DISTINCT d)``)."""
+    name = str(function.get("fn", "?"))
+    args = function.get("args") or []
+    label = "count" if name == "COUNT_STAR" else name.lower()
+    keyword = "DISTINCT " if function.get("distinct") else ""
+    return f"{label}({keyword}{', '.join(_shown(a) for a in args) if args else '*'})"
 
 
 def _shown(expression: Any) -> str:

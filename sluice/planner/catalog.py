@@ -249,7 +249,9 @@ class CatalogPlanner:
             )
         table = table_from_dict(request["table"]["table"])
         filters = [Verdict.from_dict(v) for v in request.get("verdicts", [])]
-        return aggregates.decide(self.source(request), table, offered, filters, bool(request.get("ansi", True)))
+        return self.source(request).decide_aggregation(
+            table, offered, filters, bool(request.get("ansi", True)), request.get("session_zone") or "UTC"
+        )
 
     def plan(self, request: Request) -> Answer:
         if request.get("join") is not None:
