@@ -232,7 +232,7 @@ class Source(abc.ABC):
         """Whether the source answers Spark's offered ``GROUP BY`` and aggregates completely, with a
         verdict per key and function (:func:`sluice.planner.aggregates.decide`; a Flight source asks
         its server, which asks its own source)."""
-        return decide(self, table, offered, filters, ansi)
+        return decide(self, table, offered, filters, ansi, session_zone)
 
     def name_key(self, name: str) -> str:
         """``name`` as this source compares identifiers: two names with one key are one object.
