@@ -18,6 +18,7 @@ the filtered rows), with a verdict per key and function. Each output has the Spa
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sluice.flight import filter_json
@@ -25,8 +26,10 @@ from sluice.flight.protocol import AGGREGATE_FUNCTIONS, MAX_AGGREGATE_ITEMS, Agg
 from sluice.pushdown.terms import Unsupported
 from sluice.types import Kind, SparkType, TableSchema
 
-#: what this server takes as a grouping key or an argument (any other expression is UNSUPPORTED)
-ARGUMENTS = ("column",)
+#: what this server takes as a grouping key or an argument: a column, or an expression of the
+#: filter format whose type the format tells (:func:`sluice.flight.filter_json.type_of`), pushed
+#: where the source's classifier translates it exactly
+ARGUMENTS = ("column", "expression")
 
 
 def capabilities() -> dict[str, Any]:
@@ -41,8 +44,9 @@ def capabilities() -> dict[str, Any]:
 
 def offered(aggregate: Aggregate, table: TableSchema) -> dict[str, Any]:
     """The aggregate as Spark offers one to the planner (:func:`sluice.planner.aggregates.decide`):
-    a column is ``{"ref": [name]}``; another expression, read against the table (a malformed one
-    is a :class:`RequestError`), is offered as its Spark SQL, which the planner refuses."""
+    a column is ``{"ref": [name]}``, another expression ``{"tree": <its Spark SQL tree>}`` (read
+    against the table as a filter's: a malformed one is a :class:`RequestError`); the planner
+    decides it as it decides Spark's own expressions."""
     return {
         "group_by": [_expression(key, table) for key in aggregate.group_by],
         "aggregates": [
@@ -59,32 +63,25 @@ def offered(aggregate: Aggregate, table: TableSchema) -> dict[str, Any]:
 def _expression(node: dict[str, Any], table: TableSchema) -> dict[str, Any]:
     if set(node) == {"column"} and isinstance(node["column"], str):
         return {"ref": [filter_json.column_name(table, node["column"])]}
+    if filter_json.type_of(node, table) is None:  # the client could not check the type it streams
+        return {"refused": f"the type of {json.dumps(node)[:200]} is not one the format tells"}
     try:
-        shown = filter_json.decode(node, table).sql(dialect="spark")
+        return {"tree": filter_json.decode(node, table)}
     except Unsupported as reason:
-        shown = f"an expression ({reason})"
-    return {"op": shown}
+        return {"refused": str(reason)}
 
 
 def read_type(item: dict[str, Any] | AggregateFunction, table: TableSchema) -> SparkType | None:
-    """The Spark type a grouping key or function is streamed as (None: an item the protocol does
-    not type, an expression). ``COUNT`` is ``bigint``; ``SUM`` of an integral or ``decimal(p,s)``
-    column ``decimal(38,s)`` (Spark casts it to ``bigint`` / ``decimal(p+10,s)``, raising on
-    overflow as its own ``SUM`` does); a key, ``MIN`` and ``MAX`` the column's type."""
+    """The Spark type a grouping key or function is streamed as (None: an expression whose type the
+    format does not tell). ``COUNT`` is ``bigint``; ``SUM`` of an integral or ``decimal(p,s)``
+    operand ``decimal(38,s)`` (Spark casts it to ``bigint`` / ``decimal(p+10,s)``, raising on
+    overflow as its own ``SUM`` does); a key, ``MIN`` and ``MAX`` the operand's type."""
     if isinstance(item, AggregateFunction):
         if item.function in ("count", "count_star"):
             return SparkType("bigint")
-        column = _column_type(item.args[0], table)
-        if column is None or item.function != "sum":
-            return column
-        scale = column.precision_scale[1] if column.kind is Kind.DECIMAL else 0
+        operand = filter_json.type_of(item.args[0], table)
+        if operand is None or item.function != "sum":
+            return operand
+        scale = operand.precision_scale[1] if operand.kind is Kind.DECIMAL else 0
         return SparkType(f"decimal(38,{scale})")
-    return _column_type(item, table)
-
-
-def _column_type(expression: dict[str, Any], table: TableSchema) -> SparkType | None:
-    name = expression.get("column") if set(expression) == {"column"} else None
-    if not isinstance(name, str):
-        return None
-    column = next((c for c in table.columns if c.name.lower() == name.lower()), None)
-    return column.type if column is not None else None
+    return filter_json.type_of(item, table)

@@ -23,6 +23,10 @@ Each grouping key and each aggregate gets a verdict and a reason, like a filter.
   again, and computes the division itself, exactly as its own ``AVG`` does.
 * Every column read must be read by the source as Spark reads it (not as text, no stored value
   the reader would refuse, SQLite only in STRICT tables).
+* A key or argument that is an expression (``GROUP BY i % 10``, ``sum(a + b)``) is pushed where
+  the filter classifier translates it exactly for the source (:meth:`Translator.value`: the
+  same rules as in a ``WHERE``, overflow raising where Spark's does), under ANSI only, and then
+  follows the rules above for its Spark type.
 """
 
 from __future__ import annotations
@@ -247,7 +251,8 @@ class _Builder:
 
     # ------------------------------------------------------------ operands
     def _operand(self, expression: Any) -> _Operand:
-        """A key or argument: a column (``{"ref": [name]}``), or an expression the classifier
+        """A key or argument: a column (``{"ref": [name]}``), or an expression (Spark's V2 JSON, or
+        ``{"tree": ...}`` as a Flight server reads one) the classifier
         translates exactly for this source (its verdict machinery: :mod:`sluice.planner.v2`, then
         :meth:`Translator.value`), every column it reads passing the column checks."""
         ref = expression.get("ref") if isinstance(expression, dict) else None
@@ -255,8 +260,12 @@ class _Builder:
             column = self._column(str(ref[0]))
             text = self.dialect.text_rules(column) if column.type.kind is Kind.STRING else None
             return _Operand(exp.column(column.name, quoted=True), column.type, text, column.name, column)
+        if isinstance(expression, dict) and "refused" in expression:  # a Flight server could not read it
+            raise _Refused(str(expression["refused"]))
         try:
-            tree = v2.to_tree(expression)
+            tree = (
+                expression["tree"] if isinstance(expression, dict) and "tree" in expression else v2.to_tree(expression)
+            )
         except Unsupported as reason:
             raise _Refused(str(reason)) from None
         shown = tree.sql(dialect="spark")
@@ -350,6 +359,10 @@ def function_label(function: dict[str, Any]) -> str:
 def _shown(expression: Any) -> str:
     if isinstance(expression, dict) and isinstance(expression.get("ref"), list):
         return ".".join(map(str, expression["ref"]))
+    if isinstance(expression, dict) and isinstance(expression.get("tree"), exp.Expression):
+        return str(expression["tree"].sql(dialect="spark"))
+    if isinstance(expression, dict) and "refused" in expression:
+        return "(an expression)"
     if isinstance(expression, dict) and "op" in expression:
         try:
             return v2.to_tree(expression).sql(dialect="spark")

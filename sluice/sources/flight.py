@@ -114,6 +114,7 @@ class FlightSource(Source):
         self._sluice: bool | None = None  # whether the server speaks Sluice's protocol (probed once)
         self._ops: frozenset[str] = frozenset()  # the Sluice filter ops its capabilities list
         self._aggregate_functions: frozenset[str] = frozenset()  # the aggregate functions it lists
+        self._aggregate_arguments: frozenset[str] = frozenset()  # "column", "expression"
 
     # ------------------------------------------------------------ connections
     def _client(self, location: str | None = None) -> flight.FlightClient:
@@ -189,7 +190,8 @@ class FlightSource(Source):
             self._sluice = bool(answers)
             capabilities = answers[0].body.to_pybytes() if answers else b"{}"
             self._ops = _filter_ops(capabilities)
-            self._aggregate_functions = _aggregate_functions(capabilities)
+            self._aggregate_functions = _aggregate_listed(capabilities, "functions")
+            self._aggregate_arguments = _aggregate_listed(capabilities, "arguments")
         return self._sluice
 
     def takes(self, op: str) -> bool:
@@ -310,14 +312,13 @@ class FlightSource(Source):
         capabilities list no aggregates, or a filter not EXACT leave the aggregation to Spark."""
         keys, functions = list(offered.get("group_by", [])), list(offered.get("aggregates", []))
         labels = [aggregates.key_label(k) for k in keys] + [aggregates.function_label(f) for f in functions]
-        casts = table if self.takes(filter_json.CAST) else None
         items: list[dict[str, Any] | AggregateFunction | str] = []  # an item's JSON, or why it is not sent
         for index, item in enumerate(keys + functions):
             try:
                 items.append(
-                    _expression_json(item, session_zone, casts)
+                    self._operand_json(item, session_zone, table)
                     if index < len(keys)
-                    else self._function_json(item, session_zone, casts)
+                    else self._function_json(item, session_zone, table)
                 )
             except Unsupported as reason:
                 items.append(str(reason))
@@ -374,9 +375,7 @@ class FlightSource(Source):
             return aggregates.FILTERED
         return None
 
-    def _function_json(
-        self, function: dict[str, Any], session_zone: str, casts: TableSchema | None
-    ) -> AggregateFunction:
+    def _function_json(self, function: dict[str, Any], session_zone: str, table: TableSchema) -> AggregateFunction:
         name = str(function.get("fn", "?"))
         if name == "AVG":
             raise Unsupported(aggregates.AVG_REASON)
@@ -388,8 +387,26 @@ class FlightSource(Source):
             raise Unsupported(f"{name} over {len(args)} arguments is not pushed")
         distinct = bool(function.get("distinct"))
         return AggregateFunction(
-            name.lower(), tuple(_expression_json(arg, session_zone, casts) for arg in args), distinct
+            name.lower(), tuple(self._operand_json(a, session_zone, table) for a in args), distinct
         )
+
+    def _operand_json(self, expression: Any, session_zone: str, table: TableSchema) -> dict[str, Any]:
+        """A grouping key or argument Spark offered (a V2 expression) in the filter format's JSON:
+        a column, or an expression for a server that takes them, whose type the format tells (the
+        client checks the type the server streams); else :class:`Unsupported`."""
+        tree = v2.to_tree(expression)
+        node = filter_json.encode(tree, session_zone, table if self.takes(filter_json.CAST) else None)
+        if set(node) == {"column"}:
+            return node
+        shown = tree.sql(dialect="spark")
+        if "expression" not in self._aggregate_arguments:
+            raise Unsupported(f"{shown}: the Flight server takes only columns as grouping keys and aggregate arguments")
+        if filter_json.type_of(node, table) is None:
+            raise Unsupported(
+                f"{shown}: the Flight filter format does not tell its type (a column, a literal, a cast, integer "
+                "arithmetic, abs or length), so the client could not check what the server streams"
+            )
+        return node
 
     def _aggregate_answer(self, info: flight.FlightInfo, sent: int) -> dict[str, Any]:
         """The server's ``aggregate`` answer, checked to hold one verdict per key and function sent."""
@@ -578,19 +595,13 @@ def _filter_ops(capabilities: bytes) -> frozenset[str]:
     return frozenset(op for op in ops if isinstance(op, str)) if isinstance(ops, list) else frozenset()
 
 
-def _aggregate_functions(capabilities: bytes) -> frozenset[str]:
-    """The aggregate functions a capabilities answer lists (none if it lists none)."""
+def _aggregate_listed(capabilities: bytes, key: str) -> frozenset[str]:
+    """What a capabilities answer lists under ``aggregate.<key>`` (nothing if it lists nothing)."""
     try:
-        functions = json.loads(capabilities).get("aggregate", {}).get("functions", [])
+        listed = json.loads(capabilities).get("aggregate", {}).get(key, [])
     except (ValueError, AttributeError):
         return frozenset()
-    return frozenset(f for f in functions if isinstance(f, str)) if isinstance(functions, list) else frozenset()
-
-
-def _expression_json(expression: Any, session_zone: str, casts: TableSchema | None) -> dict[str, Any]:
-    """A grouping key or argument Spark offered (a V2 expression) in the filter format's JSON,
-    or :class:`Unsupported`."""
-    return filter_json.encode(v2.to_tree(expression), session_zone, casts)
+    return frozenset(f for f in listed if isinstance(f, str)) if isinstance(listed, list) else frozenset()
 
 
 def _exact_expressions(filters: list[Verdict]) -> list[dict[str, Any]]:
