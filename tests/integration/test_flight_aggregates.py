@@ -21,7 +21,7 @@ from sluice.errors import SourceError
 from sluice.pushdown.levels import Level
 from sluice.serve.allowlist import AllowList
 from sluice.serve.server import serve_in_background
-from tests.integration.test_aggregates import EXPRESSION_QUERIES, query_outcome, check_classes, make_strict_edge
+from tests.integration.test_aggregates import EXPRESSION_QUERIES, check_classes, make_strict_edge, query_outcome
 from tests.integration.test_flight_spark import PlainServer
 from tests.sources import BY_NAME
 
