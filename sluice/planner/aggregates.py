@@ -276,7 +276,10 @@ class _Builder:
             )
         if nesting.depth(tree) > nesting.MAX_PUSH_DEPTH:
             raise _Refused(f"{shown}: nested deeper than {nesting.MAX_PUSH_DEPTH} levels")
-        for name in dict.fromkeys(node.name for node in tree.find_all(exp.Column)):
+        names = list(dict.fromkeys(node.name for node in tree.find_all(exp.Column)))
+        if not names:  # GROUP BY 1 is a position in SQL; Spark drops constant keys itself
+            raise _Refused(f"{shown} reads no column: a constant is left to Spark")
+        for name in names:
             self._column(name)
         try:
             value = Translator(self.dialect, self.table, self.zone).value(tree)

@@ -204,3 +204,12 @@ def test_expressions_are_not_pushed_without_ansi() -> None:
     decision = _expression_decision(DUCK, DUCK_TABLE, _mod("i", 10), ref("i"), ansi=False)
     assert not decision.complete
     assert "ansi" in decision.verdicts[0].reason
+
+
+def test_a_constant_is_never_a_pushed_key() -> None:
+    """GROUP BY 1 names the first output in SQL: a key that reads no column stays with Spark."""
+    for source, table in ((PG, PG_TABLE), (MY, MY_TABLE), (DUCK, DUCK_TABLE)):
+        decision = _expression_decision(
+            source, table, {"lit": "1", "type": "int"}, ref("i" if source is not MY else "id")
+        )
+        assert not decision.complete and "constant" in decision.verdicts[0].reason, decision.verdicts
