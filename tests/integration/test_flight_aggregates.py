@@ -276,3 +276,12 @@ def test_expression_keys_and_arguments_through_flight(flight_aggregates, source:
     assert len(pushed) >= {"strict": 2}.get(source, 4), (source, pushed)
     [scan] = flight_aggregates.plan(f"SELECT i % 10, count(*) FROM {SERVED[source]} GROUP BY i % 10").scans
     assert ('"op":"%"' in scan.remote_query) == (scan.spec.aggregate is not None), scan.remote_query
+
+
+def test_only_the_groups_cross_the_wire(flight_aggregates) -> None:
+    table = SERVED["pg" if "pg" in SERVED else "strict"]
+    query = f"SELECT i % 10 AS k, count(*) AS n, sum(id) AS s FROM {table} GROUP BY i % 10"
+    pushed = sum(m["rows"] for m in flight_aggregates.transferred(query).values())
+    whole = sum(m["rows"] for m in flight_aggregates.transferred(query, pushdown=False).values())
+    groups = len(flight_aggregates.sql(query).collect())
+    assert pushed == groups < whole, (pushed, groups, whole)
