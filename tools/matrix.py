@@ -350,6 +350,11 @@ AGGREGATE_SHAPES: tuple[AggregateShape, ...] = (
     _aggregate("MAX(double)", (), ("MAX", "f", False)),
     _aggregate("MAX(timestamp)", (), ("MAX", "ts", False)),
     _aggregate("stddev_samp", (), ("STDDEV_SAMP", "i", False)),
+    _aggregate("GROUP BY int % 10", ("i % 10",), _STAR),
+    _aggregate("GROUP BY int & 7, SUM(bigint + 1)", ("i & 7",), ("SUM", "b + 1", False)),
+    _aggregate("GROUP BY length(string)", ("length(s)",), _STAR),
+    _aggregate("MAX(abs(bigint))", (), ("MAX", "abs(b)", False)),
+    _aggregate("GROUP BY int / 2", ("i / 2",), _STAR),
 )
 #: a source of each profile's kind (never connected: the decision reads the table and the dialect)
 _SOURCES: dict[type[Dialect], Source] = {
@@ -385,13 +390,13 @@ def classify_aggregate(profile: Profile, shape: AggregateShape) -> Cell:
     source = _SOURCES[type(profile.dialect)]
     source.dialect = profile.dialect
     offered = {
-        "group_by": [{"ref": [key]} for key in shape.group_by],
+        "group_by": [_operand(key) for key in shape.group_by],
         "aggregates": [
-            {"fn": fn, "distinct": distinct, "args": [{"ref": [column]}] if column else []}
+            {"fn": fn, "distinct": distinct, "args": [_operand(column)] if column else []}
             for fn, column, distinct in shape.functions
         ],
     }
-    decision = aggregates.decide(source, profile.table, offered, [], ansi=True)
+    decision = aggregates.decide(source, profile.table, offered, [], ansi=True, session_zone=SESSION_ZONE)
     if decision.aggregation is not None:
         spec = ScanSpec.for_source(
             source, profile.table, (profile.table.columns[0].name,), aggregate=decision.aggregation
@@ -401,6 +406,12 @@ def classify_aggregate(profile: Profile, shape: AggregateShape) -> Cell:
         )
     refused = [v.reason for v in decision.verdicts if v.level is not Level.EXACT]
     return Cell(Level.UNSUPPORTED, refused[0] if refused else decision.note or "not pushed", None)
+
+
+def _operand(text: str) -> dict[str, Any]:
+    """A grouping key or argument of a shape as Spark offers it: a column, or an expression (its tree)."""
+    node = sqlglot.parse_one(text, read="spark")
+    return {"ref": [node.name]} if isinstance(node, exp.Column) else {"tree": node}
 
 
 def referenced_columns(shape: Shape) -> set[str]:
@@ -577,7 +588,12 @@ def _aggregates_section(profiles: tuple[Profile, ...]) -> list[str]:
     """The aggregates table and its details: complete pushdown or none (see pushdown.md, Aggregates)."""
     intro = (
         "Each row is a `GROUP BY` and its aggregates as Spark offers them to a scan whose "
-        "filters are all EXACT; the source answers it completely (EXACT) or Spark aggregates the rows."
+        "filters are all EXACT; the source answers it completely (EXACT) or Spark aggregates the rows. "
+        "An expression as a key or argument is pushed where the filter classifier translates it exactly "
+        "for the source (the Arithmetic rows of the filter tables). A table served by a Sluice Flight "
+        "server answers as its source's column here: the server hands Spark's offer to its source's "
+        "own decision (flight.md, Aggregates; the client sends an expression only when the filter "
+        "format tells its type); any other Flight server gets no aggregate."
     )
     return _shapes_section("Aggregates", intro, AGGREGATE_SHAPES, classify_aggregate, profiles)
 

@@ -197,7 +197,7 @@ def cast_problem(argument: Any, target: SparkType, table: TableSchema) -> str | 
     carries, or None when it is: a widening cast the core pushes (the rules of
     :meth:`sluice.pushdown.translator.Translator.widen`), of an argument whose Spark type the
     JSON tells (a column, a literal, a cast, integer arithmetic over one type, ``abs``, ``length``)."""
-    source = _type_of(argument, table)
+    source = type_of(argument, table)
     if source is None:
         return (
             f"the type of the cast's argument {_shown(argument)} is not one the format can tell (a column, a literal, "
@@ -229,8 +229,9 @@ def widens(source: SparkType, target: SparkType) -> bool:
     return target.name == "double" and source.kind in (Kind.INTEGRAL, Kind.DECIMAL, Kind.FLOAT)
 
 
-def _type_of(node: Any, table: TableSchema) -> SparkType | None:
-    """The Spark type of a JSON expression, where the format alone tells it (else None)."""
+def type_of(node: Any, table: TableSchema) -> SparkType | None:
+    """The Spark type of a JSON expression, where the format alone tells it (else None): a
+    column, a literal, a cast, integer arithmetic over one type, ``abs`` of one, ``length``."""
     if not isinstance(node, dict):
         return None
     if "column" in node:
@@ -250,7 +251,7 @@ def _type_of(node: Any, table: TableSchema) -> SparkType | None:
             return None
     if name == "length" and len(args) == 1:
         return SparkType("int")
-    operands = [_type_of(arg, table) for arg in args]
+    operands = [type_of(arg, table) for arg in args]
     if not operands or any(t is None or t.kind is not Kind.INTEGRAL for t in operands) or len(set(operands)) != 1:
         return None
     if (name in _INTEGER_ARITHMETIC and len(args) == 2) or (name == "abs" and len(args) == 1):

@@ -2,8 +2,9 @@
 
 A request is a JSON object in a ``FlightDescriptor`` command (a path descriptor asks for
 a whole table). It names the table by its Flight path, the columns, a filter in one of
-three encodings, a limit and the client's session time zone (Spark's typing of timestamp
-constants depends on it). Everything a client can get wrong is checked here or by the
+three encodings, a limit, an aggregate (grouping keys and functions, read by
+:mod:`sluice.flight.aggregate_json`) and the client's session time zone (Spark's typing of
+timestamp constants depends on it). Everything a client can get wrong is checked here or by the
 filter decoders, and reported as a :class:`RequestError` naming what is wrong: a server
 must never guess, because a guess can drop rows.
 """
@@ -38,7 +39,23 @@ FORMATS = ("sluice", "airport", "substrait")
 ACTION_LIST_TABLES = "sluice.list_tables"
 ACTION_CAPABILITIES = "sluice.capabilities"
 
-_REQUEST_KEYS = {"protocol", "version", "table", "columns", "filter", "limit", "partitions", "session_zone"}
+_REQUEST_KEYS = {
+    "protocol",
+    "version",
+    "table",
+    "columns",
+    "filter",
+    "limit",
+    "partitions",
+    "session_zone",
+    "aggregate",
+}
+#: the aggregate functions a request may carry (``count_star`` takes no argument, the others one)
+AGGREGATE_FUNCTIONS = ("count", "count_star", "max", "min", "sum")
+#: the most grouping keys plus functions one aggregate holds
+MAX_AGGREGATE_ITEMS = 256
+_AGGREGATE_KEYS = {"group_by", "aggregates", "ansi"}
+_FUNCTION_KEYS = {"function", "args", "distinct"}
 
 
 class RequestError(SluiceError):
@@ -60,6 +77,37 @@ class FilterSpec:
 
 
 @dataclass(frozen=True)
+class AggregateFunction:
+    """One aggregate function: its protocol name and its arguments (JSON expressions)."""
+
+    function: str
+    args: tuple[dict[str, Any], ...] = ()
+    distinct: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"function": self.function, "args": list(self.args)}
+        if self.distinct:
+            data["distinct"] = True
+        return data
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A request's aggregate: grouping keys (JSON expressions), functions, Spark's ANSI mode."""
+
+    group_by: tuple[dict[str, Any], ...] = ()
+    aggregates: tuple[AggregateFunction, ...] = ()
+    ansi: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "group_by": list(self.group_by),
+            "aggregates": [f.to_json() for f in self.aggregates],
+            "ansi": self.ansi,
+        }
+
+
+@dataclass(frozen=True)
 class Request:
     table: tuple[str, ...]
     columns: tuple[str, ...] | None = None  # None: every column
@@ -67,6 +115,8 @@ class Request:
     limit: int | None = None
     partitions: int | None = None  # None: the server's default for the table
     session_zone: str = "UTC"
+    #: grouping keys and aggregate functions the server answers completely or not at all
+    aggregate: Aggregate | None = None
 
     def to_json(self) -> bytes:
         data: dict[str, Any] = {
@@ -87,6 +137,8 @@ class Request:
             data["limit"] = self.limit
         if self.partitions is not None:
             data["partitions"] = self.partitions
+        if self.aggregate is not None:
+            data["aggregate"] = self.aggregate.to_json()
         return json.dumps(data, separators=(",", ":"), allow_nan=False).encode()
 
 
@@ -152,6 +204,9 @@ def request_of(data: Any) -> Request:
     version = data.get("version", VERSION)
     if type(version) is not int or not 1 <= version <= VERSION:
         raise RequestError(f"the request's version {version!r} is not one this server reads (1..{VERSION})")
+    aggregate = None if data.get("aggregate") is None else _aggregate(data["aggregate"])
+    if aggregate is not None and data.get("limit") is not None:
+        raise RequestError("a request with an aggregate takes no limit (the client limits the groups)")
     return Request(
         table=_names(data.get("table"), "table", 'a Flight path: a list of names such as ["lite", "orders"]'),
         columns=None if data.get("columns") is None else _names(data["columns"], "columns", "a list of column names"),
@@ -159,6 +214,7 @@ def request_of(data: Any) -> Request:
         limit=_limit(_count(data.get("limit"), "limit", 0, None)),
         partitions=_count(data.get("partitions"), "partitions", 1, MAX_PARTITIONS),
         session_zone=_zone(data.get("session_zone", "UTC")),
+        aggregate=aggregate,
     )
 
 
@@ -211,6 +267,57 @@ def _filter(value: Any) -> FilterSpec:
             raise RequestError('a substrait filter is {"format": "substrait", "base64": <ExtendedExpression bytes>}')
         return FilterSpec("substrait", _b64decode(body["base64"]))
     return FilterSpec(value["format"], body)
+
+
+def _aggregate(value: Any) -> Aggregate:
+    """The request's aggregate; its expressions are only checked to be JSON objects here (the
+    server reads them against the table, as a filter's)."""
+    if not isinstance(value, dict):
+        raise RequestError(f"the request's aggregate must be a JSON object, not {_json(value)}")
+    unknown = sorted(set(value) - _AGGREGATE_KEYS)
+    if unknown:
+        raise RequestError(
+            f"the aggregate has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_AGGREGATE_KEYS))}"
+        )
+    keys, functions = value.get("group_by", []), value.get("aggregates")
+    if not isinstance(keys, list) or not all(isinstance(k, dict) for k in keys):
+        raise RequestError(f"the aggregate's group_by must be a list of expressions, not {_json(keys)}")
+    if not isinstance(functions, list) or not functions:
+        raise RequestError(
+            'the aggregate\'s aggregates must be a non-empty list of {"function": ..., "args": [...]} objects'
+        )
+    if len(keys) + len(functions) > MAX_AGGREGATE_ITEMS:
+        raise RequestError(
+            f"the aggregate has {len(keys) + len(functions)} keys and functions; "
+            f"the server accepts at most {MAX_AGGREGATE_ITEMS}"
+        )
+    ansi = value.get("ansi", True)
+    if not isinstance(ansi, bool):
+        raise RequestError(f"the aggregate's ansi must be true or false, not {_json(ansi)}")
+    return Aggregate(tuple(keys), tuple(_aggregate_function(f) for f in functions), ansi)
+
+
+def _aggregate_function(value: Any) -> AggregateFunction:
+    if not isinstance(value, dict) or value.get("function") not in AGGREGATE_FUNCTIONS:
+        raise RequestError(
+            f'an aggregate function is {{"function": one of {", ".join(AGGREGATE_FUNCTIONS)}, "args": [...]}}, '
+            f"not {_json(value)}"
+        )
+    unknown = sorted(set(value) - _FUNCTION_KEYS)
+    if unknown:
+        raise RequestError(f"unknown key(s) {', '.join(unknown)} in the aggregate function {_json(value)}")
+    name, args = value["function"], value.get("args", [])
+    wanted = 0 if name == "count_star" else 1
+    if not isinstance(args, list) or len(args) != wanted or not all(isinstance(a, dict) for a in args):
+        raise RequestError(f"aggregate function {name} takes {wanted} argument(s), each an expression: {_json(value)}")
+    distinct = value.get("distinct", False)
+    if not isinstance(distinct, bool) or (distinct and name == "count_star"):
+        raise RequestError(f"an aggregate function's distinct is true or false (never with count_star): {_json(value)}")
+    return AggregateFunction(name, tuple(args), distinct)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=str)[:200]
 
 
 def _b64encode(data: bytes) -> str:

@@ -23,6 +23,10 @@ Each grouping key and each aggregate gets a verdict and a reason, like a filter.
   again, and computes the division itself, exactly as its own ``AVG`` does.
 * Every column read must be read by the source as Spark reads it (not as text, no stored value
   the reader would refuse, SQLite only in STRICT tables).
+* A key or argument that is an expression (``GROUP BY i % 10``, ``sum(a + b)``) is pushed where
+  the filter classifier translates it exactly for the source (:meth:`Translator.value`: the
+  same rules as in a ``WHERE``, overflow raising where Spark's does), under ANSI only, and then
+  follows the rules above for its Spark type.
 """
 
 from __future__ import annotations
@@ -33,7 +37,12 @@ from typing import Any
 from sqlglot import exp
 
 from sluice.dialects.base import Dialect
+from sluice.planner import v2
+from sluice.pushdown import nesting
+from sluice.pushdown.constants import NotRepresentable
 from sluice.pushdown.levels import Level, Verdict
+from sluice.pushdown.terms import TextRules, Unsupported, paren
+from sluice.pushdown.translator import Translator
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 #: kinds whose MIN/MAX the source may compute (booleans have no MIN in PostgreSQL)
@@ -41,6 +50,12 @@ _ORDERED = (Kind.INTEGRAL, Kind.DECIMAL, Kind.FLOAT, Kind.DATE, Kind.TIMESTAMP, 
 #: kinds whose equal values the source groups exactly as Spark does (floats: see the module doc)
 _GROUPABLE = (Kind.INTEGRAL, Kind.DECIMAL, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.STRING, Kind.BOOLEAN)
 _MAX_PRECISION = 38
+#: the note when Spark offers AVG (it asks again with SUM and COUNT)
+AVERAGES = "AVG: Spark rewrites it into SUM and COUNT and divides itself (as its own AVG does)"
+#: the note when a filter is not EXACT
+FILTERED = "a filter is not EXACT: Spark aggregates what it filters"
+#: the reason AVG is not pushed as such
+AVG_REASON = "AVG is pushed as SUM and COUNT (Spark rewrites it and divides itself)"
 
 
 @dataclass(frozen=True)
@@ -111,90 +126,114 @@ class _Refused(Exception):
     """One item cannot be pushed; the message is the reason."""
 
 
-def decide(source: Any, table: TableSchema, offered: dict[str, Any], filters: list[Verdict], ansi: bool) -> Decision:
+def decide(
+    source: Any,
+    table: TableSchema,
+    offered: dict[str, Any],
+    filters: list[Verdict],
+    ansi: bool,
+    session_zone: str = "UTC",
+) -> Decision:
     """Classify Spark's offered aggregation (``{"group_by": [expr], "aggregates": [fn]}``) for ``source``."""
-    builder = _Builder(source, table, ansi)
+    builder = _Builder(source, table, ansi, session_zone)
     verdicts = [builder.group_key(expression) for expression in offered.get("group_by", [])]
     verdicts += [builder.aggregate(function) for function in offered.get("aggregates", [])]
     note = None
     if not getattr(source, "aggregates", False):
         note = f"{type(source).__name__} does not run aggregate queries"
     elif any(v.level is not Level.EXACT for v in filters):
-        note = "a filter is not EXACT: Spark aggregates what it filters"
+        note = FILTERED
     elif builder.averages:
-        note = "AVG: Spark rewrites it into SUM and COUNT and divides itself (as its own AVG does)"
+        note = AVERAGES
     complete = note is None and all(v.level is Level.EXACT for v in verdicts)
     aggregation = Aggregation(tuple(builder.keys), tuple(builder.outputs)) if complete else None
     return Decision(complete, tuple(verdicts), aggregation, note)
 
 
+@dataclass(frozen=True)
+class _Operand:
+    """A grouping key or an aggregate's argument as the source computes it: a column, or an
+    expression the classifier translates exactly (:meth:`Translator.value`)."""
+
+    sql: exp.Expression
+    type: SparkType
+    text: TextRules | None
+    shown: str
+    column: Column | None = None
+
+    def describe(self) -> str:
+        return self.column.describe() if self.column is not None else f"{self.shown} ({self.type})"
+
+
 class _Builder:
-    def __init__(self, source: Any, table: TableSchema, ansi: bool) -> None:
+    def __init__(self, source: Any, table: TableSchema, ansi: bool, session_zone: str) -> None:
         self.source = source
         self.dialect: Dialect = source.dialect
         self.table = table
         self.ansi = ansi
+        self.zone = session_zone
         self.keys: list[str] = []
         self.outputs: list[Output] = []
         self.averages = False
 
     # ------------------------------------------------------------ items
     def group_key(self, expression: dict[str, Any]) -> Verdict:
-        shown = _shown(expression)
+        shown = key_label(expression)
         try:
-            column = self._column(expression)
-            sql = self._grouped(column)
+            operand = self._operand(expression)
+            sql = self._grouped(operand)
         except _Refused as reason:
-            return Verdict(f"GROUP BY {shown}", Level.UNSUPPORTED, str(reason))
+            return Verdict(shown, Level.UNSUPPORTED, str(reason))
         self.keys.append(sql)
-        self._output(self._select(sql, column.type), column.type)
+        self._output(self._select(sql, operand.type), operand.type)
         return Verdict(
-            f"GROUP BY {shown}", Level.EXACT, "grouped exactly as Spark groups these values", f"GROUP BY {sql}"
+            shown, Level.EXACT, _computed(operand, "grouped exactly as Spark groups these values"), f"GROUP BY {sql}"
         )
 
     def aggregate(self, function: dict[str, Any]) -> Verdict:
         name = str(function.get("fn", "?"))
         distinct = bool(function.get("distinct"))
         args = function.get("args") or []
-        label = "count" if name == "COUNT_STAR" else name.lower()
-        shown = f"{label}({'DISTINCT ' if distinct else ''}{', '.join(_shown(a) for a in args) if args else '*'})"
+        shown = function_label(function)
         try:
-            sql, read_type, reason = self._function(name, distinct, args)
+            sql, read_type, reason, operand = self._function(name, distinct, args)
         except _Refused as why:
             return Verdict(shown, Level.UNSUPPORTED, str(why))
-        column = self.table.column(str(args[0]["ref"][0])).name if args else None
+        column = operand.column.name if operand is not None and operand.column is not None else None
         self.outputs.append(
             Output(f"sluice_{len(self.outputs)}", self._select(sql, read_type), read_type, name, column, distinct)
         )
         return Verdict(shown, Level.EXACT, reason, sql)
 
-    def _function(self, name: str, distinct: bool, args: list[Any]) -> tuple[str, SparkType, str]:
+    def _function(self, name: str, distinct: bool, args: list[Any]) -> tuple[str, SparkType, str, _Operand | None]:
         if name == "COUNT_STAR":
-            return "COUNT(*)", SparkType("bigint"), "rows counted by the source"
+            return "COUNT(*)", SparkType("bigint"), "rows counted by the source", None
         if name == "AVG":
             self.averages = True
-            raise _Refused("AVG is pushed as SUM and COUNT (Spark rewrites it and divides itself)")
+            raise _Refused(AVG_REASON)
         if name not in ("COUNT", "SUM", "MIN", "MAX"):
             raise _Refused(f"{name} is not pushed: only COUNT, SUM, MIN, MAX (and AVG as SUM/COUNT) are")
         if len(args) != 1:
             raise _Refused(f"{name} over {len(args)} arguments")
-        column = self._column(args[0])
-        value = self._value(column, self._grouped(column) if distinct else None)
+        operand = self._operand(args[0])
+        value = self._grouped(operand) if distinct else self.dialect.render(operand.sql)
         keyword = "DISTINCT " if distinct else ""
         if name == "COUNT":
-            return f"COUNT({keyword}{value})", SparkType("bigint"), "non-NULL values counted by the source"
+            reason = _computed(operand, "non-NULL values counted by the source")
+            return f"COUNT({keyword}{value})", SparkType("bigint"), reason, operand
         if name == "SUM":
-            return self._sum(column, value, keyword)
-        if column.type.kind not in _ORDERED:
-            raise _Refused(f"{name} of {column.type}: not pushed")
-        ordered = self._ordered(column, value)
-        return f"{name}({ordered})", column.type, f"{self.dialect.name} orders {column.name} like Spark"
+            return (*self._sum(operand, value, keyword), operand)
+        if operand.type.kind not in _ORDERED:
+            raise _Refused(f"{name} of {operand.type}: not pushed")
+        ordered = self._ordered(operand, value)
+        reason = _computed(operand, f"{self.dialect.name} orders {operand.shown} like Spark")
+        return f"{name}({ordered})", operand.type, reason, operand
 
-    def _sum(self, column: Column, value: str, keyword: str) -> tuple[str, SparkType, str]:
-        kind = column.type.kind
+    def _sum(self, operand: _Operand, value: str, keyword: str) -> tuple[str, SparkType, str]:
+        kind = operand.type.kind
         if kind not in (Kind.INTEGRAL, Kind.DECIMAL):
             raise _Refused(
-                f"SUM of {column.type}: floating-point sums depend on the order of additions "
+                f"SUM of {operand.type}: floating-point sums depend on the order of additions "
                 "(and some engines compensate rounding), so Spark sums them itself"
             )
         if not self.ansi:
@@ -202,20 +241,56 @@ class _Builder:
                 "SUM with spark.sql.ansi.enabled=false: Spark wraps or nulls an overflowing sum; "
                 "the source's exact sum would not"
             )
-        scale = column.type.precision_scale[1] if kind is Kind.DECIMAL else 0
+        scale = operand.type.precision_scale[1] if kind is Kind.DECIMAL else 0
         read_type = SparkType(f"decimal({_MAX_PRECISION},{scale})")
-        return (
-            f"SUM({keyword}{value})",
-            read_type,
+        reason = _computed(
+            operand,
             "summed exactly by the source, read as decimal(38) and cast by Spark to its SUM type (raising on overflow)",
         )
+        return f"SUM({keyword}{value})", read_type, reason
 
-    # ------------------------------------------------------------ columns
-    def _column(self, expression: dict[str, Any]) -> Column:
+    # ------------------------------------------------------------ operands
+    def _operand(self, expression: Any) -> _Operand:
+        """A key or argument: a column (``{"ref": [name]}``), or an expression (Spark's V2 JSON, or
+        ``{"tree": ...}`` as a Flight server reads one) the classifier
+        translates exactly for this source (its verdict machinery: :mod:`sluice.planner.v2`, then
+        :meth:`Translator.value`), every column it reads passing the column checks."""
         ref = expression.get("ref") if isinstance(expression, dict) else None
-        if not isinstance(ref, list) or len(ref) != 1:
-            raise _Refused("only columns are pushed as aggregate arguments and grouping keys, not expressions")
-        column = self.table.column(str(ref[0]))
+        if isinstance(ref, list) and len(ref) == 1:
+            column = self._column(str(ref[0]))
+            text = self.dialect.text_rules(column) if column.type.kind is Kind.STRING else None
+            return _Operand(exp.column(column.name, quoted=True), column.type, text, column.name, column)
+        if isinstance(expression, dict) and "refused" in expression:  # a Flight server could not read it
+            raise _Refused(str(expression["refused"]))
+        try:
+            tree = (
+                expression["tree"] if isinstance(expression, dict) and "tree" in expression else v2.to_tree(expression)
+            )
+        except Unsupported as reason:
+            raise _Refused(str(reason)) from None
+        shown = tree.sql(dialect="spark")
+        if not self.ansi:
+            raise _Refused(
+                f"{shown}: with spark.sql.ansi.enabled=false Spark wraps overflowing arithmetic "
+                "where sources raise; only columns are pushed"
+            )
+        if nesting.depth(tree) > nesting.MAX_PUSH_DEPTH:
+            raise _Refused(f"{shown}: nested deeper than {nesting.MAX_PUSH_DEPTH} levels")
+        names = list(dict.fromkeys(node.name for node in tree.find_all(exp.Column)))
+        if not names:  # GROUP BY 1 is a position in SQL; Spark drops constant keys itself
+            raise _Refused(f"{shown} reads no column: a constant is left to Spark")
+        for name in names:
+            self._column(name)
+        try:
+            value = Translator(self.dialect, self.table, self.zone).value(tree)
+        except (Unsupported, NotRepresentable, OverflowError) as reason:
+            raise _Refused(f"{shown}: {reason}") from None
+        if value.type.kind is Kind.STRING and value.text is None:
+            raise _Refused(f"{shown}: the text rules of its value are not known")
+        return _Operand(paren(value.sql), value.type, value.text, shown)
+
+    def _column(self, name: str) -> Column:
+        column = self.table.column(name)
         why = (
             column.unpushable
             or (f"{column.describe()} is read as text" if column.read_as_text else None)
@@ -229,32 +304,31 @@ class _Builder:
             raise _Refused(why)
         return column
 
-    def _grouped(self, column: Column) -> str:
-        """The column as the source must group it (equal exactly when Spark's values are equal)."""
-        if column.type.kind not in _GROUPABLE:
-            raise _Refused(f"{column.describe()}: Spark groups -0.0 with 0.0 and every NaN together; not pushed")
-        value: exp.Expression = exp.column(column.name, quoted=True)
-        if column.type.kind is Kind.STRING:
-            rules = self.dialect.text_rules(column)
+    def _grouped(self, operand: _Operand) -> str:
+        """The operand as the source must group it (equal exactly when Spark's values are equal)."""
+        if operand.type.kind not in _GROUPABLE:
+            raise _Refused(f"{operand.describe()}: Spark groups -0.0 with 0.0 and every NaN together; not pushed")
+        value = operand.sql
+        if operand.type.kind is Kind.STRING:
+            rules = operand.text
+            assert rules is not None  # _operand refuses text of unknown rules
             if rules.equality is not Level.EXACT:
                 raise _Refused(rules.why)
             if rules.binary_equality:
                 value = self.dialect.binary_collation(value)
         return self.dialect.render(value)
 
-    def _value(self, column: Column, grouped: str | None) -> str:
-        return grouped if grouped is not None else self.dialect.render(exp.column(column.name, quoted=True))
-
-    def _ordered(self, column: Column, value: str) -> str:
-        if column.type.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and not self.dialect.orders_timestamps:
-            raise _Refused(f"{self.dialect.name} orders {column.describe()} differently from Spark")
-        if column.type.kind is not Kind.STRING:
+    def _ordered(self, operand: _Operand, value: str) -> str:
+        if operand.type.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and not self.dialect.orders_timestamps:
+            raise _Refused(f"{self.dialect.name} orders {operand.describe()} differently from Spark")
+        if operand.type.kind is not Kind.STRING:
             return value
-        rules = self.dialect.text_rules(column)
+        rules = operand.text
+        assert rules is not None  # _operand refuses text of unknown rules
         if rules.ordering is None:
             raise _Refused(rules.why)
         if rules.ordering == "collate_c":
-            return self.dialect.render(self.dialect.binary_collation(exp.column(column.name, quoted=True)))
+            return self.dialect.render(self.dialect.binary_collation(operand.sql))
         return value
 
     def _select(self, sql: str, read_type: SparkType) -> str:
@@ -264,9 +338,39 @@ class _Builder:
         self.outputs.append(Output(f"sluice_{len(self.outputs)}", sql, read_type))
 
 
+def _computed(operand: _Operand | None, reason: str) -> str:
+    """``reason``, saying first that the source computes an expression operand as Spark does."""
+    if operand is None or operand.column is not None:
+        return reason
+    return f"{operand.shown} computed by the source exactly as Spark computes it; {reason}"
+
+
+def key_label(expression: Any) -> str:
+    """A grouping key as a verdict shows it (``GROUP BY i``)."""
+    return f"GROUP BY {_shown(expression)}"
+
+
+def function_label(function: dict[str, Any]) -> str:
+    """An offered aggregate function as a verdict shows it (``count(*)``, ``sum(DISTINCT d)``)."""
+    name = str(function.get("fn", "?"))
+    args = function.get("args") or []
+    label = "count" if name == "COUNT_STAR" else name.lower()
+    keyword = "DISTINCT " if function.get("distinct") else ""
+    return f"{label}({keyword}{', '.join(_shown(a) for a in args) if args else '*'})"
+
+
 def _shown(expression: Any) -> str:
     if isinstance(expression, dict) and isinstance(expression.get("ref"), list):
         return ".".join(map(str, expression["ref"]))
+    if isinstance(expression, dict) and isinstance(expression.get("tree"), exp.Expression):
+        return str(expression["tree"].sql(dialect="spark"))
+    if isinstance(expression, dict) and "refused" in expression:
+        return "(an expression)"
+    if isinstance(expression, dict) and "op" in expression:
+        try:
+            return v2.to_tree(expression).sql(dialect="spark")
+        except (Unsupported, KeyError, TypeError, ValueError):
+            pass
     if isinstance(expression, dict):
         return str(expression.get("op") or expression.get("lit") or "?")
     return repr(expression)[:100]

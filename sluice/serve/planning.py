@@ -6,6 +6,12 @@ tasks by the source itself, one endpoint per task. The FlightInfo's ``app_metada
 each conjunct's level and reason, so a client reapplies exactly what was not EXACT. A
 limit is applied only when every conjunct is EXACT (otherwise the client still filters,
 and limiting first would lose rows).
+
+A request's aggregate goes to the source's own aggregate decision
+(:meth:`Source.decide_aggregation`, the rules Spark's offers get): accepted completely, the
+one endpoint streams the groups; refused (a conjunct not EXACT, a key or function the source
+does not answer as Spark would), the endpoints stream the filtered rows, and ``app_metadata``
+says why either way.
 """
 
 from __future__ import annotations
@@ -18,14 +24,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.flight as flight
 
-from sluice.flight import airport, filter_json, substrait
+from sluice.flight import aggregate_json, airport, filter_json, substrait
 from sluice.flight.protocol import MAX_PARTITIONS, PROTOCOL, VERSION, Conjunct, FilterSpec, Request, RequestError
+from sluice.planner.aggregates import Aggregation, Decision
 from sluice.pushdown.levels import Level, Verdict
 from sluice.scan import ScanSpec
 from sluice.serve.publish import PublishedTables
 from sluice.serve.tickets import TicketSigner
 from sluice.sources.base import ReadTask, Source
-from sluice.types import TableSchema
+from sluice.types import SparkType, TableSchema
 
 log = logging.getLogger("sluice.serve.server")
 
@@ -74,12 +81,30 @@ class Planner:
         verdicts = classify(source, table, conjuncts, request.session_zone)
         exact = all(v.level is Level.EXACT for v in verdicts)
         limit = request.limit if exact else None
+        decision = (
+            None
+            if request.aggregate is None
+            else source.decide_aggregation(
+                table,
+                aggregate_json.offered(request.aggregate, table),
+                verdicts,
+                request.aggregate.ansi,
+                request.session_zone,
+            )
+        )
+        aggregation = decision.aggregation if decision is not None else None
         partitions = min(MAX_PARTITIONS, request.partitions or source.default_partitions(table))
         pushed = tuple(v.pushed for v in verdicts if v.level.pushed and v.pushed is not None)
-        spec = ScanSpec.for_source(source, table, columns, where=pushed, limit=limit, partitions=partitions)
+        spec = ScanSpec.for_source(
+            source, table, columns, where=pushed, limit=limit, partitions=partitions, aggregate=aggregation
+        )
         path = self.published.path_of(source, table.schema, table.name)
         tasks = source.tasks(spec)
-        endpoints = [flight.FlightEndpoint(self.signer.issue(_ticket(path, columns, task)), []) for task in tasks]
+        if aggregation is not None and len(tasks) != 1:  # every source answers a GROUP BY in one read
+            raise RequestError(f"{'.'.join(path)}: the source planned the aggregate in {len(tasks)} reads, not one")
+        endpoints = [
+            flight.FlightEndpoint(self.signer.issue(_ticket(path, columns, task, aggregation)), []) for task in tasks
+        ]
         metadata = {
             "protocol": PROTOCOL,
             "version": VERSION,
@@ -97,6 +122,8 @@ class Planner:
             "partitions": len(tasks),
             "row_estimate": table.row_estimate,
         }
+        if decision is not None:
+            metadata["aggregate"] = _aggregate_answer(decision)
         return flight.FlightInfo(
             spec.arrow_schema(),
             descriptor,
@@ -110,18 +137,41 @@ class Planner:
         """The schema and batches of one endpoint, from a ticket this server signed."""
         payload = self.signer.redeem(ticket)
         source, table = self.published.resolve(payload["path"])
-        schema = arrow_schema(table, tuple(payload["columns"]))
+        outputs = payload.get("outputs")
+        schema = (
+            arrow_schema(table, tuple(payload["columns"]))
+            if outputs is None
+            else pa.schema([pa.field(name, SparkType(kind).arrow()) for name, kind in outputs])
+        )
         log.info("DoGet %s partition %s", ".".join(payload["path"]), payload["partition"])
         # a guarded request also returns rows only to be checked, marked by a last column the reader drops
         task = ReadTask(payload["request"], schema, payload["partition"], guarded=bool(payload.get("guarded")))
         return schema, source.read(task)
 
 
-def _ticket(path: tuple[str, ...], columns: tuple[str, ...], task: ReadTask) -> dict[str, Any]:
-    return {
+def _ticket(
+    path: tuple[str, ...], columns: tuple[str, ...], task: ReadTask, aggregation: Aggregation | None
+) -> dict[str, Any]:
+    ticket = {
         "path": list(path),
         "columns": list(columns),
         "request": task.request,
         "partition": task.partition,
         "guarded": task.guarded,
     }
+    if aggregation is not None:  # the stream is the groups: its columns are the outputs
+        ticket["outputs"] = [[output.name, output.type.name] for output in aggregation.outputs]
+    return ticket
+
+
+def _aggregate_answer(decision: Decision) -> dict[str, Any]:
+    """What ``app_metadata`` says of a request's aggregate: accepted or not, why, each item's
+    verdict in the request's order (keys, then functions), and the outputs streamed."""
+    answer: dict[str, Any] = {
+        "accepted": decision.aggregation is not None,
+        "note": decision.note,
+        "items": [{"index": i, **v.shown()} for i, v in enumerate(decision.verdicts)],
+    }
+    if decision.aggregation is not None:
+        answer["outputs"] = [{"name": o.name, "type": o.type.name} for o in decision.aggregation.outputs]
+    return answer

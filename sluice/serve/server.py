@@ -30,7 +30,7 @@ import pyarrow.flight as flight
 
 from sluice.catalog import SourceConfig, open_sources
 from sluice.errors import SluiceError
-from sluice.flight import airport, filter_json, substrait
+from sluice.flight import aggregate_json, airport, filter_json, substrait
 from sluice.flight.auth import AuthMiddlewareFactory, Credentials
 from sluice.flight.protocol import (
     ACTION_CAPABILITIES,
@@ -191,6 +191,7 @@ class SluiceFlightServer(flight.FlightServerBase):
                 "functions": sorted(airport.FUNCTION_NAMES),
             },
             "substrait": {"functions": sorted(substrait.FUNCTION_NAMES)},
+            "aggregate": aggregate_json.capabilities(),
             "semantics": "Spark SQL (ANSI): every level is relative to what Spark would return",
             "engines": {name: source.dialect.name for name, source in self.published.sources.items()},
             "limits": {

@@ -18,13 +18,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
 
 from sluice.dialects.base import Dialect
 from sluice.errors import ConfigError, SluiceError, SourceError, TimeTravelError
 from sluice.masking import mask_text, mask_url
+from sluice.planner.aggregates import Decision, decide
 from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
@@ -224,6 +225,14 @@ class Source(abc.ABC):
         itself (a Flight server) overrides this and asks it.
         """
         return classify_conjuncts(self.dialect, table, candidates, session_zone)
+
+    def decide_aggregation(
+        self, table: TableSchema, offered: dict[str, Any], filters: list[Verdict], ansi: bool, session_zone: str
+    ) -> Decision:
+        """Whether the source answers Spark's offered ``GROUP BY`` and aggregates completely, with a
+        verdict per key and function (:func:`sluice.planner.aggregates.decide`; a Flight source asks
+        its server, which asks its own source)."""
+        return decide(self, table, offered, filters, ansi, session_zone)
 
     def name_key(self, name: str) -> str:
         """``name`` as this source compares identifiers: two names with one key are one object.

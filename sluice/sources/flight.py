@@ -4,8 +4,11 @@ A table is a Flight path: ``fl.lite.orders`` is the path ``["lite", "orders"]`` 
 part written ```fl.`pg.sales`.orders``` is split on dots, for three-part paths). Against a
 Sluice Flight server the client sends each conjunct in Sluice's JSON filter format and the
 server says its level (:meth:`FlightSource.classify`); Spark reapplies every conjunct that
-is not EXACT. Against any other Flight server nothing is pushed: the client reads whole
-streams and Spark filters every row.
+is not EXACT. Spark's ``GROUP BY`` and aggregates go to a server whose capabilities list
+``aggregate`` when every conjunct is EXACT there (:meth:`FlightSource.decide_aggregation`):
+the server answers them as its source would, completely or not at all. Against any other
+Flight server nothing is pushed: the client reads whole streams and Spark filters and
+aggregates every row.
 
 Every endpoint becomes one Spark partition. A Sluice server ends each stream with an end
 marker that states the row count; a stream that stops without it (the server died, a
@@ -30,10 +33,11 @@ import pyarrow.flight as flight
 from sqlglot import exp
 
 from sluice.errors import BindError, ConfigError, SourceError
-from sluice.flight import filter_json
+from sluice.flight import aggregate_json, filter_json
 from sluice.flight.auth import authorization_header
 from sluice.flight.dialect import FlightDialect
-from sluice.flight.protocol import ACTION_CAPABILITIES, FilterSpec, Request
+from sluice.flight.protocol import ACTION_CAPABILITIES, Aggregate, AggregateFunction, FilterSpec, Request
+from sluice.planner import aggregates, v2
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import Unsupported
@@ -109,6 +113,8 @@ class FlightSource(Source):
         self.override_hostname = query.get("override_hostname")
         self._sluice: bool | None = None  # whether the server speaks Sluice's protocol (probed once)
         self._ops: frozenset[str] = frozenset()  # the Sluice filter ops its capabilities list
+        self._aggregate_functions: frozenset[str] = frozenset()  # the aggregate functions it lists
+        self._aggregate_arguments: frozenset[str] = frozenset()  # "column", "expression"
 
     # ------------------------------------------------------------ connections
     def _client(self, location: str | None = None) -> flight.FlightClient:
@@ -182,7 +188,10 @@ class FlightSource(Source):
 
             answers = self._call(probe, "probing the server", connecting=True)
             self._sluice = bool(answers)
-            self._ops = _filter_ops(answers[0].body.to_pybytes()) if answers else frozenset()
+            capabilities = answers[0].body.to_pybytes() if answers else b"{}"
+            self._ops = _filter_ops(capabilities)
+            self._aggregate_functions = _aggregate_listed(capabilities, "functions")
+            self._aggregate_arguments = _aggregate_listed(capabilities, "arguments")
         return self._sluice
 
     def takes(self, op: str) -> bool:
@@ -293,15 +302,136 @@ class FlightSource(Source):
             lambda client, options: client.get_flight_info(descriptor, options), f"planning {'.'.join(request.table)}"
         )
 
+    # ------------------------------------------------------------ aggregates
+    def decide_aggregation(
+        self, table: TableSchema, offered: dict[str, Any], filters: list[Verdict], ansi: bool, session_zone: str
+    ) -> aggregates.Decision:
+        """The server's answer to Spark's offered aggregation (one GetFlightInfo carrying the EXACT
+        filter and the aggregate): complete when the server accepts every key and function, each
+        with the server's verdict. A key or function the protocol cannot carry, a server whose
+        capabilities list no aggregates, or a filter not EXACT leave the aggregation to Spark."""
+        keys, functions = list(offered.get("group_by", [])), list(offered.get("aggregates", []))
+        labels = [aggregates.key_label(k) for k in keys] + [aggregates.function_label(f) for f in functions]
+        items: list[dict[str, Any] | AggregateFunction | str] = []  # an item's JSON, or why it is not sent
+        for index, item in enumerate(keys + functions):
+            try:
+                items.append(
+                    self._operand_json(item, session_zone, table)
+                    if index < len(keys)
+                    else self._function_json(item, session_zone, table)
+                )
+            except Unsupported as reason:
+                items.append(str(reason))
+        note = self._aggregate_note(filters)
+        if note is None and any(str(f.get("fn")) == "AVG" for f in functions):
+            note = aggregates.AVERAGES
+        sent = [item for item in items if not isinstance(item, str)]
+        if not sent or (note is not None and note != aggregates.AVERAGES):
+            refused = [
+                Verdict(label, Level.UNSUPPORTED, note or str(why)) for label, why in zip(labels, items, strict=True)
+            ]
+            return aggregates.Decision(False, tuple(refused), None, note)
+        request_keys = [item for item in sent if isinstance(item, dict)]
+        request = Request(
+            _path(table.schema, table.name),
+            filter=_sluice_filter(pushed) if (pushed := _exact_expressions(filters)) else None,
+            partitions=1,
+            session_zone=session_zone,
+            aggregate=Aggregate(
+                tuple(request_keys), tuple(item for item in sent if isinstance(item, AggregateFunction)), ansi
+            ),
+        )
+        answer = self._aggregate_answer(self._flight_info(request), len(sent))
+        answered = iter(answer["items"])
+        verdicts = []
+        for label, item in zip(labels, items, strict=True):
+            if isinstance(item, str):
+                verdicts.append(Verdict(label, Level.UNSUPPORTED, item))
+                continue
+            verdict = next(answered)
+            level = Level(verdict["level"])
+            verdicts.append(
+                Verdict(
+                    label,
+                    level,
+                    f"Flight server: {verdict.get('reason')}",
+                    verdict.get("remote_sql") if level.pushed else None,
+                )
+            )
+        if note is None and answer["accepted"] is not True:
+            note = f"Flight server: {answer.get('note') or 'a key or function is not EXACT'}"
+        if note is not None or len(sent) < len(items) or any(v.level is not Level.EXACT for v in verdicts):
+            return aggregates.Decision(False, tuple(verdicts), None, note)
+        aggregation, problem = _aggregation(table, request_keys, sent, answer.get("outputs"))
+        return aggregates.Decision(aggregation is not None, tuple(verdicts), aggregation, problem)
+
+    def _aggregate_note(self, filters: list[Verdict]) -> str | None:
+        """Why no aggregate is sent at all, or None."""
+        if not self.speaks_sluice():
+            return f"the Flight server at {self.display_url} is not a Sluice server: Spark aggregates every row"
+        if not self._aggregate_functions:
+            return f"the Flight server at {self.display_url} takes no aggregates (its capabilities list none)"
+        if any(v.level is not Level.EXACT for v in filters):
+            return aggregates.FILTERED
+        return None
+
+    def _function_json(self, function: dict[str, Any], session_zone: str, table: TableSchema) -> AggregateFunction:
+        name = str(function.get("fn", "?"))
+        if name == "AVG":
+            raise Unsupported(aggregates.AVG_REASON)
+        if name.lower() not in self._aggregate_functions:
+            listed = ", ".join(sorted(self._aggregate_functions))
+            raise Unsupported(f"{name} is not pushed: the Flight server's capabilities list the aggregates {listed}")
+        args = function.get("args") or []
+        if len(args) != (0 if name == "COUNT_STAR" else 1):
+            raise Unsupported(f"{name} over {len(args)} arguments is not pushed")
+        distinct = bool(function.get("distinct"))
+        return AggregateFunction(
+            name.lower(), tuple(self._operand_json(a, session_zone, table) for a in args), distinct
+        )
+
+    def _operand_json(self, expression: Any, session_zone: str, table: TableSchema) -> dict[str, Any]:
+        """A grouping key or argument Spark offered (a V2 expression) in the filter format's JSON:
+        a column, or an expression for a server that takes them, whose type the format tells (the
+        client checks the type the server streams); else :class:`Unsupported`."""
+        tree = v2.to_tree(expression)
+        node = filter_json.encode(tree, session_zone, table if self.takes(filter_json.CAST) else None)
+        if set(node) == {"column"}:
+            return node
+        shown = tree.sql(dialect="spark")
+        if "expression" not in self._aggregate_arguments:
+            raise Unsupported(f"{shown}: the Flight server takes only columns as grouping keys and aggregate arguments")
+        if filter_json.type_of(node, table) is None:
+            raise Unsupported(
+                f"{shown}: the Flight filter format does not tell its type (a column, a literal, a cast, integer "
+                "arithmetic, abs or length), so the client could not check what the server streams"
+            )
+        return node
+
+    def _aggregate_answer(self, info: flight.FlightInfo, sent: int) -> dict[str, Any]:
+        """The server's ``aggregate`` answer, checked to hold one verdict per key and function sent."""
+        answer = _metadata(info).get("aggregate")
+        levels = {level.value for level in Level}
+        if (
+            not isinstance(answer, dict)
+            or not isinstance(answer.get("items"), list)
+            or len(answer["items"]) != sent
+            or not all(isinstance(a, dict) and a.get("level") in levels for a in answer["items"])
+        ):
+            raise SourceError(
+                self.name, "the Flight server's answer does not give one verdict per aggregate key and function"
+            )
+        return answer
+
     # ------------------------------------------------------------ reading
     def _request(self, spec: ScanSpec) -> tuple[Request, list[dict[str, Any]]]:
         pushed = [conjunct.flight_expression() for conjunct in spec.where]
         zone = pushed[0]["zone"] if pushed else "UTC"
         conjuncts = _sluice_filter([p["expr"] for p in pushed]) if pushed else None
-        request = Request(
-            _path(spec.table.schema, spec.table.name), spec.columns, conjuncts, spec.limit, spec.partitions, zone
-        )
-        return request, pushed
+        path = _path(spec.table.schema, spec.table.name)
+        if spec.aggregate is not None:
+            return Request(path, None, conjuncts, None, 1, zone, _aggregate_request(spec.aggregate)), pushed
+        return Request(path, spec.columns, conjuncts, spec.limit, spec.partitions, zone), pushed
 
     def request_text(self, spec: ScanSpec) -> str:
         if not self.speaks_sluice():
@@ -314,6 +444,8 @@ class FlightSource(Source):
             request, pushed = self._request(spec)
             info = self._flight_info(request)
             self._check_levels(pushed, _metadata(info).get("conjuncts") or [])
+            if spec.aggregate is not None:
+                self._check_aggregate(spec, info)
         else:
             path = _path(spec.table.schema, spec.table.name)
             info = self._call(
@@ -323,7 +455,7 @@ class FlightSource(Source):
         schema = spec.arrow_schema()
         common = {
             "sluice": sluice,
-            "columns": list(spec.columns),
+            "columns": list(spec.columns) if spec.aggregate is None else [o.name for o in spec.aggregate.outputs],
             "limit": spec.limit,
             "table": spec.table.qualified_name,
         }
@@ -343,6 +475,26 @@ class FlightSource(Source):
             for index, e in enumerate(info.endpoints)
         ]
         return tasks or [ReadTask(json.dumps({**common, "ticket": None, "locations": []}), schema, 0, spec.table)]
+
+    def _check_aggregate(self, spec: ScanSpec, info: flight.FlightInfo) -> None:
+        """Spark takes the pushed aggregate's rows as its answer: the server must still accept it,
+        stream the planned outputs and answer in one endpoint."""
+        assert spec.aggregate is not None
+        answer = _metadata(info).get("aggregate")
+        planned = [{"name": o.name, "type": o.type.name} for o in spec.aggregate.outputs]
+        if not isinstance(answer, dict) or answer.get("accepted") is not True:
+            note = answer.get("note") if isinstance(answer, dict) else None
+            raise SourceError(
+                self.name,
+                f"the Flight server now refuses the aggregate it accepted when the query was planned"
+                f"{f' ({note})' if note else ''}; plan the query again",
+            )
+        if answer.get("outputs") != planned or len(info.endpoints) != 1:
+            raise SourceError(
+                self.name,
+                f"the Flight server answers the aggregate with outputs {answer.get('outputs')} in "
+                f"{len(info.endpoints)} endpoint(s), not the planned {planned} in one; plan the query again",
+            )
 
     def _check_levels(self, pushed: list[dict[str, Any]], answers: list[dict[str, Any]]) -> None:
         """Spark dropped every conjunct planned EXACT: the server must still apply it exactly."""
@@ -441,6 +593,67 @@ def _filter_ops(capabilities: bytes) -> frozenset[str]:
     except (ValueError, AttributeError):
         return frozenset()
     return frozenset(op for op in ops if isinstance(op, str)) if isinstance(ops, list) else frozenset()
+
+
+def _aggregate_listed(capabilities: bytes, key: str) -> frozenset[str]:
+    """What a capabilities answer lists under ``aggregate.<key>`` (nothing if it lists nothing)."""
+    try:
+        listed = json.loads(capabilities).get("aggregate", {}).get(key, [])
+    except (ValueError, AttributeError):
+        return frozenset()
+    return frozenset(f for f in listed if isinstance(f, str)) if isinstance(listed, list) else frozenset()
+
+
+def _exact_expressions(filters: list[Verdict]) -> list[dict[str, Any]]:
+    """The JSON of the conjuncts the server evaluates (all EXACT when an aggregate is sent)."""
+    return [v.pushed.flight_expression()["expr"] for v in filters if v.level.pushed and v.pushed is not None]
+
+
+def _aggregation(
+    table: TableSchema, keys: list[dict[str, Any]], sent: list[Any], outputs: Any
+) -> tuple[aggregates.Aggregation | None, str | None]:
+    """The pushed aggregation as the scan carries it (each key and function as its JSON), when
+    the server streams each output in the protocol's type (:func:`aggregate_json.read_type`)."""
+    expected = [aggregate_json.read_type(item, table) for item in sent]
+    names = (
+        [o.get("name") for o in outputs]
+        if isinstance(outputs, list) and all(isinstance(o, dict) for o in outputs)
+        else []
+    )
+    types = [o.get("type") for o in outputs] if names else []
+    if (
+        len(names) != len(sent)
+        or not all(isinstance(n, str) and n for n in names)
+        or len(set(names)) != len(names)
+        or None in expected
+        or types != [t.name for t in expected if t is not None]
+    ):
+        return None, (
+            f"the Flight server's outputs {json.dumps(outputs)[:300]} are not the protocol's "
+            f"({', '.join(str(t) for t in expected)}): Spark aggregates"
+        )
+    built = []
+    for name, item, kind in zip(names, sent, [t for t in expected if t is not None], strict=True):
+        text = json.dumps(item if isinstance(item, dict) else item.to_json(), separators=(",", ":"))
+        if isinstance(item, dict):
+            built.append(aggregates.Output(name, text, kind))
+            continue
+        argument = item.args[0].get("column") if item.args else None
+        column = filter_json.column_name(table, argument) if isinstance(argument, str) else None
+        built.append(aggregates.Output(name, text, kind, item.function.upper(), column, item.distinct))
+    group_by = tuple(json.dumps(key, separators=(",", ":")) for key in keys)
+    return aggregates.Aggregation(group_by, tuple(built)), None
+
+
+def _aggregate_request(aggregation: aggregates.Aggregation) -> Aggregate:
+    """The aggregate part of a planned scan's request, as sent when it was planned. ``ansi`` is
+    sent true: a pushed aggregation holds a SUM only when it was planned under ANSI, and nothing
+    else depends on it."""
+    functions = []
+    for output in aggregation.outputs[len(aggregation.group_by) :]:
+        item = json.loads(output.sql)
+        functions.append(AggregateFunction(item["function"], tuple(item["args"]), bool(item.get("distinct"))))
+    return Aggregate(tuple(json.loads(key) for key in aggregation.group_by), tuple(functions), True)
 
 
 def _path(schema: str | None, table: str) -> tuple[str, ...]:

@@ -146,10 +146,70 @@ def test_duckdb_widened_types_are_refused() -> None:
     assert decide(DUCK, DUCK_TABLE, ["i"], [fn("SUM", "i")]).complete
 
 
-def test_expressions_are_not_pushed_yet() -> None:
+def test_an_expression_key_is_pushed_where_the_classifier_pushes_it() -> None:
     offered = {
         "group_by": [{"op": "+", "args": [ref("i"), {"lit": "1", "type": "int"}]}],
         "aggregates": [fn("COUNT_STAR")],
     }
     decision = aggregates.decide(PG, PG_TABLE, offered, [], True)
-    assert not decision.complete and "expressions" in decision.verdicts[0].reason
+    assert decision.complete, decision.verdicts
+    assert decision.verdicts[0].remote_sql == 'GROUP BY ("i" + CAST(1 AS INT))'
+
+
+# ---------------------------------------------------------------- expressions as keys and arguments
+def _mod(name: str, by: int, kind: str = "integer") -> dict[str, object]:
+    return {"op": "%", "args": [ref(name), {"lit": str(by), "type": kind}]}
+
+
+def _plus(left: str, right: str) -> dict[str, object]:
+    return {"op": "+", "args": [ref(left), ref(right)]}
+
+
+def _expression_decision(source, table, key, argument, ansi=True):  # type: ignore[no-untyped-def]
+    offered = {
+        "group_by": [key],
+        "aggregates": [{"fn": "SUM", "distinct": False, "args": [argument]}, {"fn": "COUNT_STAR", "args": []}],
+    }
+    return aggregates.decide(source, table, offered, [], ansi)
+
+
+def test_an_expression_the_classifier_pushes_exact_is_a_grouping_key_and_an_argument() -> None:
+    decision = _expression_decision(PG, PG_TABLE, _mod("i", 10), _plus("i", "i"))
+    assert decision.complete, decision.verdicts
+    key, total, _ = decision.verdicts
+    assert key.sql == "GROUP BY `i` % 10" and "computed by the source exactly as Spark" in key.reason
+    assert total.sql == "sum(`i` + `i`)"
+    spec = ScanSpec.for_source(PG, PG_TABLE, ("id",), aggregate=decision.aggregation)
+    assert spec.query(PG) == (
+        'SELECT ("i" % CAST(10 AS INT)) AS "sluice_0", SUM(("i" + "i"))::text AS "sluice_1", COUNT(*) AS "sluice_2" '
+        'FROM "public"."t" GROUP BY ("i" % CAST(10 AS INT))'
+    )
+    assert decision.aggregation is not None and decision.aggregation.outputs[1].column is None
+
+
+def test_an_expression_the_classifier_leaves_to_spark_stays_with_spark_with_its_reason() -> None:
+    # SQLite pushes no % (its integer overflow becomes REAL); division is never pushed
+    decision = _expression_decision(LITE, LITE_STRICT, _mod("i", 10, "bigint"), ref("i"))
+    assert not decision.complete and decision.verdicts[0].level is Level.UNSUPPORTED
+    assert "%" in decision.verdicts[0].sql, decision.verdicts[0]
+    divided = {"op": "/", "args": [ref("i"), {"lit": "2", "type": "int"}]}
+    decision = _expression_decision(PG, PG_TABLE, divided, ref("i"))
+    assert not decision.complete and decision.verdicts[0].level is Level.UNSUPPORTED
+    # a float expression is no key; text of a locale collation no MIN through an expression
+    floats = _expression_decision(PG, PG_TABLE, {"op": "ABS", "args": [ref("f")]}, ref("i"))
+    assert not floats.complete
+
+
+def test_expressions_are_not_pushed_without_ansi() -> None:
+    decision = _expression_decision(DUCK, DUCK_TABLE, _mod("i", 10), ref("i"), ansi=False)
+    assert not decision.complete
+    assert "ansi" in decision.verdicts[0].reason
+
+
+def test_a_constant_is_never_a_pushed_key() -> None:
+    """GROUP BY 1 names the first output in SQL: a key that reads no column stays with Spark."""
+    for source, table in ((PG, PG_TABLE), (MY, MY_TABLE), (DUCK, DUCK_TABLE)):
+        decision = _expression_decision(
+            source, table, {"lit": "1", "type": "int"}, ref("i" if source is not MY else "id")
+        )
+        assert not decision.complete and "constant" in decision.verdicts[0].reason, decision.verdicts

@@ -62,6 +62,53 @@ INVALID: list[tuple[Any, str, str]] = [
     (_sluice({"op": "cast", "args": [{"column": "i"}]}), "$.filter.conjuncts[0]", "'type' is a required property"),
     (_sluice({"column": ""}), "$.filter.conjuncts[0].column", "should be non-empty"),
     ({"table": _TABLE, "filter": {"format": "sluice", "conjuncts": [_LEAF] * 1025}}, "$.filter.conjuncts", "too long"),
+    (
+        {"table": _TABLE, "aggregate": {"aggregates": [{"function": "avg", "args": [{"column": "i"}]}]}},
+        "$.aggregate.aggregates[0].function",
+        "an aggregate function is",
+    ),
+    ({"table": _TABLE, "aggregate": {"group_by": [{"column": "i"}]}}, "$.aggregate", "non-empty list"),
+    (
+        {"table": _TABLE, "aggregate": {"aggregates": [{"function": "count_star", "args": [{"column": "i"}]}]}},
+        "$.aggregate.aggregates[0].args",
+        "takes 0 argument(s)",
+    ),
+    (
+        {"table": _TABLE, "aggregate": {"aggregates": [{"function": "sum"}]}},
+        "$.aggregate.aggregates[0]",
+        "takes 1 argument(s)",
+    ),
+    (
+        {"table": _TABLE, "aggregate": {"aggregates": [{"function": "count_star"}], "ansi": "yes"}},
+        "$.aggregate.ansi",
+        "ansi must be true or false",
+    ),
+    (
+        {"table": _TABLE, "limit": 3, "aggregate": {"aggregates": [{"function": "count_star"}]}},
+        "$.limit",
+        "takes no limit",
+    ),
+]
+
+#: requests with an aggregate the schema and the server both take
+AGGREGATES: list[dict[str, Any]] = [
+    {"table": _TABLE, "aggregate": {"aggregates": [{"function": "count_star"}]}},
+    {
+        "table": _TABLE,
+        "columns": ["i"],
+        "filter": {"format": "sluice", "conjuncts": [_LEAF]},
+        "aggregate": {
+            "group_by": [{"column": "s"}, {"op": "%", "args": [{"column": "i"}, {"literal": 10, "type": "int"}]}],
+            "aggregates": [
+                {"function": "count_star", "args": []},
+                {"function": "count", "args": [{"column": "i"}], "distinct": True},
+                {"function": "sum", "args": [{"column": "d"}]},
+                {"function": "min", "args": [{"column": "s"}]},
+                {"function": "max", "args": [{"column": "i"}], "distinct": False},
+            ],
+            "ansi": False,
+        },
+    },
 ]
 
 
@@ -77,6 +124,14 @@ def test_every_valid_example_validates_and_decodes(target: str) -> None:
         assert request_schema.problem(data) is None, seed
         assert _typed(data) is None, seed
         protocol.parse_request(seed)
+
+
+@pytest.mark.parametrize("request_json", AGGREGATES)
+def test_aggregates_validate_and_decode(request_json: dict[str, Any]) -> None:
+    assert request_schema.problem(request_json) is None
+    request = protocol.parse_request(json.dumps(request_json).encode())
+    assert request.aggregate is not None
+    assert json.loads(request.to_json())["aggregate"]["aggregates"][0]["function"] == "count_star"
 
 
 @pytest.mark.parametrize("request_json,path,words", INVALID, ids=[p + " " + w for _, p, w in INVALID])

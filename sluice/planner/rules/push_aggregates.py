@@ -23,7 +23,9 @@ def decide(source: Source, request: Request, offered: dict[str, Any]) -> aggrega
         return aggregates.Decision(False, (), None, "aggregates over a pushed join: Spark aggregates the joined rows")
     table = table_from_dict(request["table"]["table"])
     filters = [Verdict.from_dict(v) for v in request.get("verdicts", [])]
-    return aggregates.decide(source, table, offered, filters, bool(request.get("ansi", True)))
+    return source.decide_aggregation(
+        table, offered, filters, bool(request.get("ansi", True)), request.get("session_zone") or "UTC"
+    )
 
 
 class PushAggregates(Rule):
