@@ -74,6 +74,8 @@ def likely_selective(predicate: Any) -> bool:
     if not isinstance(predicate, dict):
         return False
     op, args = predicate.get("op"), predicate.get("args") or []
+    if not isinstance(op, str) or not isinstance(args, list):  # not a predicate Spark sends: not selective
+        return False
     if op == "NOT":
         return len(args) == 1 and likely_selective(args[0])
     if op == "AND":

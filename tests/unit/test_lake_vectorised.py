@@ -32,28 +32,28 @@ def pyramid(reads: tuple[FileRead, ...], table_rows: int = 300) -> Pyramid:
 
 
 def test_a_scan_keeping_most_rows_is_vectorised_and_a_selective_one_is_not() -> None:
-    full = pyramid((FileRead("a", (0, 1, 2), 300, 300, True, 400),))
+    full = pyramid((FileRead("a", (0, 1, 2), 300, 300, True, file_size=400),))
     choice = choose(full, {"a": LAYOUT}, NEEDED, mode=AUTO)
     assert choice.vectorised and "3 of 4 row groups (100.0% of the rows, 300 rows, >= 50%)" in choice.reason
-    few = pyramid((FileRead("a", (1,), 100, 100, True, 400),))
+    few = pyramid((FileRead("a", (1,), 100, 100, True, file_size=400),))
     choice = choose(few, {"a": LAYOUT}, NEEDED, mode=AUTO)
     assert not choice.vectorised and choice.reason.startswith("selective: pruning keeps 1 of 4 row groups, 33.3%")
 
 
 def test_by_default_a_selective_scan_is_vectorised_too() -> None:
-    few = pyramid((FileRead("a", (1,), 100, 100, True, 400),))
+    few = pyramid((FileRead("a", (1,), 100, 100, True, file_size=400),))
     choice = choose(few, {"a": LAYOUT}, NEEDED, mode=Mode(small_rows=0))
     assert choice.vectorised and "1 of 4 row groups (33.3% of the rows, 100 rows)" in choice.reason
 
 
 def test_a_small_scan_stays_with_the_python_reader_on_the_driver() -> None:
-    full = pyramid((FileRead("a", (0, 1, 2), 300, 300, True, 400),))
+    full = pyramid((FileRead("a", (0, 1, 2), 300, 300, True, file_size=400),))
     choice = choose(full, {"a": LAYOUT}, NEEDED, mode=Mode("auto", 0.5, small_rows=300))
     assert not choice.vectorised and choice.reason.startswith("small: pruning keeps 300 rows")
 
 
 def test_what_only_the_python_reader_answers_keeps_it_whatever_is_forced() -> None:
-    full = pyramid((FileRead("a", (0, 1, 2), 300, 300, True, 400),))
+    full = pyramid((FileRead("a", (0, 1, 2), 300, 300, True, file_size=400),))
     exact = Verdict("x > 1", Level.EXACT, "same", "x > 1", Pushed(tree=sqlglot.parse_one("x > 1")))
     assert not choose(full, {"a": LAYOUT}, NEEDED, mode=FORCED, blocker="LIMIT 3").vectorised
     forced = choose(full, {"a": LAYOUT}, NEEDED, mode=FORCED, exact=[exact])
@@ -89,7 +89,10 @@ def test_row_groups_become_byte_ranges_holding_their_midpoints() -> None:
 
 
 def test_files_are_grouped_by_the_names_they_hold_each_field_under() -> None:
-    reads = (FileRead("new", (0, 1, 2), 300, 300, True, 400), FileRead("old", (0,), 10, 50, True, 60))
+    reads = (
+        FileRead("new", (0, 1, 2), 300, 300, True, file_size=400),
+        FileRead("old", (0,), 10, 50, True, file_size=60),
+    )
     read = vector_read(pyramid(reads), {"new": LAYOUT, "old": OLD}, NEEDED, 2)
     assert read["names"] == [["id", "label"], ["__sluice_absent_1", "s"]]
     assert {p["group"] for p in read["partitions"]} == {0, 1}
@@ -100,7 +103,7 @@ def test_files_are_grouped_by_the_names_they_hold_each_field_under() -> None:
 def test_small_files_are_packed_as_spark_packs_a_file_scan() -> None:
     """Each file costs Spark's open cost (4 MiB) too: 20 small files over 2 cores make 2 partitions, not 20."""
     layout = FileLayout({1: ("id", pa.int64())}, frozenset({"id"}), ((4, 5, 100_000),))
-    reads = tuple(FileRead(f"f{i}", (0,), 10, 100_000, True, 100_100) for i in range(20))
+    reads = tuple(FileRead(f"f{i}", (0,), 10, 100_000, True, file_size=100_100) for i in range(20))
     read = vector_read(pyramid(reads, 200), {r.path: layout for r in reads}, NEEDED[:1], 2)
     assert len(read["partitions"]) == 2
     assert sorted(f[0] for p in read["partitions"] for f in p["files"]) == sorted(r.path for r in reads)

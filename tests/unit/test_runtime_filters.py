@@ -68,3 +68,9 @@ def _lit(value: object, kind: str = "int") -> dict:
 )
 def test_likely_selective_is_sparks_is_likely_selective(predicate: dict, selective: bool) -> None:
     assert runtime.likely_selective(predicate) is selective
+
+
+@pytest.mark.parametrize("malformed", [{"op": ["="]}, {"op": {"x": 1}}, {"op": "AND", "args": {"a": 1}}, [], None, "="])
+def test_likely_selective_of_what_spark_never_sends_is_false_not_an_error(malformed: object) -> None:
+    """Found by the V2 parser fuzzer: an op that is not a name raised TypeError in the filters call."""
+    assert runtime.likely_selective(malformed) is False
