@@ -41,6 +41,13 @@ class BenchContext:
     #: whether ``--scales`` named the scales (scenarios with a fixed default size then measure those)
     scales_chosen: bool = False
 
+    def rows_for(self, full_rows: int) -> list[int]:
+        """The row counts a scenario with a fixed default size measures: the scales ``--scales``
+        named, the smallest one with ``--quick``, else ``full_rows``."""
+        if self.scales_chosen:
+            return list(self.scales)
+        return [min(self.scales)] if self.quick else [full_rows]
+
 
 def scenario_result(
     key: str, title: str, about: list[str], scales: list[dict[str, Any]], targets: list[dict[str, Any]]

@@ -200,14 +200,8 @@ def _small_ingest(ctx: BenchContext, input_path: str, outputs: _Outputs) -> dict
     }
 
 
-def _rows(ctx: BenchContext) -> list[int]:
-    if ctx.scales_chosen:
-        return list(ctx.scales)
-    return [min(ctx.scales)] if ctx.quick else [FULL_ROWS]
-
-
 def run(ctx: BenchContext) -> dict[str, Any]:
-    scales = [_scale(ctx, rows) for rows in _rows(ctx)]
+    scales = [_scale(ctx, rows) for rows in ctx.rows_for(FULL_ROWS)]
     return scenario_result(KEY, TITLE, _about(ctx), scales, [t for s in scales for t in _targets(s)])
 
 

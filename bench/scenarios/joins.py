@@ -360,14 +360,8 @@ def _check(ctx: BenchContext, queries: list[dict[str, Any]], cases: list[Case], 
 
 
 # ---------------------------------------------------------------- run
-def _rows(ctx: BenchContext) -> list[int]:
-    if ctx.scales_chosen:
-        return list(ctx.scales)
-    return [min(ctx.scales)] if ctx.quick else [FULL_ROWS]
-
-
 def run(ctx: BenchContext) -> dict[str, Any]:
-    scales = [_scale(ctx, rows) for rows in _rows(ctx)]
+    scales = [_scale(ctx, rows) for rows in ctx.rows_for(FULL_ROWS)]
     return scenario_result(KEY, TITLE, _about(ctx), scales, [t for s in scales for t in _targets(s)])
 
 
