@@ -109,12 +109,14 @@ def quiet(spark: Any) -> Iterator[None]:
 def _message(error: BaseException) -> str:
     """The line that says what went wrong: for an error raised in a Python worker (a read,
     or a data source's planning), the worker's own exception line (the first line only says
-    that the worker failed)."""
+    that the worker failed); for a read the driver made (small reads), Sluice's own line
+    (the first only names the py4j call)."""
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     raised = [line for line in lines if re.match(r"^[\w.]+(Error|Exception): ", line)]
     first = lines[0] if lines else ""
     in_worker = "Python worker" in first or "PYTHON_DATA_SOURCE_ERROR" in first
-    line = raised[-1] if raised and in_worker else first
+    sluice = [line for line in lines if "io.sluice.spark.SluiceException" in line]
+    line = raised[-1] if raised and in_worker else sluice[0] if sluice else first
     return f"{type(error).__name__}: {line[:400]}"
 
 

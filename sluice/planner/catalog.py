@@ -328,7 +328,9 @@ class CatalogPlanner:
             return None, None
         mode = lake_reader.mode_of(request)
         blocker = None
-        if spec.aggregate is not None:
+        if not request.get("pushdown", True):  # the reference path counts every row it reads
+            blocker = "pushdown off: the reference path reads with the Python reader, which counts its rows"
+        elif spec.aggregate is not None:
             blocker = "aggregates pushed: the Python reader answers them"
         elif spec.limit is not None:
             blocker = f"LIMIT {spec.limit} pushed: the Python reader stops after it"

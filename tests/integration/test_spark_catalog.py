@@ -63,20 +63,25 @@ def test_sparks_explain_shows_the_remote_query_and_every_verdict(spark, fed) -> 
 
 
 def test_a_small_remote_table_is_broadcast(spark, fed, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    path = tmp_path / "dims.db"
-    with sqlite3.connect(path) as connection:
+    """The 100-row table and the large one are in two sources, so Spark joins them (a join of two
+    tables of one source is pushed into it instead) and broadcasts the small one from its statistics."""
+    dims, facts = tmp_path / "dims.db", tmp_path / "facts.db"
+    with sqlite3.connect(dims) as connection:
         connection.execute("CREATE TABLE dim (k INTEGER PRIMARY KEY, name TEXT)")
         connection.executemany("INSERT INTO dim VALUES (?, ?)", [(k, f"d{k}") for k in range(100)])
+    with sqlite3.connect(facts) as connection:
         connection.execute("CREATE TABLE fact (id INTEGER PRIMARY KEY, k INTEGER, v REAL)")
         connection.executemany("INSERT INTO fact VALUES (?, ?, ?)", [(i, i % 100, i * 0.5) for i in range(20000)])
-    fed.attach("dims", f"sqlite:///{path}")
+    fed.attach("dims", f"sqlite:///{dims}")
+    fed.attach("facts", f"sqlite:///{facts}")
     try:
-        frame = spark.sql("SELECT d.name, count(*) AS n FROM dims.fact f JOIN dims.dim d ON f.k = d.k GROUP BY d.name")
+        frame = spark.sql("SELECT d.name, count(*) AS n FROM facts.fact f JOIN dims.dim d ON f.k = d.k GROUP BY d.name")
         plan = frame._jdf.queryExecution().executedPlan().toString()
         assert "BroadcastHashJoin" in plan, plan
         assert frame.count() == 100
     finally:
         fed.detach("dims")
+        fed.detach("facts")
 
 
 def test_a_catalog_from_spark_configuration_alone(spark, fed, edge_tables, monkeypatch) -> None:  # type: ignore[no-untyped-def]
