@@ -173,6 +173,9 @@ class IcebergSource(Source):
             **vector_read(pyramid, layouts, needed, parallelism),
             "table": spec.table.qualified_name,
             "snapshot": pyramid.snapshot_id,
+            # what Spark's reader reads: the kept row groups (Spark filters their rows)
+            "rows": sum(read.rows for read in pyramid.reads),
+            "bytes": sum(read.bytes for read in pyramid.reads),
         }
 
     def tasks(self, spec: ScanSpec) -> list[ReadTask]:
