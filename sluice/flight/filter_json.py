@@ -229,6 +229,16 @@ def widens(source: SparkType, target: SparkType) -> bool:
     return target.name == "double" and source.kind in (Kind.INTEGRAL, Kind.DECIMAL, Kind.FLOAT)
 
 
+def _named_type(name: object) -> SparkType | None:
+    """The Spark type a node's ``type`` names, or None when it names none."""
+    if not isinstance(name, str):
+        return None
+    try:
+        return SparkType(name)
+    except (TypeError, ValueError):
+        return None
+
+
 def type_of(node: Any, table: TableSchema) -> SparkType | None:
     """The Spark type of a JSON expression, where the format alone tells it (else None): a
     column, a literal, a cast, integer arithmetic over one type, ``abs`` of one, ``length``."""
@@ -237,18 +247,12 @@ def type_of(node: Any, table: TableSchema) -> SparkType | None:
     if "column" in node:
         return table.column(column_name(table, node["column"])).type if isinstance(node["column"], str) else None
     if "literal" in node:
-        try:
-            return SparkType(node.get("type"))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return None
+        return _named_type(node.get("type"))
     raw = node.get("args")
     args: list[Any] = raw if isinstance(raw, list) else []
     name = node.get("op")
     if name == CAST:
-        try:
-            return SparkType(node.get("type"))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return None
+        return _named_type(node.get("type"))
     if name == "length" and len(args) == 1:
         return SparkType("int")
     operands = [type_of(arg, table) for arg in args]

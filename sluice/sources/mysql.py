@@ -9,6 +9,8 @@ primary key; tables without one are read whole.
 from __future__ import annotations
 
 import functools
+import socket
+import ssl
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -309,15 +311,15 @@ class _PreferredTls:
     and only when the server offers TLS): the real context is made at the first TLS handshake
     of the process and shared by every later one."""
 
-    context: object | None = None
+    context: ssl.SSLContext | None = None
 
-    def __init__(self, make: Callable[[], object]) -> None:
+    def __init__(self, make: Callable[[], ssl.SSLContext]) -> None:
         self._make = make
 
-    def wrap_socket(self, sock: object, server_hostname: str | None = None) -> object:
+    def wrap_socket(self, sock: socket.socket, server_hostname: str | None = None) -> ssl.SSLSocket:
         if _PreferredTls.context is None:
             _PreferredTls.context = self._make()
-        return _PreferredTls.context.wrap_socket(sock, server_hostname=server_hostname)  # type: ignore[attr-defined]
+        return _PreferredTls.context.wrap_socket(sock, server_hostname=server_hostname)
 
 
 def _quote(text: str) -> str:
