@@ -190,15 +190,18 @@ def parse_request(payload: bytes) -> Request:
     raise RequestError(f"at {mismatch.path}: {mismatch.message} (docs/flight-filter.schema.json)")
 
 
+def _only_known(data: dict[str, Any], known: set[str], what: str) -> None:
+    """Refuse a part of the request holding keys the protocol does not name, listing the known ones."""
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise RequestError(f"{what} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+
+
 def request_of(data: Any) -> Request:
     """Parsed request JSON as a :class:`Request`, by the typed checks alone (their messages)."""
     if not isinstance(data, dict):
         raise RequestError(f"the request must be a JSON object, not {type(data).__name__}")
-    unknown = sorted(set(data) - _REQUEST_KEYS)
-    if unknown:
-        raise RequestError(
-            f"the request has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_REQUEST_KEYS))}"
-        )
+    _only_known(data, _REQUEST_KEYS, "the request")
     if data.get("protocol", PROTOCOL) != PROTOCOL:
         raise RequestError(f"the request's protocol is {data['protocol']!r}; this server speaks {PROTOCOL!r}")
     version = data.get("version", VERSION)
@@ -274,11 +277,7 @@ def _aggregate(value: Any) -> Aggregate:
     server reads them against the table, as a filter's)."""
     if not isinstance(value, dict):
         raise RequestError(f"the request's aggregate must be a JSON object, not {_json(value)}")
-    unknown = sorted(set(value) - _AGGREGATE_KEYS)
-    if unknown:
-        raise RequestError(
-            f"the aggregate has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_AGGREGATE_KEYS))}"
-        )
+    _only_known(value, _AGGREGATE_KEYS, "the aggregate")
     keys, functions = value.get("group_by", []), value.get("aggregates")
     if not isinstance(keys, list) or not all(isinstance(k, dict) for k in keys):
         raise RequestError(f"the aggregate's group_by must be a list of expressions, not {_json(keys)}")
