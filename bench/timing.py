@@ -112,3 +112,12 @@ def summary(case: Case, baseline: Case | None) -> dict[str, object]:
         if baseline is not None and baseline.seconds:
             record["ratio"] = round(median / statistics.median(baseline.seconds), 3)
     return record
+
+
+def warmed_rounds(label: str, cases: list[Case], runs: int, seed: int, log: Log) -> list[dict[str, float]]:
+    """One warm-up run of every case, then ``runs`` interleaved rounds (:func:`measure`), each step
+    announced as ``== <label>: ...``."""
+    log(f"== {label}: warm-up of {len(cases)} cases")
+    warm_up(cases, log)
+    log(f"== {label}: {runs} interleaved rounds")
+    return measure(cases, runs, seed, log)

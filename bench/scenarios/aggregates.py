@@ -42,7 +42,7 @@ from bench.cases import Case
 from bench.context import BenchContext, log, scenario_result
 from bench.scenarios.catalog import JDBC_NAMES, attach_jdbc, detach_jdbc, jdbc_options
 from bench.spark_paths import JDBC_JARS
-from bench.timing import describe, measure, summary, warm_up
+from bench.timing import describe, summary, warmed_rounds
 
 KEY = "aggregates"
 TITLE = "Aggregate pushdown: GROUP BY and count(*) answered by the source vs every row through Spark"
@@ -430,10 +430,7 @@ def _scale(ctx: BenchContext, rows: int) -> dict[str, Any]:
                 + (f" ({'; '.join(q.reasons)})" if q.reasons else "")
             )
         cases = _cases(ctx, queries, urls)
-        log(f"== aggregates, {rows:,} rows: warm-up of {len(cases)} cases")
-        warm_up(cases, log)
-        log(f"== aggregates, {rows:,} rows: {ctx.runs} interleaved rounds")
-        rounds = measure(cases, ctx.runs, ctx.seed + rows, log)
+        rounds = warmed_rounds(f"aggregates, {rows:,} rows", cases, ctx.runs, ctx.seed + rows, log)
         log(f"== aggregates, {rows:,} rows: rows transferred and the answers' check")
         facts = _check(ctx, queries, cases, urls)
     finally:

@@ -38,7 +38,7 @@ from bench import data
 from bench.cases import BY_KEY, Case
 from bench.context import BenchContext, log, scenario_result
 from bench.scenarios.plain_flight import BANNER as PLAIN_BANNER
-from bench.timing import measure, summary, warm_up
+from bench.timing import summary, warmed_rounds
 
 KEY = "flight"
 TITLE = "Flight: Sluice's server (pushdown) vs a plain pyarrow.flight server, on loopback"
@@ -276,10 +276,7 @@ def _scale(ctx: BenchContext, rows: int) -> dict[str, Any]:
     try:
         log(f"  servers: Sluice at {locations[SLUICE]}, plain at {locations[PLAIN]}")
         cases = _cases(locations, ctx.pg_url, partitions, received)
-        log(f"== flight, {rows:,} rows: warm-up of {len(cases)} cases")
-        warm_up(cases, log)
-        log(f"== flight, {rows:,} rows: {ctx.runs} interleaved rounds")
-        rounds = measure(cases, ctx.runs, ctx.seed + rows, log)
+        rounds = warmed_rounds(f"flight, {rows:,} rows", cases, ctx.runs, ctx.seed + rows, log)
     finally:
         for process in processes:
             stop_server(process)

@@ -33,7 +33,7 @@ from typing import Any
 
 from bench.cases import Case
 from bench.context import BenchContext, log, scenario_result
-from bench.timing import describe, measure, summary, warm_up
+from bench.timing import describe, summary, warmed_rounds
 
 KEY = "ingest"
 TITLE = "Lake ingest: Sluice with day(ts), bucket(16, id) vs a plain partitioned df.write.parquet"
@@ -213,10 +213,7 @@ def _scale(ctx: BenchContext, rows: int) -> dict[str, Any]:
     last: dict[str, str] = {}
     try:
         cases = _cases(ctx, input_path, outputs, last)
-        log(f"== ingest, {rows:,} rows: warm-up of {len(cases)} cases")
-        warm_up(cases, log)
-        log(f"== ingest, {rows:,} rows: {ctx.runs} interleaved rounds")
-        rounds = measure(cases, ctx.runs, ctx.seed + rows, log)
+        rounds = warmed_rounds(f"ingest, {rows:,} rows", cases, ctx.runs, ctx.seed + rows, log)
         log(f"== ingest, {rows:,} rows: rows and files written, and a {SMALL_ROWS:,}-row ingest")
         written = _count_back(ctx, cases, outputs, last)
         small = _small_ingest(ctx, input_path, outputs)

@@ -33,7 +33,7 @@ from bench.context import BenchContext, log, scenario_result
 from bench.scenarios.aggregates import _collect, _fetch, _moved, _normal, _scan_rows
 from bench.scenarios.catalog import JDBC_NAMES, attach_jdbc, detach_jdbc, jdbc_options
 from bench.spark_paths import JDBC_JARS
-from bench.timing import describe, measure, summary, warm_up
+from bench.timing import describe, summary, warmed_rounds
 
 KEY = "joins"
 TITLE = "Joins: a same-source join answered by the source, a cross-source star join with a runtime filter"
@@ -383,10 +383,7 @@ def _scale(ctx: BenchContext, rows: int) -> dict[str, Any]:
             _plan(ctx, q)
             log(f"  {q['engine']:10} {q['shape']:4}: {'pushed' if q['pushed'] else 'NOT pushed'}: {q['remote']}")
         cases = _cases(ctx, queries, urls)
-        log(f"== joins, {rows:,} rows: warm-up of {len(cases)} cases")
-        warm_up(cases, log)
-        log(f"== joins, {rows:,} rows: {ctx.runs} interleaved rounds")
-        rounds = measure(cases, ctx.runs, ctx.seed + rows, log)
+        rounds = warmed_rounds(f"joins, {rows:,} rows", cases, ctx.runs, ctx.seed + rows, log)
         log(f"== joins, {rows:,} rows: rows transferred and the answers' check")
         facts = _check(ctx, queries, cases, urls)
     finally:

@@ -16,7 +16,7 @@ from bench import data, spark_paths
 from bench.cases import SHAPES, Case, Shape, sluice_read
 from bench.context import BenchContext, log, scenario_result
 from bench.drivers import BY_ENGINE
-from bench.timing import measure, summary, warm_up
+from bench.timing import summary, warmed_rounds
 
 KEY = "sql"
 TITLE = "SQL sources: raw drivers, Sluice through Spark, Spark JDBC"
@@ -62,10 +62,7 @@ def _scale(ctx: BenchContext, rows: int) -> dict[str, Any]:
     fingerprints = {tuple(sorted(p.fingerprint.items())) for p in prepared.values()}
     spark_paths.attach(ctx.fed, ctx.pg_url, ctx.mysql_url, ctx.data_dir, rows)
     cases = _cases(ctx, rows)
-    log(f"== sql, {rows:,} rows: warm-up of {len(cases)} cases")
-    warm_up(cases, log)
-    log(f"== sql, {rows:,} rows: {ctx.runs} interleaved rounds")
-    rounds = measure(cases, ctx.runs, ctx.seed + rows, log)
+    rounds = warmed_rounds(f"sql, {rows:,} rows", cases, ctx.runs, ctx.seed + rows, log)
     log(f"== sql, {rows:,} rows: rows transferred with pushdown on and off")
     transferred = {
         engine: {
