@@ -18,7 +18,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
@@ -188,14 +188,10 @@ def _lake_ingest(args: argparse.Namespace, spark: SparkSession | None) -> int:
         args.lake,
         args.source_path,
         rows=args.rows,
-        source_format=args.format,
         namespace=args.namespace,
         table=args.table,
         mode="overwrite" if args.overwrite else "overwrite-partitions" if args.overwrite_partitions else "append",
-        schema=args.schema,
-        partition_by=args.partition_by,
-        sort_by=args.sort_by,
-        target_file_size=args.target_file_size,
+        **_layout(args),
     )
     print(summary)
     return 0
@@ -215,11 +211,7 @@ def _lake_create(args: argparse.Namespace, spark: SparkSession | None) -> int:
         args.namespace,
         args.table,
         args.source_path,
-        source_format=args.format,
-        schema=args.schema,
-        partition_by=args.partition_by,
-        sort_by=args.sort_by,
-        target_file_size=args.target_file_size,
+        **_layout(args),
     )
     columns = ", ".join(f"{field.name} {field.field_type}" for field in table.schema().fields)
     print(
@@ -272,6 +264,17 @@ def _check_lake_args(args: argparse.Namespace) -> None:
         parse_partition_by(args.partition_by)
     if args.sort_by is not None:
         parse_sort_by(args.sort_by)
+
+
+def _layout(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords ``ingest`` and ``create`` share: how the input is read and how the table is laid out."""
+    return {
+        "source_format": args.format,
+        "schema": args.schema,
+        "partition_by": args.partition_by,
+        "sort_by": args.sort_by,
+        "target_file_size": args.target_file_size,
+    }
 
 
 def _lake_session(spark: SparkSession | None, app_name: str) -> SparkSession:

@@ -116,6 +116,19 @@ class Dialect:
             raise Unsupported(f"{self.name} cannot store or spell {value}")
         return self.cast(exp.Literal.number(repr(value)), spark_type, spark_type)
 
+    def spelled_float_literal(self, value: float, spark_type: SparkType) -> exp.Expression:
+        """``value`` as a string cast to the column's float type: for engines (PostgreSQL,
+        DuckDB) that store NaN and the infinities and spell them 'NaN', 'Infinity',
+        '-Infinity', so a comparison with them is pushed like any other."""
+        text = (
+            "NaN"
+            if math.isnan(value)
+            else ("Infinity" if value > 0 else "-Infinity")
+            if math.isinf(value)
+            else repr(value)
+        )
+        return self.cast(exp.Literal.string(text), spark_type, spark_type)
+
     def date_literal(self, value: dt.date) -> exp.Expression:
         raise Unsupported(f"{self.name} has no date literal")
 

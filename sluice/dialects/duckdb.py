@@ -51,7 +51,6 @@ covered by the contract and differential suites on a real file:
 from __future__ import annotations
 
 import datetime as dt
-import math
 from dataclasses import replace
 from decimal import Decimal
 
@@ -130,14 +129,7 @@ class DuckdbDialect(Dialect):
         return super().literal(constant, context)
 
     def float_literal(self, value: float, spark_type: SparkType) -> exp.Expression:
-        text = (
-            "NaN"
-            if math.isnan(value)
-            else ("Infinity" if value > 0 else "-Infinity")
-            if math.isinf(value)
-            else repr(value)
-        )
-        return self.cast(exp.Literal.string(text), spark_type, spark_type)
+        return self.spelled_float_literal(value, spark_type)
 
     def date_literal(self, value: dt.date) -> exp.Expression:
         return exp.Cast(this=exp.Literal.string(value.isoformat()), to=exp.DataType.build("DATE", dialect="duckdb"))

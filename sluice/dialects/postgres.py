@@ -12,7 +12,6 @@ all-constant expressions and never moves constants across a comparison.
 from __future__ import annotations
 
 import datetime as dt
-import math
 
 from sqlglot import exp
 
@@ -51,14 +50,7 @@ class PostgresDialect(Dialect):
         return super().cast(sql, target, source)
 
     def float_literal(self, value: float, spark_type: SparkType) -> exp.Expression:
-        text = (
-            "NaN"
-            if math.isnan(value)
-            else ("Infinity" if value > 0 else "-Infinity")
-            if math.isinf(value)
-            else repr(value)
-        )
-        return self.cast(exp.Literal.string(text), spark_type, spark_type)
+        return self.spelled_float_literal(value, spark_type)
 
     def date_literal(self, value: dt.date) -> exp.Expression:
         return exp.Cast(this=exp.Literal.string(value.isoformat()), to=exp.DataType.build("DATE"))
