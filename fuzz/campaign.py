@@ -18,15 +18,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzz import predicates, regressions, report, tables
+from fuzz import predicates, regressions, report, shapes, tables
 from fuzz.loaders import TEXT_VARIANTS
 from fuzz.loaders.base import Loader
 from fuzz.predicates import Pred
-from fuzz.runner import BATCH, Mismatch, Runner, Tally
+from fuzz.runner import BATCH, UNREADABLE, Mismatch, Runner, ShapeMismatch, Tally
 from fuzz.shrink import Shrinker
 
 #: predicates per round (two batches): enough to amortise loading the table
 PER_ROUND = 120
+#: aggregate and join shapes per round (fuzz/shapes.py): each is two Spark queries of its own
+SHAPES_PER_ROUND = (4, 2)
 
 
 @dataclass
@@ -46,6 +48,8 @@ class Summary:
 
     tallies: dict[str, Tally] = field(default_factory=lambda: collections.defaultdict(Tally))
     found: list[Found] = field(default_factory=list)
+    #: aggregate / join shapes that differ, as reported (fuzz/shapes.py)
+    shapes_found: list[str] = field(default_factory=list)
     seconds: float = 0.0
     shrink_seconds: float = 0.0  # shrinking and reporting: not part of the rate
 
@@ -75,6 +79,10 @@ class Summary:
                 f"{name:<7}{t.cases:>7}{t.mismatches:>9}{t.both_failed:>10}{pushed:>14}{shares[0]:>8}{shares[1]:>9}{shares[2]:>9}"
             )
         lines.append("(scans pushed: cases with at least one conjunct pushed; levels: shares of all conjuncts)")
+        lines.append(
+            "aggregate/join shapes (pushed by the source / run): "
+            + ", ".join(f"{name} {t.shapes_pushed}/{t.shapes}" for name, t in sorted(self.tallies.items()))
+        )
         return "\n".join(lines)
 
 
@@ -101,6 +109,7 @@ class Campaign:
         batch: int = BATCH,
         shrink: bool = True,
         max_shrinks: int = 5,
+        shapes_per_round: tuple[int, int] = SHAPES_PER_ROUND,
     ) -> None:
         self.fed = fed
         self.loaders = loaders
@@ -110,6 +119,7 @@ class Campaign:
         self.runner = Runner(fed, loaders, batch)
         self.shrink = shrink
         self.max_shrinks = max_shrinks
+        self.shapes_per_round = shapes_per_round
         self.zone = fed.spark.conf.get("spark.sql.session.timeZone")
         self._names = itertools.count()
         self._shrunk: collections.Counter = collections.Counter()  # type: ignore[type-arg]
@@ -121,6 +131,11 @@ class Campaign:
         rng = random.Random(f"{self.seed}:{number}")
         table = tables.generate(rng, self._fresh(f"r{number}"), TEXT_VARIANTS)
         return table, predicates.generate(rng, table, self.zone, self.per_round)
+
+    def shapes(self, number: int, table: tables.Table) -> list[shapes.Shape]:
+        """The round's aggregate and join shapes (a generator of their own: the predicates of
+        a seed stay what they were)."""
+        return shapes.generate(random.Random(f"{self.seed}:{number}:shapes"), table, *self.shapes_per_round)
 
     # ------------------------------------------------------------- running
     def run(
@@ -138,10 +153,13 @@ class Campaign:
                 if done >= cases or (budget is not None and time.monotonic() - started > budget):
                     break
                 preds_here = preds[: max(1, min(len(preds), cases - done))]
-                tally, mismatches = self._round_on(
-                    source, loader, table, preds_here, f"seed {self.seed} round {number}"
+                tally, mismatches, shape_mismatches = self._round_on(
+                    source, loader, table, preds_here, self.shapes(number, table), f"seed {self.seed} round {number}"
                 )
                 summary.tallies[source].add(tally)
+                for shape_mismatch in shape_mismatches:
+                    summary.shapes_found.append(shape_mismatch.text(loader.reference(table.name)))
+                    self.log(summary.shapes_found[-1])
                 done += tally.cases
                 for mismatch in mismatches:
                     before = time.monotonic()
@@ -157,11 +175,22 @@ class Campaign:
         return summary
 
     def _round_on(
-        self, source: str, loader: Loader, table: tables.Table, preds: list[Pred], origin: str
-    ) -> tuple[Tally, list[Mismatch]]:
+        self,
+        source: str,
+        loader: Loader,
+        table: tables.Table,
+        preds: list[Pred],
+        found: list[shapes.Shape],
+        origin: str,
+    ) -> tuple[Tally, list[Mismatch], list[ShapeMismatch]]:
         loader.load(table)
         try:
-            return self.runner.compare(source, table, preds, origin)
+            tally, mismatches = self.runner.compare(source, table, preds, origin)
+            if any(m.kind == UNREADABLE for m in mismatches):  # one finding for the table, not one per shape
+                return tally, mismatches, []
+            shaped, shape_mismatches = self.runner.compare_shapes(source, table, found, origin)
+            tally.add(shaped)
+            return tally, mismatches, shape_mismatches
         finally:
             self.runner.forget(source, table)
             loader.drop(table.name)

@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzz import shapes
 from fuzz.loaders.base import Loader
 from fuzz.predicates import Leaf, Pred, render
 from fuzz.tables import Table
@@ -41,6 +42,8 @@ from fuzz.tables import Table
 #: cases per Spark query: enough to amortise a query's fixed cost, few enough that the
 #: pushed query (one scan per case) plans quickly and a failing batch bisects cheaply
 BATCH = 60
+#: the kind of a mismatch where the source cannot read the table at all
+UNREADABLE = "the source cannot read the table"
 #: a failing batch this small is rerun case by case instead of bisected
 SINGLES = 8
 
@@ -66,6 +69,24 @@ class Mismatch:
     origin: str  # where it was found: "seed S round R case I" or a regression's name
 
 
+@dataclass(frozen=True)
+class ShapeMismatch:
+    """An aggregate or join shape whose answers differ with pushdown on and off."""
+
+    source: str
+    table: Table
+    shape: shapes.Shape
+    pushed: tuple[Any, str | None]  # (column types, rows) and the error
+    reference: tuple[Any, str | None]
+    origin: str
+
+    def text(self, reference: str) -> str:
+        return (
+            f"{self.shape.kind} mismatch on {self.source} ({self.origin}):\n  {self.shape.sql(reference)}\n"
+            f"  pushdown on:  {self.pushed}\n  pushdown off: {self.reference}"
+        )
+
+
 @dataclass
 class Tally:
     """Per source: cases run, how they ended, and how much was pushed."""
@@ -76,8 +97,12 @@ class Tally:
     scans: int = 0
     scans_pushed: int = 0  # scans with at least one conjunct pushed (EXACT or INEXACT)
     levels: collections.Counter = field(default_factory=collections.Counter)  # type: ignore[type-arg]
+    shapes: int = 0  # aggregate and join shapes among the cases (fuzz/shapes.py)
+    shapes_pushed: int = 0  # those whose aggregate or join the source answered
 
     def add(self, other: Tally) -> None:
+        self.shapes += other.shapes
+        self.shapes_pushed += other.shapes_pushed
         self.cases += other.cases
         self.both_failed += other.both_failed
         self.mismatches += other.mismatches
@@ -271,6 +296,45 @@ class Runner:
             mismatches.append(mismatch)
         return tally, mismatches
 
+    def compare_shapes(
+        self, source: str, table: Table, found: list[shapes.Shape], origin: str
+    ) -> tuple[Tally, list[ShapeMismatch]]:
+        """Each aggregate / join shape over ``table`` (loaded in ``source``), pushdown on vs off:
+        the same column types and rows, or both failing."""
+        reference = self.loaders[source].reference(table.name)
+        tally, mismatches = Tally(), []
+        for index, shape in enumerate(found):
+            query = shape.sql(reference)
+            on, off = self._shape_outcome(query, self.fed.sql), self._shape_outcome(query, self._off)
+            tally.cases += 1
+            tally.shapes += 1
+            try:
+                tally.shapes_pushed += any(s.spec.aggregate or s.spec.join for s in self.fed.plan(query).scans)
+            except Exception:  # noqa: BLE001 - an unplannable query is in the outcomes already
+                pass
+            if on == off and on[1] is None:
+                continue
+            if on[1] is not None and off[1] is not None:
+                tally.both_failed += 1
+                continue
+            if (on[1] or off[1]) and _ORDER_DEPENDENT.search(on[1] or off[1] or ""):
+                continue
+            tally.mismatches += 1
+            mismatches.append(ShapeMismatch(source, table, shape, on, off, f"{origin} shape {index}"))
+        return tally, mismatches
+
+    def _off(self, query: str) -> Any:
+        return self.fed.sql(query, pushdown=False)
+
+    @staticmethod
+    def _shape_outcome(query: str, run: Callable[[str], Any]) -> tuple[Any, str | None]:
+        """(column types, rows as a multiset) or (None, the error)."""
+        try:
+            frame = run(query)
+            return (tuple(frame.dtypes), shapes.normal(frame.collect())), None
+        except Exception as error:  # noqa: BLE001 - Spark, Sluice and driver errors all count
+            return None, _message(error)
+
     def _unreadable(self, source: str, table: Table, origin: str) -> Mismatch | None:
         """A table the source cannot even read whole: one finding, not a mismatch per case.
 
@@ -281,9 +345,7 @@ class Runner:
             self._views[self._view(source, table)].count()  # every column: Python sources do not prune
         except Exception as error:  # noqa: BLE001 - the reader's error is the finding
             failed = Outcome(error=_message(error))
-            return Mismatch(
-                source, table, Leaf("TRUE", frozenset()), "the source cannot read the table", failed, failed, origin
-            )
+            return Mismatch(source, table, Leaf("TRUE", frozenset()), UNREADABLE, failed, failed, origin)
         return None
 
     def _confirm(self, source: str, table: Table, predicate: Pred, origin: str) -> Mismatch | None:

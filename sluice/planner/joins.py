@@ -20,7 +20,9 @@ Rules, each refusal with its reason (Spark then joins, which is always correct):
   NULL-safe equality in the dialect's spelling (``IS NOT DISTINCT FROM``, ``<=>``, ``IS``).
   Floating-point keys are refused: Spark normalises NaN and -0.0 in join keys;
 * no column read by the join has a value the reader would refuse (``Dialect.suspect``): the
-  reference path reads such a value and fails, a pushed join could skip its row.
+  reference path reads such a value and fails, a pushed join could skip its row;
+* the source would not run it slower than Spark joining two scans, by its own statistics
+  (join_cost.py: MariaDB without statistics for a filtered column or an index on a key).
 
 The joined read is one query, in one partition::
 
@@ -38,7 +40,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sluice.planner import v2
+from sluice.planner import join_cost, v2
 from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
@@ -246,6 +248,11 @@ def _decide(source: Any, request: dict[str, Any]) -> Decision:
     verdicts = tuple(_classify(source, join, key, request.get("session_zone") or "UTC") for key in keys)
     if any(v.level is not Level.EXACT for v in verdicts):
         return Decision(False, verdicts, None, "a join key is not EXACT: Spark joins")
+    slower = join_cost.slower_at_source(
+        source, join, {name: tuple(o.column for pair in pairs for o in pair if o.side == name) for name in _SIDES}
+    )
+    if slower is not None:
+        return Decision(False, verdicts, None, slower)
     remote = tuple(v.remote_sql for v in verdicts if v.remote_sql is not None)
     return Decision(True, verdicts, replace(join, on=remote))
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from sluice.lake.pyramid import Pyramid
+    from sluice.planner.join_cost import TableStatistics
     from sluice.scan import ScanSpec
 
 
@@ -349,6 +350,11 @@ class SqlSource(Source):
     def estimated_rows(self, spec: ScanSpec) -> int | None:
         """The rows the source's own planner expects the scan to return; None: no estimate.
         Only sizes the read (never decides a row), so any failure is just no estimate."""
+        return None
+
+    def statistics(self, table: TableSchema) -> TableStatistics | None:
+        """What the source's planner knows of ``table`` (row count, indexed columns, histograms),
+        for the join cost rule (sluice/planner/join_cost.py); None: its planner needs no such check."""
         return None
 
     #: (schema, table) of everything readable, for :meth:`tables`; sources without an

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from sluice.dialects.mysql import MariadbDialect, Mysql8Dialect
 from sluice.errors import BindError, ConfigError, SourceError
+from sluice.planner.join_cost import TableStatistics
 from sluice.sources.arrow import conform, strict_booleans
 from sluice.sources.base import ReadTask, SqlSource, key_ranges
 from sluice.timeouts import waited
@@ -50,6 +51,13 @@ FROM information_schema.COLUMNS
 WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s
 ORDER BY ORDINAL_POSITION
 """
+#: the columns that lead an index of a table (the planner probes them and estimates them from the index)
+_INDEXED = (
+    "SELECT DISTINCT COLUMN_NAME FROM information_schema.STATISTICS "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND SEQ_IN_INDEX = 1"
+)
+#: the columns MariaDB keeps engine-independent statistics for (ANALYZE TABLE ... PERSISTENT)
+_COLUMN_STATS = "SELECT column_name FROM mysql.column_stats WHERE db_name = %s AND table_name = %s"
 _INTEGERS = {
     "tinyint": (8, "tinyint"),
     "smallint": (16, "smallint"),
@@ -106,6 +114,31 @@ class MysqlSource(SqlSource):
                 connection.close()
         except Exception:  # noqa: BLE001 - an estimate only sizes the read; the read reports real failures
             return None
+
+    def statistics(self, table: TableSchema) -> TableStatistics | None:
+        """MariaDB's statistics for ``table``: the columns leading an index
+        (information_schema.STATISTICS) and those with engine-independent statistics
+        (``mysql.column_stats``, written by ``ANALYZE TABLE ... PERSISTENT``). MariaDB joins
+        by nested loops only (no hash join at the default ``join_cache_level``) and sees a
+        filter's selectivity only through these, so the join cost rule needs them. MySQL 8
+        (hash joins, other statistics) is not measured: None, its joins are pushed."""
+        if isinstance(self.dialect, Mysql8Dialect):
+            return None
+        schema = table.schema or self.database
+        connection = self._catalog()
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(_INDEXED, (schema, table.name))
+                indexed = frozenset(str(row[0]).lower() for row in cursor.fetchall())
+                try:
+                    cursor.execute(_COLUMN_STATS, (schema, table.name))
+                    histograms = frozenset(str(row[0]).lower() for row in cursor.fetchall())
+                except Exception:  # noqa: BLE001 - no right to read mysql.column_stats: as if none were kept
+                    histograms = frozenset()
+        finally:
+            connection.close()
+        remedy = f"`ANALYZE TABLE {schema}.{{table}} PERSISTENT FOR COLUMNS ({{columns}}) INDEXES ()`"
+        return TableStatistics(indexed, histograms, remedy)
 
     def _catalog(self):
         """A PyMySQL session for catalog queries; connecting and the login are bounded by

@@ -322,6 +322,7 @@ EXPRESSION_QUERIES = [
     "SELECT length(t) AS k, count(*) AS n, min(t) AS lo FROM {t} GROUP BY length(t)",
     "SELECT coalesce(i, 0) AS k, count(*) AS n FROM {t} GROUP BY coalesce(i, 0)",
     "SELECT substring(t, 1, 1) AS k, count(*) AS n FROM {t} GROUP BY substring(t, 1, 1)",
+    "SELECT upper(t) AS k, count(*) AS n, max(id % 10) AS m FROM {t} GROUP BY upper(t)",
     "SELECT i / 2 AS k, count(*) AS n FROM {t} GROUP BY i / 2",
     "SELECT i % 10 AS k, count(*) AS n FROM {t} WHERE id >= 10 AND i % 10 <> 3 GROUP BY i % 10",
 ]
@@ -347,7 +348,8 @@ def strict_fed(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
     federation.detach("litestrictx")
 
 
-_EXPRESSION_SOURCES = [s for s in ("pg", "my", "duck") if s in SQL_SOURCES] + ["strict"]
+#: the lake (DuckDB reading the Iceberg table's files) pushes expressions under the same rules
+_EXPRESSION_SOURCES = [s for s in ("pg", "my", "duck", "lake") if s in SQL_SOURCES] + ["strict"]
 
 
 @pytest.mark.parametrize("source", _EXPRESSION_SOURCES)

@@ -1,4 +1,5 @@
-"""The differential fuzzer on a bounded budget: every regression plus a few hundred new cases.
+"""The differential fuzzer on a bounded budget: every regression plus a few hundred new cases
+(predicates, and per round a few aggregate and join shapes: fuzz/shapes.py).
 
 The seed is today's date, so each day explores different tables and predicates while a
 failure stays replayable: the message names the seed, and ``python -m fuzz --seed S
@@ -43,13 +44,17 @@ def test_fuzz(spark, tmp_path) -> None:
         campaign.run(CASES, max(30.0, BUDGET_S - summary.seconds), summary=summary)
 
     replay = f"python -m fuzz --seed {seed} --sources {','.join(usable)}"
-    found = "\n\n".join(f.text for f in summary.found[:3])
+    print(summary.render())
+    found = "\n\n".join([f.text for f in summary.found[:3]] + summary.shapes_found[:3])
     mismatches, fresh = summary.mismatches, summary.cases - replayed
     assert mismatches == 0, (
         f"{mismatches} mismatch(es), seed {seed} (replay and shrink: {replay}; "
         f"skipped sources: {skipped or 'none'})\n{summary.render()}\n\n{found}"
     )
     assert fresh >= MIN_CASES, f"too few new cases ran (seed {seed}):\n{summary.render()}"
+    # the aggregate and join shapes ran, and some were answered by their source (fuzz/shapes.py)
+    tallies = summary.tallies.values()
+    assert sum(t.shapes for t in tallies) > 0 and sum(t.shapes_pushed for t in tallies) > 0, summary.render()
     for name, tally in summary.tallies.items():
         assert tally.scans_pushed >= MIN_PUSHED * tally.scans, (
             f"{name}: too little pushed to prove anything\n{summary.render()}"

@@ -76,11 +76,11 @@ def _pg(folder: Path) -> str:
     return PG_URL
 
 
-def _mysql(folder: Path) -> str:
+def _mysql_connection():  # type: ignore[no-untyped-def]  # pymysql is imported here only
     import pymysql
 
     parts = urlsplit(MYSQL_URL)  # the test server of tests/edge_data.py, in MYSQL_URL's database
-    connection = pymysql.connect(
+    return pymysql.connect(
         host=parts.hostname or "127.0.0.1",
         port=parts.port or 3306,
         user=unquote(parts.username or "root"),
@@ -89,6 +89,10 @@ def _mysql(folder: Path) -> str:
         charset="utf8mb4",
         autocommit=True,
     )
+
+
+def _mysql(folder: Path) -> str:
+    connection = _mysql_connection()
     try:
         with connection.cursor() as cursor:
             for name, rows in (("hjn_l", LEFT), ("hjn_r", RIGHT)):
@@ -221,3 +225,44 @@ def test_a_callers_session_keeps_its_join_setting(spark) -> None:  # type: ignor
         assert spark.conf.get("spark.sql.optimizer.datasourceV2JoinPushdown") == "false"
     finally:
         spark.conf.set("spark.sql.optimizer.datasourceV2JoinPushdown", previous)
+
+
+def test_mariadb_keeps_a_large_join_with_spark_until_it_can_estimate_the_filter(spark) -> None:  # type: ignore[no-untyped-def]
+    """The join cost rule (sluice/planner/join_cost.py) on the real server: 6,000 x 3,000 rows,
+    a filter on a column with no index and no statistics -> Spark joins, with the reason; after
+    ANALYZE TABLE ... PERSISTENT the join is pushed. Same rows every time."""
+    from sluice import Federation
+
+    connection = _mysql_connection()
+    try:
+        with connection.cursor() as cursor:
+            for name in ("hjn_big_o", "hjn_big_c"):
+                cursor.execute(f"DROP TABLE IF EXISTS {name}")
+            cursor.execute("CREATE TABLE hjn_big_o (id int PRIMARY KEY, c int, status varchar(8), KEY (c))")
+            cursor.execute(
+                "INSERT INTO hjn_big_o SELECT seq, seq % 3000, IF(seq % 100 = 7, 'refunded', 'paid') FROM seq_1_to_6000"
+            )
+            cursor.execute("CREATE TABLE hjn_big_c (id int PRIMARY KEY, segment varchar(4))")
+            cursor.execute("INSERT INTO hjn_big_c SELECT seq, CHAR(65 + seq % 5) FROM seq_0_to_2999")
+            cursor.execute("ANALYZE TABLE hjn_big_o, hjn_big_c")
+            cursor.execute("DELETE FROM mysql.column_stats WHERE table_name IN ('hjn_big_o', 'hjn_big_c')")
+        fed = Federation(spark=spark)
+        fed.attach("jbig", MYSQL_URL)
+        query = "SELECT o.id, c.segment FROM jbig.hjn_big_o o JOIN jbig.hjn_big_c c ON o.c = c.id WHERE o.status = 'refunded'"
+        try:
+            expected = _counted(fed.sql(query, pushdown=False))
+            assert sum(expected.values()) == 60
+            (scan,) = [s for s in fed.plan(query).scans if s.join_note]
+            assert scan.spec.join is None
+            assert "no statistics for hjn_big_o.status" in scan.join_note
+            assert "no statistics for hjn_big_o.status" in fed.explain(query)
+            assert _counted(fed.sql(query)) == expected
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE TABLE hjn_big_o PERSISTENT FOR COLUMNS (status) INDEXES ()")
+            (pushed,) = fed.plan(query).scans
+            assert pushed.spec.join is not None, pushed.join_note
+            assert _counted(fed.sql(query)) == expected
+        finally:
+            fed.detach("jbig")
+    finally:
+        connection.close()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 import sqlglot
 
-from sluice.planner import joins
+from sluice.planner import join_cost, joins
 from sluice.pushdown.levels import Level
 from sluice.pushdown.pushed import Pushed
 from sluice.scan import ScanSpec
@@ -252,3 +253,75 @@ def test_sqlite_int_keys_are_refused_strict_bigint_keys_pushed() -> None:
     )
     assert strict.pushed, strict
     assert strict.join is not None and '"sluice_l0" = "sluice_r0"' in strict.join.on[0]
+
+
+def _cost_join(kind: str = "INNER", rows: tuple[int, int] = (1_000_000, 100_000)) -> joins.JoinRead:
+    """bench's shape: orders (1% filter on status) joined with customers on customer_id = id."""
+    orders = TableSchema(
+        "my",
+        "db",
+        "orders",
+        (
+            _column("id", "bigint", "bigint"),
+            _column("customer_id", "int", "int"),
+            _column("status", "string", "varchar(16)"),
+        ),
+        row_estimate=rows[0],
+    )
+    customers = TableSchema(
+        "my",
+        "db",
+        "customers",
+        (_column("id", "int", "int"), _column("segment", "string", "varchar(4)")),
+        row_estimate=rows[1],
+    )
+    status = Pushed(tree=sqlglot.parse_one("`status` = 'refunded'", read="mysql"))
+    outputs = (joins.Output("id", "left", "id"), joins.Output("id_1", "right", "id"))
+    return joins.JoinRead(kind, orders, customers, (status,), (), ("id", "customer_id"), ("id",), (), outputs)
+
+
+KEYS = {"left": ("customer_id",), "right": ("id",)}
+
+
+def _stats(indexed: set[str], histograms: tuple[str, ...] = ()) -> join_cost.TableStatistics:
+    return join_cost.TableStatistics(
+        frozenset(indexed),
+        frozenset(histograms),
+        "`ANALYZE TABLE db.{table} PERSISTENT FOR COLUMNS ({columns}) INDEXES ()`",
+    )
+
+
+def test_a_filter_the_source_cannot_estimate_keeps_a_large_join_with_spark() -> None:
+    """bench joins, MariaDB: no statistics for status, so MariaDB drove the join from customers (12.3 s vs Spark's 5.0 s)."""
+    why = join_cost.decide(_cost_join(), _stats({"id", "customer_id"}), _stats({"id"}), KEYS)
+    assert why is not None
+    assert "no statistics for orders.status" in why and "Spark joins" in why
+    assert "ANALYZE TABLE db.orders PERSISTENT FOR COLUMNS (status) INDEXES ()" in why
+    # a histogram (or an index starting with the column) lets the source estimate the filter: pushed
+    assert join_cost.decide(_cost_join(), _stats({"id", "customer_id"}, ("status",)), _stats({"id"}), KEYS) is None
+    assert join_cost.decide(_cost_join(), _stats({"id", "customer_id", "status"}), _stats({"id"}), KEYS) is None
+
+
+def test_a_join_without_an_index_the_source_can_probe_stays_with_spark() -> None:
+    estimated = ("status",)
+    assert "no index on the join key" in str(
+        join_cost.decide(_cost_join(), _stats(set(), estimated), _stats(set()), KEYS)
+    )
+    # INNER: either side's index will do
+    assert join_cost.decide(_cost_join(), _stats({"customer_id"}, estimated), _stats(set()), KEYS) is None
+    # LEFT: only the right side is probed; RIGHT (read as the mirrored LEFT): only the left
+    left = join_cost.decide(_cost_join("LEFT"), _stats({"customer_id"}, estimated), _stats(set()), KEYS)
+    assert left is not None and "customers(id)" in left
+    assert join_cost.decide(_cost_join("RIGHT"), _stats({"customer_id"}, estimated), _stats(set()), KEYS) is None
+
+
+def test_small_joins_are_pushed_whatever_the_statistics() -> None:
+    """Below SMALL_JOIN_PAIRS row pairs any plan is quick: the rule asks the source nothing (no estimate: nothing to weigh)."""
+    small = _cost_join(rows=(2_000, 5_000))
+    assert join_cost.decide(small, _stats(set()), _stats(set()), KEYS) is None
+    assert join_cost.slower_at_source(MY, small, KEYS) is None  # MY has no server: it is not asked
+    assert join_cost.slower_at_source(MY, replace(small, left=replace(small.left, row_estimate=None)), KEYS) is None
+
+
+def test_sources_whose_planner_needs_no_check_push_large_joins() -> None:
+    assert PG.statistics(PG_A) is None and LITE.statistics(LITE_STRICT) is None and DUCK.statistics(DUCK_A) is None
