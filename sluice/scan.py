@@ -1,8 +1,11 @@
 """A scan as Spark executes it: what to read from where, serialisable to a Spark option.
 
-The pushed conjuncts and ORDER BY travel as typed trees and keys, never as text: the source
-writes them in its own language when it reads (:meth:`ScanSpec.where_sql`,
-:meth:`ScanSpec.order_sql`), with the function EXPLAIN uses, so EXPLAIN shows what runs.
+The pushed conjuncts, ORDER BY, aggregates (grouping keys and functions) and join keys travel
+as typed trees and keys, never as text: the source writes them in its own language when it
+reads (:meth:`ScanSpec.where_sql`, :meth:`ScanSpec.order_sql`,
+:meth:`~sluice.planner.aggregates.Aggregation.select_sql`,
+:meth:`~sluice.planner.joins.JoinRead.query`), with the function EXPLAIN uses
+(:meth:`~sluice.dialects.base.Dialect.render`), so EXPLAIN shows what runs.
 
 The spec carries no secret: the source URL is stored without its password, which
 travels separately in an option Spark redacts (see :mod:`sluice.spark.datasource`).
@@ -110,8 +113,8 @@ class ScanSpec:
         table = source.dialect.quote_table(self.table.schema, self.table.name)
         order = self.order_sql(source.dialect)
         if self.aggregate is not None:
-            select = [f"{o.sql} AS {source.dialect.render_identifier(o.name)}" for o in self.aggregate.outputs]
-            return build_query(select, table, where, order, self.limit, self.aggregate.group_by)
+            group_by = tuple(self.aggregate.group_by_sql(source.dialect))
+            return build_query(self.aggregate.select_sql(source), table, where, order, self.limit, group_by)
         select = [source.select_expression(name, self.table) for name in self.columns]
         return build_query(select, table, where, order, self.limit)
 

@@ -23,6 +23,8 @@ from typing import Any
 
 from sluice.flight import filter_json
 from sluice.flight.protocol import AGGREGATE_FUNCTIONS, MAX_AGGREGATE_ITEMS, Aggregate, AggregateFunction
+from sluice.planner.aggregates import Aggregation
+from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import Unsupported
 from sluice.types import Kind, SparkType, TableSchema
 
@@ -85,3 +87,26 @@ def read_type(item: dict[str, Any] | AggregateFunction, table: TableSchema) -> S
         scale = operand.precision_scale[1] if operand.kind is Kind.DECIMAL else 0
         return SparkType(f"decimal(38,{scale})")
     return filter_json.type_of(item, table)
+
+
+def argument(node: dict[str, Any]) -> Pushed:
+    """A grouping key or argument the server accepted, as a pushed aggregate carries it."""
+    return Pushed(flight={"expr": node})
+
+
+def request(aggregation: Aggregation) -> Aggregate:
+    """The aggregate part of a planned scan's request, written from the scan's aggregate (the
+    same outputs a SQL source renders): the keys, then the functions, in the planned order.
+    ``ansi`` is sent true: a pushed aggregation holds a SUM only when it was planned under
+    ANSI, and nothing else depends on it."""
+    keys = tuple(key.argument.flight_expression()["expr"] for key in aggregation.group_by if key.argument is not None)
+    functions = tuple(
+        AggregateFunction(
+            output.function.lower(),
+            (output.argument.flight_expression()["expr"],) if output.argument is not None else (),
+            output.distinct,
+        )
+        for output in aggregation.outputs
+        if output.function is not None
+    )
+    return Aggregate(keys, functions, True)

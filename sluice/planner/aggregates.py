@@ -32,7 +32,7 @@ Each grouping key and each aggregate gets a verdict and a reason, like a filter.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -41,9 +41,13 @@ from sluice.planner import v2
 from sluice.pushdown import nesting
 from sluice.pushdown.constants import NotRepresentable
 from sluice.pushdown.levels import Level, Verdict
+from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import TextRules, Unsupported, paren
 from sluice.pushdown.translator import Translator
 from sluice.types import Column, Kind, SparkType, TableSchema
+
+if TYPE_CHECKING:
+    from sluice.sources.base import Source  # sources import this module to decide
 
 #: kinds whose MIN/MAX the source may compute (booleans have no MIN in PostgreSQL)
 _ORDERED = (Kind.INTEGRAL, Kind.DECIMAL, Kind.FLOAT, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.STRING)
@@ -58,55 +62,95 @@ FILTERED = "a filter is not EXACT: Spark aggregates what it filters"
 AVG_REASON = "AVG is pushed as SUM and COUNT (Spark rewrites it and divides itself)"
 
 
+#: the aggregate functions a source computes, as the sqlglot nodes its dialect renders
+_CALLS: dict[str, type[exp.Expression]] = {"COUNT": exp.Count, "SUM": exp.Sum, "MIN": exp.Min, "MAX": exp.Max}
+
+
 @dataclass(frozen=True)
 class Output:
-    """One column of the aggregated read: its name, the expression the source computes and the
-    Spark type it is read as (Spark casts it to the aggregate's own type where they differ)."""
+    """One column of the aggregated read: its name, the Spark type it is read as (Spark casts it to
+    the aggregate's own type where they differ) and what the source computes, as a typed tree.
+
+    A grouping key has no ``function``; an aggregate is ``function(DISTINCT? argument)``, with no
+    argument for ``COUNT_STAR``. The argument crosses to the reader as a pushed filter does
+    (:class:`Pushed`): a SQL source's tree, as the grouping or ordering rules force it (a binary
+    collation), which the source's dialect renders at read time; or a Flight source's expression
+    in the filter format, from which the Flight request is written
+    (:func:`sluice.flight.aggregate_json.request`)."""
 
     name: str
-    sql: str
     type: SparkType
-    #: the aggregate (COUNT_STAR, COUNT, SUM, MIN, MAX) and its column; None for a grouping key
+    #: COUNT_STAR, COUNT, SUM, MIN or MAX; None for a grouping key
     function: str | None = None
-    column: str | None = None
+    argument: Pushed | None = None
     distinct: bool = False
+    #: the argument's column when it is a column of an aggregate (lake tables answer MIN/MAX from metadata)
+    column: str | None = None
+
+    def sql_tree(self) -> exp.Expression:
+        """What a SQL source computes for this output (its dialect renders it)."""
+        if self.function == "COUNT_STAR":
+            return exp.Count(this=exp.Star())
+        if self.argument is None:
+            raise ValueError(f"the pushed output {self.name} has no argument")
+        value = self.argument.sql_tree()
+        if self.function is None:
+            return value
+        return _CALLS[self.function](this=exp.Distinct(expressions=[value]) if self.distinct else value)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "sql": self.sql,
             "type": self.type.name,
             "function": self.function,
-            "column": self.column,
+            "argument": self.argument.to_dict() if self.argument is not None else None,
             "distinct": self.distinct,
+            "column": self.column,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Output:
+        argument = data.get("argument")
         return cls(
             data["name"],
-            data["sql"],
             SparkType(data["type"]),
             data.get("function"),
-            data.get("column"),
+            Pushed.from_dict(argument) if argument is not None else None,
             bool(data.get("distinct")),
+            data.get("column"),
         )
 
 
 @dataclass(frozen=True)
 class Aggregation:
-    """What a scan with pushed aggregates reads: ``outputs`` are the grouping keys (the first
-    ``len(group_by)``) then the aggregates, in Spark's order; ``group_by`` is remote SQL."""
+    """What a scan with pushed aggregates reads: ``outputs`` are the grouping keys then the
+    aggregates, in Spark's order, each a typed tree the source renders when it reads."""
 
-    group_by: tuple[str, ...]
     outputs: tuple[Output, ...]
 
+    @property
+    def group_by(self) -> tuple[Output, ...]:
+        """The grouping keys (the source groups by their trees)."""
+        return tuple(o for o in self.outputs if o.function is None)
+
+    def select_sql(self, source: Source) -> list[str]:
+        """Each output as ``source`` selects it (``<value> AS "sluice_0"``), in its dialect."""
+        dialect = source.dialect
+        return [
+            f"{source.select_value(dialect.render(o.sql_tree()), o.type)} AS {dialect.render_identifier(o.name)}"
+            for o in self.outputs
+        ]
+
+    def group_by_sql(self, dialect: Dialect) -> list[str]:
+        """The ``GROUP BY`` keys in ``dialect``'s SQL."""
+        return [dialect.render(key.sql_tree()) for key in self.group_by]
+
     def to_dict(self) -> dict[str, Any]:
-        return {"group_by": list(self.group_by), "outputs": [o.to_dict() for o in self.outputs]}
+        return {"outputs": [o.to_dict() for o in self.outputs]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Aggregation:
-        return cls(tuple(data["group_by"]), tuple(Output.from_dict(o) for o in data["outputs"]))
+        return cls(tuple(Output.from_dict(o) for o in data["outputs"]))
 
     def spark_ddl(self) -> str:
         return ", ".join(f"`{o.name}` {o.type}" for o in self.outputs)
@@ -146,7 +190,7 @@ def decide(
     elif builder.averages:
         note = AVERAGES
     complete = note is None and all(v.level is Level.EXACT for v in verdicts)
-    aggregation = Aggregation(tuple(builder.keys), tuple(builder.outputs)) if complete else None
+    aggregation = Aggregation(tuple(builder.outputs)) if complete else None
     return Decision(complete, tuple(verdicts), aggregation, note)
 
 
@@ -172,7 +216,6 @@ class _Builder:
         self.table = table
         self.ansi = ansi
         self.zone = session_zone
-        self.keys: list[str] = []
         self.outputs: list[Output] = []
         self.averages = False
 
@@ -181,14 +224,12 @@ class _Builder:
         shown = key_label(expression)
         try:
             operand = self._operand(expression)
-            sql = self._grouped(operand)
-        except _Refused as reason:
-            return Verdict(shown, Level.UNSUPPORTED, str(reason))
-        self.keys.append(sql)
-        self._output(self._select(sql, operand.type), operand.type)
-        return Verdict(
-            shown, Level.EXACT, _computed(operand, "grouped exactly as Spark groups these values"), f"GROUP BY {sql}"
-        )
+            grouped = self._grouped(operand)
+        except _Refused as why:
+            return Verdict(shown, Level.UNSUPPORTED, str(why))
+        self.outputs.append(Output(f"sluice_{len(self.outputs)}", operand.type, argument=Pushed(tree=grouped)))
+        reason = _computed(operand, "grouped exactly as Spark groups these values")
+        return Verdict(shown, Level.EXACT, reason, f"GROUP BY {self.dialect.render(grouped)}")
 
     def aggregate(self, function: dict[str, Any]) -> Verdict:
         name = str(function.get("fn", "?"))
@@ -196,40 +237,47 @@ class _Builder:
         args = function.get("args") or []
         shown = function_label(function)
         try:
-            sql, read_type, reason, operand = self._function(name, distinct, args)
+            argument, read_type, reason, operand = self._function(name, distinct, args)
         except _Refused as why:
             return Verdict(shown, Level.UNSUPPORTED, str(why))
         column = operand.column.name if operand is not None and operand.column is not None else None
-        self.outputs.append(
-            Output(f"sluice_{len(self.outputs)}", self._select(sql, read_type), read_type, name, column, distinct)
+        output = Output(
+            f"sluice_{len(self.outputs)}",
+            read_type,
+            name,
+            Pushed(tree=argument) if argument is not None else None,
+            distinct,
+            column,
         )
-        return Verdict(shown, Level.EXACT, reason, sql)
+        self.outputs.append(output)
+        return Verdict(shown, Level.EXACT, reason, self.dialect.render(output.sql_tree()))
 
-    def _function(self, name: str, distinct: bool, args: list[Any]) -> tuple[str, SparkType, str, _Operand | None]:
+    def _function(
+        self, name: str, distinct: bool, args: list[Any]
+    ) -> tuple[exp.Expression | None, SparkType, str, _Operand | None]:
+        """The function's argument as the source computes it, the type it is read as and why it is exact."""
         if name == "COUNT_STAR":
-            return "COUNT(*)", SparkType("bigint"), "rows counted by the source", None
+            return None, SparkType("bigint"), "rows counted by the source", None
         if name == "AVG":
             self.averages = True
             raise _Refused(AVG_REASON)
-        if name not in ("COUNT", "SUM", "MIN", "MAX"):
+        if name not in _CALLS:
             raise _Refused(f"{name} is not pushed: only COUNT, SUM, MIN, MAX (and AVG as SUM/COUNT) are")
         if len(args) != 1:
             raise _Refused(f"{name} over {len(args)} arguments")
         operand = self._operand(args[0])
-        value = self._grouped(operand) if distinct else self.dialect.render(operand.sql)
-        keyword = "DISTINCT " if distinct else ""
+        value = self._grouped(operand) if distinct else operand.sql
         if name == "COUNT":
-            reason = _computed(operand, "non-NULL values counted by the source")
-            return f"COUNT({keyword}{value})", SparkType("bigint"), reason, operand
+            return value, SparkType("bigint"), _computed(operand, "non-NULL values counted by the source"), operand
         if name == "SUM":
-            return (*self._sum(operand, value, keyword), operand)
+            return (value, *self._sum(operand), operand)
         if operand.type.kind not in _ORDERED:
             raise _Refused(f"{name} of {operand.type}: not pushed")
         ordered = self._ordered(operand, value)
         reason = _computed(operand, f"{self.dialect.name} orders {operand.shown} like Spark")
-        return f"{name}({ordered})", operand.type, reason, operand
+        return ordered, operand.type, reason, operand
 
-    def _sum(self, operand: _Operand, value: str, keyword: str) -> tuple[str, SparkType, str]:
+    def _sum(self, operand: _Operand) -> tuple[SparkType, str]:
         kind = operand.type.kind
         if kind not in (Kind.INTEGRAL, Kind.DECIMAL):
             raise _Refused(
@@ -247,7 +295,7 @@ class _Builder:
             operand,
             "summed exactly by the source, read as decimal(38) and cast by Spark to its SUM type (raising on overflow)",
         )
-        return f"SUM({keyword}{value})", read_type, reason
+        return read_type, reason
 
     # ------------------------------------------------------------ operands
     def _operand(self, expression: Any) -> _Operand:
@@ -304,7 +352,7 @@ class _Builder:
             raise _Refused(why)
         return column
 
-    def _grouped(self, operand: _Operand) -> str:
+    def _grouped(self, operand: _Operand) -> exp.Expression:
         """The operand as the source must group it (equal exactly when Spark's values are equal)."""
         if operand.type.kind not in _GROUPABLE:
             raise _Refused(f"{operand.describe()}: Spark groups -0.0 with 0.0 and every NaN together; not pushed")
@@ -316,9 +364,9 @@ class _Builder:
                 raise _Refused(rules.why)
             if rules.binary_equality:
                 value = self.dialect.binary_collation(value)
-        return self.dialect.render(value)
+        return value
 
-    def _ordered(self, operand: _Operand, value: str) -> str:
+    def _ordered(self, operand: _Operand, value: exp.Expression) -> exp.Expression:
         if operand.type.kind in (Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ) and not self.dialect.orders_timestamps:
             raise _Refused(f"{self.dialect.name} orders {operand.describe()} differently from Spark")
         if operand.type.kind is not Kind.STRING:
@@ -328,14 +376,8 @@ class _Builder:
         if rules.ordering is None:
             raise _Refused(rules.why)
         if rules.ordering == "collate_c":
-            return self.dialect.render(self.dialect.binary_collation(operand.sql))
+            return self.dialect.binary_collation(operand.sql)
         return value
-
-    def _select(self, sql: str, read_type: SparkType) -> str:
-        return self.source.select_value(sql, read_type)
-
-    def _output(self, sql: str, read_type: SparkType) -> None:
-        self.outputs.append(Output(f"sluice_{len(self.outputs)}", sql, read_type))
 
 
 def _computed(operand: _Operand | None, reason: str) -> str:

@@ -7,6 +7,9 @@ of their pushed filters, the columns Spark needs from each, duplicate names alia
 type (Spark 4.3 offers INNER, LEFT OUTER and RIGHT OUTER only) and the condition as a V2
 predicate over the aliased names.
 
+The keys travel to the reader as the classifier's trees (as filters do, see
+:mod:`sluice.pushdown.pushed`); the source's dialect writes them when the query is read.
+
 Rules, each refusal with its reason (Spark then joins, which is always correct):
 
 * both sides are tables of the same attached source (one catalog, the same options), which
@@ -30,7 +33,7 @@ The joined read is one query, in one partition::
       <INNER | LEFT OUTER> JOIN (SELECT ... FROM r WHERE <right filters>) AS sluice_r ON <keys>
 
 Each side's columns are renamed ``sluice_l0``, ``sluice_r0``, ... inside the subqueries, so
-the pushed filters keep their unqualified text and the keys never collide. A RIGHT join is
+the pushed filters keep their unqualified columns and the keys never collide. A RIGHT join is
 read as the mirrored LEFT join (SQLite before 3.39 has no RIGHT JOIN).
 """
 
@@ -75,7 +78,8 @@ class JoinRead:
     #: each side's columns the query reads (outputs and keys), renamed sluice_l<i> / sluice_r<i>
     left_columns: tuple[str, ...]
     right_columns: tuple[str, ...]
-    on: tuple[str, ...]  # remote SQL over the renamed columns
+    #: the keys as the classifier's trees over the renamed columns, rendered by the dialect at read time
+    on: tuple[Pushed, ...]
     outputs: tuple[Output, ...]
 
     def to_dict(self) -> dict[str, Any]:
@@ -87,7 +91,7 @@ class JoinRead:
             "right_where": [p.to_dict() for p in self.right_where],
             "left_columns": list(self.left_columns),
             "right_columns": list(self.right_columns),
-            "on": list(self.on),
+            "on": [key.to_dict() for key in self.on],
             "outputs": [[o.name, o.side, o.column] for o in self.outputs],
         }
 
@@ -101,7 +105,7 @@ class JoinRead:
             tuple(Pushed.from_dict(p) for p in data["right_where"]),
             tuple(data["left_columns"]),
             tuple(data["right_columns"]),
-            tuple(data["on"]),
+            tuple(Pushed.from_dict(key) for key in data["on"]),
             tuple(Output(*o) for o in data["outputs"]),
         )
 
@@ -162,7 +166,7 @@ class JoinRead:
             select.append(f"{expression} AS {quote(output.name)}")
         first, second = ("right", "left") if self.kind == "RIGHT" else ("left", "right")
         keyword = "INNER JOIN" if self.kind == "INNER" else "LEFT OUTER JOIN"
-        on = " AND ".join(f"({c})" for c in self.on)
+        on = " AND ".join(f"({dialect.render(key.sql_tree())})" for key in self.on)
         return f"SELECT {', '.join(select)} FROM {sides[first]} {keyword} {sides[second]} ON {on}"
 
 
@@ -248,13 +252,15 @@ def _decide(source: Any, request: dict[str, Any]) -> Decision:
     verdicts = tuple(_classify(source, join, key, request.get("session_zone") or "UTC") for key in keys)
     if any(v.level is not Level.EXACT for v in verdicts):
         return Decision(False, verdicts, None, "a join key is not EXACT: Spark joins")
+    trees = tuple(v.pushed for v in verdicts if v.pushed is not None)
+    if len(trees) != len(keys):  # an EXACT verdict always carries its tree; a key lost would cross-join
+        return Decision(False, verdicts, None, "a join key has no tree to render: Spark joins")
     slower = join_cost.slower_at_source(
         source, join, {name: tuple(o.column for pair in pairs for o in pair if o.side == name) for name in _SIDES}
     )
     if slower is not None:
         return Decision(False, verdicts, None, slower)
-    remote = tuple(v.remote_sql for v in verdicts if v.remote_sql is not None)
-    return Decision(True, verdicts, replace(join, on=remote))
+    return Decision(True, verdicts, replace(join, on=trees))
 
 
 def _keys(condition: Any) -> list[dict[str, Any]]:
@@ -322,7 +328,7 @@ def _classify(source: Any, join: JoinRead, key: dict[str, Any], zone: str) -> Ve
     except Unsupported as why:
         return Verdict(shown, Level.UNSUPPORTED, str(why))
     verdict = source.classify(both, [tree], zone)[0]
-    return Verdict(shown, verdict.level, _named(verdict.reason, join), verdict.remote_sql)
+    return Verdict(shown, verdict.level, _named(verdict.reason, join), verdict.remote_sql, verdict.pushed)
 
 
 def _renamed_key(node: Any, join: JoinRead, outputs: dict[str, Output]) -> Any:

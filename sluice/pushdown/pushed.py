@@ -1,5 +1,8 @@
 """A conjunct a source evaluates, as it crosses from planning to reading: a typed tree, not text.
 
+The same carrier holds a pushed join's ON keys (:class:`sluice.planner.joins.JoinRead`) and a
+pushed aggregate's grouping keys and arguments (:class:`sluice.planner.aggregates.Output`).
+
 The classifier (:mod:`sluice.pushdown.translator`, or a Flight server's answer) decides what a
 source evaluates and builds the tree; the source writes it out only when it reads
 (:meth:`sluice.scan.ScanSpec.where_sql`), through the very function EXPLAIN and the golden

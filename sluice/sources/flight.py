@@ -362,7 +362,7 @@ class FlightSource(Source):
             note = f"Flight server: {answer.get('note') or 'a key or function is not EXACT'}"
         if note is not None or len(sent) < len(items) or any(v.level is not Level.EXACT for v in verdicts):
             return aggregates.Decision(False, tuple(verdicts), None, note)
-        aggregation, problem = _aggregation(table, request_keys, sent, answer.get("outputs"))
+        aggregation, problem = _aggregation(table, sent, answer.get("outputs"))
         return aggregates.Decision(aggregation is not None, tuple(verdicts), aggregation, problem)
 
     def _aggregate_note(self, filters: list[Verdict]) -> str | None:
@@ -430,7 +430,7 @@ class FlightSource(Source):
         conjuncts = _sluice_filter([p["expr"] for p in pushed]) if pushed else None
         path = _path(spec.table.schema, spec.table.name)
         if spec.aggregate is not None:
-            return Request(path, None, conjuncts, None, 1, zone, _aggregate_request(spec.aggregate)), pushed
+            return Request(path, None, conjuncts, None, 1, zone, aggregate_json.request(spec.aggregate)), pushed
         return Request(path, spec.columns, conjuncts, spec.limit, spec.partitions, zone), pushed
 
     def request_text(self, spec: ScanSpec) -> str:
@@ -609,10 +609,9 @@ def _exact_expressions(filters: list[Verdict]) -> list[dict[str, Any]]:
     return [v.pushed.flight_expression()["expr"] for v in filters if v.level.pushed and v.pushed is not None]
 
 
-def _aggregation(
-    table: TableSchema, keys: list[dict[str, Any]], sent: list[Any], outputs: Any
-) -> tuple[aggregates.Aggregation | None, str | None]:
-    """The pushed aggregation as the scan carries it (each key and function as its JSON), when
+def _aggregation(table: TableSchema, sent: list[Any], outputs: Any) -> tuple[aggregates.Aggregation | None, str | None]:
+    """The pushed aggregation as the scan carries it (each key and argument as its filter-format
+    expression, from which :func:`aggregate_json.request` writes the read's request), when
     the server streams each output in the protocol's type (:func:`aggregate_json.read_type`)."""
     expected = [aggregate_json.read_type(item, table) for item in sent]
     names = (
@@ -634,26 +633,22 @@ def _aggregation(
         )
     built = []
     for name, item, kind in zip(names, sent, [t for t in expected if t is not None], strict=True):
-        text = json.dumps(item if isinstance(item, dict) else item.to_json(), separators=(",", ":"))
         if isinstance(item, dict):
-            built.append(aggregates.Output(name, text, kind))
+            built.append(aggregates.Output(name, kind, argument=aggregate_json.argument(item)))
             continue
-        argument = item.args[0].get("column") if item.args else None
-        column = filter_json.column_name(table, argument) if isinstance(argument, str) else None
-        built.append(aggregates.Output(name, text, kind, item.function.upper(), column, item.distinct))
-    group_by = tuple(json.dumps(key, separators=(",", ":")) for key in keys)
-    return aggregates.Aggregation(group_by, tuple(built)), None
-
-
-def _aggregate_request(aggregation: aggregates.Aggregation) -> Aggregate:
-    """The aggregate part of a planned scan's request, as sent when it was planned. ``ansi`` is
-    sent true: a pushed aggregation holds a SUM only when it was planned under ANSI, and nothing
-    else depends on it."""
-    functions = []
-    for output in aggregation.outputs[len(aggregation.group_by) :]:
-        item = json.loads(output.sql)
-        functions.append(AggregateFunction(item["function"], tuple(item["args"]), bool(item.get("distinct"))))
-    return Aggregate(tuple(json.loads(key) for key in aggregation.group_by), tuple(functions), True)
+        argument = item.args[0] if item.args else None
+        column = argument.get("column") if argument is not None else None
+        built.append(
+            aggregates.Output(
+                name,
+                kind,
+                item.function.upper(),
+                aggregate_json.argument(argument) if argument is not None else None,
+                item.distinct,
+                filter_json.column_name(table, column) if isinstance(column, str) else None,
+            )
+        )
+    return aggregates.Aggregation(tuple(built)), None
 
 
 def _path(schema: str | None, table: str) -> tuple[str, ...]:

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import sqlglot
 from sqlglot import exp
 
 from sluice.dialects.lake import LakeDialect
@@ -221,7 +220,9 @@ class IcebergSource(Source):
 
     def request_text(self, spec: ScanSpec) -> str:
         read = (
-            ", ".join(o.sql for o in spec.aggregate.outputs) if spec.aggregate is not None else ", ".join(spec.columns)
+            ", ".join(self.dialect.render(o.sql_tree()) for o in spec.aggregate.outputs)
+            if spec.aggregate is not None
+            else ", ".join(spec.columns)
         )
         text = f"Iceberg scan of {spec.table.schema}.{spec.table.name} ({read})"
         if spec.table.snapshot is not None:  # time travel: the snapshot the handle pinned
@@ -229,7 +230,7 @@ class IcebergSource(Source):
         if spec.where:
             text += " WHERE " + " AND ".join(f"({w})" for w in spec.where_sql(self.dialect))
         if spec.aggregate is not None and spec.aggregate.group_by:
-            text += " GROUP BY " + ", ".join(spec.aggregate.group_by)
+            text += " GROUP BY " + ", ".join(spec.aggregate.group_by_sql(self.dialect))
         elif spec.aggregate is not None:
             text += (
                 " (COUNT(*) and integer/date MIN/MAX from file statistics when no kept file needs filtering"
@@ -302,14 +303,14 @@ class IcebergSource(Source):
             connection.register(_RELATION, pa.RecordBatchReader.from_batches(columns, watched()))
             aggregate = Aggregation.from_dict(request["aggregate"]) if request.get("aggregate") else None
             if aggregate is not None:
-                select = ", ".join(f"{o.sql} AS {self.dialect.render_identifier(o.name)}" for o in aggregate.outputs)
+                select = ", ".join(aggregate.select_sql(self))
             else:
                 select = ", ".join(self.dialect.render_identifier(c) for c in request["columns"])
             sql = f"SELECT {select} FROM {_RELATION}"
             if request["where"]:
                 sql += " WHERE " + " AND ".join(f"({w})" for w in request["where"])
             if aggregate is not None and aggregate.group_by:
-                sql += " GROUP BY " + ", ".join(aggregate.group_by)
+                sql += " GROUP BY " + ", ".join(aggregate.group_by_sql(self.dialect))
             if request["order"]:
                 sql += f" {request['order']}"
             if request["limit"] is not None:
@@ -470,8 +471,8 @@ def _needed_columns(spec: ScanSpec) -> tuple[str, ...]:
     needed = list(spec.columns) if spec.aggregate is None else []
     referred = [column.name for conjunct in spec.where for column in conjunct.sql_tree().find_all(exp.Column)]
     referred += [key.column for key in spec.order]
-    for text in [o.sql for o in spec.aggregate.outputs] if spec.aggregate is not None else []:
-        referred += [column.name for column in sqlglot.parse_one(f"SELECT {text}", read="duckdb").find_all(exp.Column)]
+    for output in spec.aggregate.outputs if spec.aggregate is not None else ():
+        referred += [column.name for column in output.sql_tree().find_all(exp.Column)]
     for referred_name in referred:
         name = names.get(referred_name.lower())
         if name is not None and name not in needed:

@@ -106,8 +106,9 @@ class SqliteSource(SqlSource):
         finally:
             connection.close()
 
-    def _describe(self, connection: Queries, schema: str, table: str) -> TableSchema:
-        """The table as ``connection`` sees it (a reader checks its plan in its own snapshot)."""
+    def _describe(self, connection: Queries, schema: str, table: str, estimate: bool = True) -> TableSchema:
+        """The table as ``connection`` sees it (a reader checks its plan in its own snapshot, without
+        ``estimate``: the row count is for planning only)."""
         listing = connection.execute(
             "SELECT type, strict, wr FROM pragma_table_list WHERE schema = ? AND name = ? COLLATE NOCASE",
             (schema, table),
@@ -128,12 +129,8 @@ class SqliteSource(SqlSource):
             f"SELECT sql FROM {self.dialect.render_identifier(schema)}.sqlite_master WHERE name = ? COLLATE NOCASE",
             (table,),
         ).fetchone()
-        rows = None
         row_id = _row_id_name(listing, {name.lower() for name, _, _ in info})
-        if row_id is not None:
-            rows = connection.execute(
-                f"SELECT max({row_id}) FROM {self.dialect.quote_table(schema, table)}"
-            ).fetchone()[0]
+        rows = self._row_estimate(connection, schema, table, listing[0], row_id) if estimate else None
         collations = _collations(ddl_row[0] if ddl_row else None)
         strict = bool(listing[1])
         columns = []
@@ -151,6 +148,39 @@ class SqliteSource(SqlSource):
                 )
             )
         return TableSchema(self.name, schema, table, tuple(columns), row_estimate=rows, split_column=row_id)
+
+    def _row_estimate(self, connection: Queries, schema: str, table: str, kind: str, row_id: str | None) -> int | None:
+        """The table's row count as Spark's statistics take it (which side of a join it broadcasts).
+
+        Exact where that is cheap: ``count(*)`` when the database file is at most
+        :data:`COUNTED_BYTES` (SQLite counts a b-tree's cells page by page without decoding a row:
+        ~50 ms for 3M rows, 160 MB, warm). A larger file: the count ``ANALYZE`` stored in
+        ``sqlite_stat1`` (what SQLite's own planner trusts), else the row id span, an upper bound
+        that errs towards a table too large to broadcast. Never ``max(rowid)`` alone: 100 rows
+        with ids up to 99,000 are 100 rows. A view is not counted (its query could be costly).
+        """
+        if kind != "table":
+            return None
+        quoted_schema = self.dialect.render_identifier(schema)
+        quoted_table = self.dialect.quote_table(schema, table)
+        page_count = connection.execute(f"PRAGMA {quoted_schema}.page_count").fetchone()[0]
+        page_size = connection.execute(f"PRAGMA {quoted_schema}.page_size").fetchone()[0]
+        if page_count * page_size <= COUNTED_BYTES:
+            return int(connection.execute(f"SELECT count(*) FROM {quoted_table}").fetchone()[0])
+        analysed = connection.execute(
+            f"SELECT 1 FROM {quoted_schema}.sqlite_master WHERE type = 'table' AND name = 'sqlite_stat1'"
+        ).fetchone()
+        if analysed is not None:
+            stats = connection.execute(
+                f"SELECT stat FROM {quoted_schema}.sqlite_stat1 WHERE tbl = ? COLLATE NOCASE", (table,)
+            ).fetchall()
+            counts = [int(stat.split()[0]) for (stat,) in stats if stat and stat.split()[0].isdigit()]
+            if counts:  # one row per index (a partial index counts fewer rows): the largest is the table's
+                return max(counts)
+        if row_id is None:
+            return None
+        low, high = connection.execute(f"SELECT min({row_id}), max({row_id}) FROM {quoted_table}").fetchone()
+        return 0 if low is None else int(high) - int(low) + 1
 
     def split(self, table: TableSchema, count: int) -> list[str | None]:
         row_id = table.split_column
@@ -269,13 +299,15 @@ class SqliteSource(SqlSource):
         """:meth:`_verify` inside a transaction already open on ``connection`` (any object with
         sqlite3's ``execute(sql, params)`` shape: the ADBC path passes its own)."""
         try:
-            current = self._describe(connection, planned.schema or self.default_schema, planned.name).columns
+            current = self._describe(connection, planned.schema or self.default_schema, planned.name, False).columns
         except BindError:
             current = None
         self.ensure_unchanged(planned, current)
 
 
 _ROW_ID_NAMES = ("rowid", "_rowid_", "oid")
+#: the largest database file whose tables' rows are counted exactly when described (see _row_estimate)
+COUNTED_BYTES = 256 * 1024 * 1024
 
 
 def _locked(error: sqlite3.Error) -> bool:

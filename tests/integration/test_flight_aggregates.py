@@ -18,6 +18,7 @@ import pytest
 
 from sluice import Federation
 from sluice.errors import SourceError
+from sluice.flight import aggregate_json
 from sluice.pushdown.levels import Level
 from sluice.serve.allowlist import AllowList
 from sluice.serve.server import serve_in_background
@@ -228,7 +229,9 @@ def test_a_server_that_no_longer_accepts_the_planned_aggregate_fails_the_read(fl
     query = f"SELECT flag, count(*) FROM {SERVED['strict']} GROUP BY flag"
     spec = flight_aggregates.plan(query).scans[0].spec
     assert spec.aggregate is not None
-    forged = replace(spec.aggregate, group_by=('{"column":"f"}',))  # a key the server refuses
+    key, *functions = spec.aggregate.outputs
+    refused = replace(key, argument=aggregate_json.argument({"column": "f"}))  # a key the server refuses
+    forged = replace(spec.aggregate, outputs=(refused, *functions))
     with pytest.raises(SourceError, match="now refuses the aggregate"):
         source.tasks(replace(spec, aggregate=forged))
 

@@ -84,6 +84,45 @@ def test_a_small_remote_table_is_broadcast(spark, fed, tmp_path) -> None:  # typ
         fed.detach("facts")
 
 
+def _broadcast(plan: str) -> str:
+    """The subtree under the plan's BroadcastExchange (the side Spark broadcasts)."""
+    lines = plan.splitlines()
+    start = next(i for i, line in enumerate(lines) if "BroadcastExchange" in line)
+    depth = lines[start].index("BroadcastExchange")
+    below = []
+    for line in lines[start + 1 :]:
+        text = line.lstrip(" :+-")
+        if len(line) - len(text) <= depth:
+            break
+        below.append(text)
+    return "\n".join(below)
+
+
+def test_the_side_with_fewer_rows_is_broadcast_whatever_its_largest_key(spark, fed, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """100 dimension rows with keys up to 99,000 against 20,000 facts: SQLite's row estimate is
+    the row count, not the largest key, so Spark broadcasts the dimension (an estimate of 99,000
+    rows made it broadcast the facts)."""
+    dims, facts = tmp_path / "sparse_dims.db", tmp_path / "dense_facts.db"
+    with sqlite3.connect(dims) as connection:
+        connection.execute("CREATE TABLE dim (k INTEGER PRIMARY KEY, name TEXT)")
+        connection.executemany("INSERT INTO dim VALUES (?, ?)", [(k * 1000, f"d{k}") for k in range(100)])
+    with sqlite3.connect(facts) as connection:
+        connection.execute("CREATE TABLE fact (id INTEGER PRIMARY KEY, k INTEGER)")
+        connection.executemany("INSERT INTO fact VALUES (?, ?)", [(i, (i % 100) * 1000) for i in range(20000)])
+    fed.attach("sdims", f"sqlite:///{dims}")
+    fed.attach("dfacts", f"sqlite:///{facts}")
+    try:
+        query = "SELECT d.name, f.id FROM dfacts.fact f JOIN sdims.dim d ON f.k = d.k"
+        frame = spark.sql(query)
+        plan = frame._jdf.queryExecution().executedPlan().toString()
+        broadcast = _broadcast(plan)
+        assert "dim" in broadcast and "fact" not in broadcast, plan
+        assert frame.count() == 20000 == fed.sql(query, pushdown=False).count()
+    finally:
+        fed.detach("sdims")
+        fed.detach("dfacts")
+
+
 def test_a_catalog_from_spark_configuration_alone(spark, fed, edge_tables, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """``spark.sql.catalog.NAME`` set by hand (no Federation.attach) works, password from an
     environment variable; detaching leaves a clear error."""

@@ -98,3 +98,21 @@ def test_a_request_with_an_aggregate_round_trips() -> None:
     assert json.loads(request.to_json())["aggregate"]["aggregates"] == [
         {"function": "max", "args": [{"column": "s"}], "distinct": True}
     ]
+
+
+def test_the_read_s_request_is_written_from_the_scan_s_outputs() -> None:
+    """A Flight scan carries its aggregate as outputs (a key, or a function over its argument's
+    filter-format expression), serialised with the scan; the read's request is written from them."""
+    outputs = (
+        aggregates.Output("k0", SparkType("int"), argument=aggregate_json.argument(_MOD)),
+        aggregates.Output("k1", SparkType("bigint"), "COUNT_STAR"),
+        aggregates.Output(
+            "k2", SparkType("bigint"), "COUNT", aggregate_json.argument({"column": "s"}), True, column="s"
+        ),
+    )
+    aggregation = aggregates.Aggregation(outputs)
+    carried = aggregates.Aggregation.from_dict(json.loads(json.dumps(aggregation.to_dict())))
+    assert carried == aggregation
+    assert aggregate_json.request(carried) == Aggregate(
+        (_MOD,), (AggregateFunction("count_star"), AggregateFunction("count", ({"column": "s"},), True)), True
+    )

@@ -67,7 +67,7 @@ def test_batches_not_of_sparks_schema_fail_as_they_would_in_a_worker() -> None:
         (_spec(), 12, 12),  # the source's estimate
         (_spec(limit=5), 12, 5),
         (_spec(limit=50), None, 50),
-        (_spec(aggregate=Aggregation(outputs=(), group_by=())), None, 1),  # a global aggregate: one row
+        (_spec(aggregate=Aggregation(outputs=())), None, 1),  # a global aggregate: one row
     ],
 )
 def test_the_row_bound_is_the_tightest_known(spec: ScanSpec, expected: int | None, bound: int | None) -> None:

@@ -45,3 +45,32 @@ def test_large_integers_in_a_real_column_are_read_when_a_double_holds_them(tmp_p
     assert batch.column(0).to_pylist() == [-1e16]
     with pytest.raises(SourceError, match="'d'"):  # 2**53 + 1 has no double: loud, not rounded
         next(source.read(ReadTask("SELECT d FROM t WHERE rowid = 2", schema)))
+
+
+def _sparse(path: Path) -> None:
+    """100 rows whose integer keys run up to 99,000 (the key is the row id)."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE dim (k INTEGER PRIMARY KEY, name TEXT)")
+        connection.executemany("INSERT INTO dim VALUES (?, ?)", [(k * 1000, f"d{k}") for k in range(100)])
+
+
+def test_the_row_estimate_counts_rows_not_the_largest_key(tmp_path: Path) -> None:
+    _sparse(tmp_path / "dims.db")
+    source = SqliteSource("lite", f"sqlite:///{tmp_path / 'dims.db'}")
+    assert source.describe(None, "dim").row_estimate == 100
+
+
+def test_a_large_file_takes_analyzes_count_else_the_row_id_span(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the counted size, counting would read the whole table at every planning."""
+    from sluice.sources import sqlite
+
+    monkeypatch.setattr(sqlite, "COUNTED_BYTES", 0)  # every file is "large"
+    path = tmp_path / "dims.db"
+    _sparse(path)
+    source = SqliteSource("lite", f"sqlite:///{path}")
+    assert source.describe(None, "dim").row_estimate == 99_001  # an upper bound: keys 0 to 99,000
+    with sqlite3.connect(path) as connection:
+        connection.execute("ANALYZE")
+    assert source.describe(None, "dim").row_estimate == 100
