@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +51,7 @@ from sluice.lake.layout import (
     partition_spec,
     sort_order,
 )
+from sluice.lake.overwrite import files_to_replace
 from sluice.lake.partitioning import PartitionColumn, partition_columns
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ DEFAULT_ROW_GROUP_BYTES = 1 << 20
 #: data file size when the table sets no ``write.target-file-size-bytes`` (and what a new table gets)
 DEFAULT_TARGET_FILE_BYTES = 128 << 20
 #: what a job does with the table's rows (see :func:`ingest`)
-MODES = ("append", "overwrite", "overwrite-partitions")
+MODES = ("append", "overwrite", "overwrite-partitions", "overwrite-filter")
 FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
 #: CSV ``nullValue`` that no field spells, so only an empty unquoted field is NULL
 CSV_NO_NULL_TEXT = "\u0000"
@@ -129,6 +130,7 @@ def ingest(
     partition_by: str | None = None,
     sort_by: str | None = None,
     target_file_size: int | None = None,
+    where: Sequence[str] = (),
     report: Report = print_progress,
 ) -> IngestSummary:
     """Append ``source`` to the lake table ``namespace.table`` (or replace its rows) in one snapshot.
@@ -148,7 +150,10 @@ def ingest(
     (dynamic partition overwrite, Spark's ``partitionOverwriteMode=dynamic``) replaces only
     the partitions the input's rows fall in and keeps every other partition's rows; an
     unpartitioned table is one partition, replaced whole, and an input without rows changes
-    nothing. Any mode may add columns the table lacks and widen int to long, float to double
+    nothing. ``mode="overwrite-filter"`` replaces the rows matching ``where`` (conjuncts in
+    the lake dialect's SQL, as the catalog planner renders Spark's overwrite filter): the
+    files it selects whole, refused before anything is written when a file may hold rows
+    on both sides (:mod:`sluice.lake.overwrite`). Any mode may add columns the table lacks and widen int to long, float to double
     or a decimal's precision; any other difference is refused before anything is written.
     """
     if rows is not None and source is not None:
@@ -185,7 +190,13 @@ def ingest(
         frame = conform(input_frame, written_schema, table_name)
         columns = partition_columns(lake_table.spec(), written_schema)
         replaced = _current_files(lake_table) if mode == "overwrite" else None
-        verb = {"overwrite": "replace the rows of", "overwrite-partitions": "replace partitions of"}.get(mode, "into")
+        if mode == "overwrite-filter":
+            replaced = files_to_replace(lake_table, where, _current_files(lake_table))
+        verb = {
+            "overwrite": "replace the rows of",
+            "overwrite-partitions": "replace partitions of",
+            "overwrite-filter": f"replace the rows where {' AND '.join(where) or 'TRUE'} of",
+        }.get(mode, "into")
         return run_job(
             spark,
             lake_table,
