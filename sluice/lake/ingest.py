@@ -41,7 +41,7 @@ from sluice.lake.bad_input import bad_input_message
 from sluice.lake.catalog import LakeLocation, open_catalog
 from sluice.lake.commit import collect_data_files, commit_data_files, job_snapshot
 from sluice.lake.conform import Evolution, conform, evolution, evolved_schema, spark_type
-from sluice.lake.fields import names_held
+from sluice.lake.fields import FIELD_ID_WRITE, names_held, with_field_ids
 from sluice.lake.layout import (
     PartitionTerm,
     SortTerm,
@@ -185,7 +185,9 @@ def ingest(
         )
         undo.read_schema = input_frame.schema
         schema_now = lake_table.metadata.schema()
-        change = evolution(input_frame, schema_now, table_name, names_held(lake_table))
+        known = {field.name for field in schema_now.fields}
+        new_names = [name for name in input_frame.columns if name not in known]
+        change = evolution(input_frame, schema_now, table_name, names_held(lake_table, new_names))
         written_schema = evolved_schema(schema_now, change, lake_table)
         frame = conform(input_frame, written_schema, table_name)
         columns = partition_columns(lake_table.spec(), written_schema)
@@ -260,7 +262,14 @@ def run_job(
     started = time.monotonic()
     try:
         with _watch_tasks(spark, report):
-            _write(spark, frame, columns, _sort_columns(lake_table), staging_uri, lake_table.properties)
+            _write(
+                spark,
+                with_field_ids(frame, written_schema),
+                columns,
+                _sort_columns(lake_table),
+                staging_uri,
+                lake_table.properties,
+            )
         written = collect_data_files(
             lake_table, columns, staging_uri, final_uri, _sort_order_id(lake_table), written_schema
         )
@@ -717,7 +726,7 @@ def _write(
         distributed = distributed.sortWithinPartitions(*keys, *sort_by)
     writer = distributed.write.partitionBy(*keys) if keys else distributed.write
     # Spark's default INT96 timestamps are not what Iceberg reads as timestamptz
-    with _session_conf(spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}):
+    with _session_conf(spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS", FIELD_ID_WRITE: "true"}):
         (
             writer.option("compression", codec)
             .option("parquet.block.size", row_group_bytes)
