@@ -153,8 +153,9 @@ def ingest(
     nothing. ``mode="overwrite-filter"`` replaces the rows matching ``where`` (conjuncts in
     the lake dialect's SQL, as the catalog planner renders Spark's overwrite filter): the
     files it selects whole, refused before anything is written when a file may hold rows
-    on both sides (:mod:`sluice.lake.overwrite`). Any mode may add columns the table lacks and widen int to long, float to double
-    or a decimal's precision; any other difference is refused before anything is written.
+    on both sides (:mod:`sluice.lake.overwrite`). Any mode may add columns the table lacks
+    and widen int to long, float to double or a decimal's precision; any other difference
+    is refused before anything is written.
     """
     if rows is not None and source is not None:
         raise ConfigError("rows= is the number of rows to generate; it cannot be combined with a source")
