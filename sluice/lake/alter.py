@@ -46,7 +46,12 @@ def alter_table(table: Table, changes: list[dict[str, Any]]) -> list[str]:
     naming the table, the column and why, and the table is left as it was.
     """
     name = ".".join(table.name())
-    decided = _Decisions(table)
+    adding = [
+        str(change["new_name"]) if change.get("kind") == "rename_column" else str((change.get("column") or [""])[0])
+        for change in changes
+        if change.get("kind") in ("add_column", "rename_column")
+    ]
+    decided = _Decisions(table, adding)
     for change in changes:
         decided.decide(change)
     if decided.refused:
@@ -66,11 +71,12 @@ def alter_table(table: Table, changes: list[dict[str, Any]]) -> list[str]:
 class _Decisions:
     """The steps of one statement, or its refusals; names tracked as the steps change them."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, adding: list[str]) -> None:
         self.table = table
         self.schema = table.schema()
         self.columns: dict[str, Any] = {field.name: field for field in self.schema.fields}
-        self.held = names_held(table)  # names the table's older files may hold, to their field ids
+        # of the names the statement gives fields, those older files without field ids hold, to their ids
+        self.held = names_held(table, adding)
         self.steps: list[tuple[str, Step]] = []
         self.refused: list[str] = []
         self.pinned = self._pinned()
@@ -144,8 +150,9 @@ class _Decisions:
     def _held_message(self, shown: str, column: str) -> str:
         return (
             f"{shown}: the table's older data files hold a column named {column} for another field "
-            f"(id {self.held[column]}, dropped or renamed since), and Spark's Parquet files carry no "
-            f"field ids, so those files' {column} values would read as this column's; choose another name"
+            f"(id {self.held[column]}, dropped or renamed since), and those files carry no field ids "
+            f"(written before Sluice wrote them), so their {column} values would read as this column's; "
+            "choose another name, or rewrite those files first (sluice lake optimize)"
         )
 
     def _position(self, shown: str, column: str, change: dict[str, Any]) -> None:

@@ -8,9 +8,10 @@ in (:func:`sluice.lake.partitioning.partition_record`), so this module builds ea
 Parquet footer through the same PyIceberg helpers ``add_files`` uses.
 
 All files of one job go into ONE snapshot of one transaction, so a reader sees all of
-the job's rows or none of them. Spark's files carry no Iceberg field ids; the table's
-``schema.name-mapping.default`` property maps their column names to ids, and is set in
-the same transaction when missing.
+the job's rows or none of them. The files carry Iceberg field ids (the job writes them,
+:func:`sluice.lake.fields.with_field_ids`); the table's ``schema.name-mapping.default``
+maps names to ids for files written before that, and is set in the same transaction when
+missing.
 """
 
 from __future__ import annotations

@@ -141,9 +141,9 @@ def evolution(frame: DataFrame, schema: Schema, table_name: str, held: dict[str,
     allow is a ConfigError naming every column concerned.
 
     ``held`` maps the names the table's older files may hold to their field ids
-    (:func:`sluice.lake.fields.names_held`): a new column cannot take one of them, or those
-    files' values (of a dropped column, or under a renamed column's old name) would read as
-    the new column's, since Spark's files carry no field ids."""
+    (:func:`sluice.lake.fields.names_held`, files without field ids): a new column cannot
+    take one of them, or those files' values (of a dropped column, or under a renamed
+    column's old name) would read as the new column's."""
     from sluice.lake.layout import iceberg_type
 
     known = {field.name: field for field in schema.fields}
@@ -160,8 +160,8 @@ def evolution(frame: DataFrame, schema: Schema, table_name: str, held: dict[str,
             if held and column.name in held:
                 refused.append(
                     f"column {column.name}: the table's older data files hold a column of that name for another "
-                    f"field (id {held[column.name]}, dropped or renamed since), whose values it would read; "
-                    "name the new column differently"
+                    f"field (id {held[column.name]}, dropped or renamed since) without field ids, whose values it "
+                    "would read; name the new column differently, or rewrite those files first (sluice lake optimize)"
                 )
                 continue
             added.append((column.name, iceberg_type(column.dataType, column.name)))

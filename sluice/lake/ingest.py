@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +41,7 @@ from sluice.lake.bad_input import bad_input_message
 from sluice.lake.catalog import LakeLocation, open_catalog
 from sluice.lake.commit import collect_data_files, commit_data_files, job_snapshot
 from sluice.lake.conform import Evolution, conform, evolution, evolved_schema, spark_type
-from sluice.lake.fields import names_held
+from sluice.lake.fields import FIELD_ID_WRITE, names_held, with_field_ids
 from sluice.lake.layout import (
     PartitionTerm,
     SortTerm,
@@ -51,6 +51,7 @@ from sluice.lake.layout import (
     partition_spec,
     sort_order,
 )
+from sluice.lake.overwrite import files_to_replace
 from sluice.lake.partitioning import PartitionColumn, partition_columns
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ DEFAULT_ROW_GROUP_BYTES = 1 << 20
 #: data file size when the table sets no ``write.target-file-size-bytes`` (and what a new table gets)
 DEFAULT_TARGET_FILE_BYTES = 128 << 20
 #: what a job does with the table's rows (see :func:`ingest`)
-MODES = ("append", "overwrite", "overwrite-partitions")
+MODES = ("append", "overwrite", "overwrite-partitions", "overwrite-filter")
 FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
 #: CSV ``nullValue`` that no field spells, so only an empty unquoted field is NULL
 CSV_NO_NULL_TEXT = "\u0000"
@@ -129,6 +130,7 @@ def ingest(
     partition_by: str | None = None,
     sort_by: str | None = None,
     target_file_size: int | None = None,
+    where: Sequence[str] = (),
     report: Report = print_progress,
 ) -> IngestSummary:
     """Append ``source`` to the lake table ``namespace.table`` (or replace its rows) in one snapshot.
@@ -148,8 +150,12 @@ def ingest(
     (dynamic partition overwrite, Spark's ``partitionOverwriteMode=dynamic``) replaces only
     the partitions the input's rows fall in and keeps every other partition's rows; an
     unpartitioned table is one partition, replaced whole, and an input without rows changes
-    nothing. Any mode may add columns the table lacks and widen int to long, float to double
-    or a decimal's precision; any other difference is refused before anything is written.
+    nothing. ``mode="overwrite-filter"`` replaces the rows matching ``where`` (conjuncts in
+    the lake dialect's SQL, as the catalog planner renders Spark's overwrite filter): the
+    files it selects whole, refused before anything is written when a file may hold rows
+    on both sides (:mod:`sluice.lake.overwrite`). Any mode may add columns the table lacks
+    and widen int to long, float to double or a decimal's precision; any other difference
+    is refused before anything is written.
     """
     if rows is not None and source is not None:
         raise ConfigError("rows= is the number of rows to generate; it cannot be combined with a source")
@@ -180,12 +186,20 @@ def ingest(
         )
         undo.read_schema = input_frame.schema
         schema_now = lake_table.metadata.schema()
-        change = evolution(input_frame, schema_now, table_name, names_held(lake_table))
+        known = {field.name for field in schema_now.fields}
+        new_names = [name for name in input_frame.columns if name not in known]
+        change = evolution(input_frame, schema_now, table_name, names_held(lake_table, new_names))
         written_schema = evolved_schema(schema_now, change, lake_table)
         frame = conform(input_frame, written_schema, table_name)
         columns = partition_columns(lake_table.spec(), written_schema)
         replaced = _current_files(lake_table) if mode == "overwrite" else None
-        verb = {"overwrite": "replace the rows of", "overwrite-partitions": "replace partitions of"}.get(mode, "into")
+        if mode == "overwrite-filter":
+            replaced = files_to_replace(lake_table, where, _current_files(lake_table))
+        verb = {
+            "overwrite": "replace the rows of",
+            "overwrite-partitions": "replace partitions of",
+            "overwrite-filter": f"replace the rows where {' AND '.join(where) or 'TRUE'} of",
+        }.get(mode, "into")
         return run_job(
             spark,
             lake_table,
@@ -249,7 +263,14 @@ def run_job(
     started = time.monotonic()
     try:
         with _watch_tasks(spark, report):
-            _write(spark, frame, columns, _sort_columns(lake_table), staging_uri, lake_table.properties)
+            _write(
+                spark,
+                with_field_ids(frame, written_schema),
+                columns,
+                _sort_columns(lake_table),
+                staging_uri,
+                lake_table.properties,
+            )
         written = collect_data_files(
             lake_table, columns, staging_uri, final_uri, _sort_order_id(lake_table), written_schema
         )
@@ -706,7 +727,7 @@ def _write(
         distributed = distributed.sortWithinPartitions(*keys, *sort_by)
     writer = distributed.write.partitionBy(*keys) if keys else distributed.write
     # Spark's default INT96 timestamps are not what Iceberg reads as timestamptz
-    with _session_conf(spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}):
+    with _session_conf(spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS", FIELD_ID_WRITE: "true"}):
         (
             writer.option("compression", codec)
             .option("parquet.block.size", row_group_bytes)

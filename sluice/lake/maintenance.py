@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile, ManifestEntry
     from pyiceberg.table import Table
     from pyiceberg.table.snapshots import Snapshot
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     from sluice.lake.ingest import IngestSummary, Report
 
@@ -137,9 +137,7 @@ def optimize(
     (sorted, at most the target size), in one snapshot; None when no partition needs it."""
     from collections import defaultdict
 
-    from pyspark.sql import functions as F
-
-    from sluice.lake.conform import Evolution, spark_type
+    from sluice.lake.conform import Evolution
     from sluice.lake.ingest import print_progress, run_job
     from sluice.lake.partitioning import partition_columns
 
@@ -161,12 +159,7 @@ def optimize(
     if not replaced:
         return None
     schema = lake_table.schema()
-    from pyspark.sql.types import StructField, StructType
-
-    read_schema = StructType([StructField(field.name, spark_type(field.field_type)) for field in schema.fields])
-    # a file written before a column was added lacks it: Spark reads it as NULL, as Iceberg does
-    frame = spark.read.schema(read_schema).parquet(*(data_file.file_path for data_file in replaced))
-    frame = frame.select(*(F.col(field.name) for field in schema.fields))
+    frame = _read_by_field_id(spark, lake_table, [data_file.file_path for data_file in replaced])
     partitions = len([files for files in by_partition.values() if len(files) > 1])
     return run_job(
         spark,
@@ -179,3 +172,46 @@ def optimize(
         report or print_progress,
         replaced,
     )
+
+
+def _read_by_field_id(spark: SparkSession, lake_table: Table, paths: list[str]) -> DataFrame:
+    """The rows of the data files ``paths`` in the table's current columns, read by field id.
+
+    Spark's reader reads by name, so the files are grouped by the names they hold the
+    table's fields under (:func:`sluice.lake.fields.file_columns`: a renamed column's old
+    name, a dropped name reused by a new field not at all); a field a file lacks is NULL.
+    """
+    from functools import reduce
+
+    import pyarrow.parquet as pq
+    from pyarrow import fs as pafs
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructField, StructType
+
+    from sluice.lake.conform import spark_type
+    from sluice.lake.fields import file_columns, name_mapping, parse_mapping
+
+    schema = lake_table.schema()
+    mapping = parse_mapping(name_mapping(lake_table, schema))
+    groups: dict[tuple[str | None, ...], list[str]] = {}
+    for path in paths:
+        filesystem, inner = pafs.FileSystem.from_uri(path)
+        with filesystem.open_input_file(inner) as stream:
+            held = file_columns(pq.read_schema(stream), mapping)
+        groups.setdefault(tuple(held.get(field.field_id) for field in schema.fields), []).append(path)
+    frames = []
+    for names, group in groups.items():
+        present = [(name, field) for name, field in zip(names, schema.fields, strict=True) if name is not None]
+        read_schema = StructType([StructField(name, spark_type(field.field_type)) for name, field in present])
+        read = spark.read.schema(read_schema).parquet(*group)
+        frames.append(
+            read.select(
+                *(
+                    (F.col(f"`{name}`") if name is not None else F.lit(None))
+                    .cast(spark_type(field.field_type))
+                    .alias(field.name)
+                    for name, field in zip(names, schema.fields, strict=True)
+                )
+            )
+        )
+    return reduce(lambda left, right: left.unionByName(right), frames)

@@ -158,10 +158,15 @@ class CatalogPlanner:
         else:
             namespace, name = list(request.get("namespace") or []), request["name"]
         table = self._table(request, namespace, name)
+        source = self.source(request)
         return {
             "name": table.qualified_name,
             "schema": _struct([(c.name, c.type) for c in table.columns]),
             "handle": {"table": table_to_dict(table)},
+            # a catalog's lake table: what Spark takes in INSERT ... PARTITION (column = value)
+            "partitioning": writes.identity_partitions(source, namespace, name)
+            if request.get("catalog") is not None and isinstance(source, IcebergSource)
+            else [],
         }
 
     # ------------------------------------------------------------ lake DDL and writes

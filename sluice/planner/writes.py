@@ -15,7 +15,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from sluice.errors import ConfigError
-from sluice.lake.catalog import LakeLocation, open_catalog
+from sluice.lake.catalog import LakeLocation, load_table, open_catalog
 from sluice.lake.layout import TRANSFORMS, WITH_NUMBER, PartitionTerm, parse_sort_by
 from sluice.sources.base import Source
 from sluice.sources.iceberg import IcebergSource
@@ -196,12 +196,16 @@ def write(spark: SparkSession, source: Source, request: dict[str, Any], frame: D
     is Spark's: ``overwrite`` (``INSERT OVERWRITE`` in static mode) replaces every row, as
     Iceberg's Spark runtime does; ``overwrite-partitions`` (dynamic mode,
     ``partitionOverwriteMode=dynamic`` or ``DataFrameWriterV2.overwritePartitions()``)
-    replaces the partitions the query's rows fall in, as Iceberg's ``ReplacePartitions``.
+    replaces the partitions the query's rows fall in, as Iceberg's ``ReplacePartitions``;
+    ``overwrite-filter`` (static ``INSERT OVERWRITE ... PARTITION (p = v)``,
+    ``DataFrameWriterV2.overwrite(condition)``) replaces the rows Spark's filter selects,
+    which must be whole files (:mod:`sluice.lake.overwrite`).
     """
     from sluice.lake.ingest import ingest
 
     location = lake(source, "INSERT")
     mode = str(request.get("mode", "append"))
+    where = overwrite_filter(source, request) if mode == "overwrite-filter" else []
     summary = ingest(
         spark,
         location.url,
@@ -209,6 +213,61 @@ def write(spark: SparkSession, source: Source, request: dict[str, Any], frame: D
         namespace=_namespace(request, "INSERT"),
         table=str(request["name"]),
         mode=mode,
+        where=where,
         report=_log.info,
     )
     return {"snapshot_id": summary.snapshot_id, "files": summary.files, "rows": summary.rows}
+
+
+def overwrite_filter(source: Source, request: dict[str, Any]) -> list[str]:
+    """Spark's overwrite filter (V2 predicates, conjuncts) as the lake dialect's SQL.
+
+    Each conjunct must translate EXACTLY (the lake evaluates it as Spark does), or the
+    rows it deletes are not the rows Spark means: refused, naming the conjunct and why.
+    """
+    from sluice.planner.rules.classify_filters import classify
+    from sluice.pushdown.levels import Level
+
+    namespace, name = _namespace(request, "INSERT OVERWRITE"), str(request["name"])
+    table = source.describe(namespace, name)
+    predicates = [_null_safe_as_equal(p) for p in request.get("predicates") or []]
+    verdicts = classify(source, table, predicates, request.get("session_zone") or "UTC")
+    refused = [v for v in verdicts if v.level is not Level.EXACT or v.pushed is None]
+    if refused:
+        reasons = "; ".join(f"{v.sql}: {v.reason}" for v in refused)
+        raise ConfigError(
+            f"overwrite of lake table {namespace}.{name}: Sluice cannot evaluate the filter exactly ({reasons}); "
+            "nothing was written"
+        )
+    return [source.dialect.render(v.pushed.sql_tree()) for v in verdicts if v.pushed is not None]
+
+
+def _null_safe_as_equal(predicate: dict[str, Any]) -> dict[str, Any]:
+    """``column <=> literal``, Spark's filter for ``PARTITION (column = literal)``, as the
+    equality (or ``IS NULL``) it means here: a row it does not select is kept either way,
+    and the lake proves whole-file matches for equalities only."""
+    args = predicate.get("args") or []
+    if predicate.get("op") != "<=>" or len(args) != 2:
+        return predicate
+    column, value = (args[0], args[1]) if "lit" in args[1] else (args[1], args[0])
+    if "ref" not in column or "lit" not in value:
+        return predicate
+    if value["lit"] is None:
+        return {"op": "IS_NULL", "args": [column]}
+    return {"op": "=", "args": [column, value]}
+
+
+def identity_partitions(source: Source, namespace: list[str], name: str) -> list[str]:
+    """A lake table's identity-partitioned columns (what Spark takes in a ``PARTITION`` clause);
+    none for other sources."""
+    from pyiceberg.transforms import IdentityTransform
+
+    if not isinstance(source, IcebergSource) or len(namespace) != 1:
+        return []
+    table = load_table(open_catalog(source.location, name=source.name), namespace[0], name, source.name)
+    schema = table.metadata.schema()
+    return [
+        schema.find_column_name(field.source_id) or ""
+        for field in table.spec().fields
+        if isinstance(field.transform, IdentityTransform)
+    ]

@@ -103,7 +103,34 @@ def test_a_refused_change_names_the_column_and_applies_nothing(table, change, me
     assert "f" in names(table)
 
 
-def test_a_name_older_files_hold_is_not_given_to_another_field(table) -> None:  # type: ignore[no-untyped-def]
+def _one_row(table, tmp_path: Path, *, field_ids: bool) -> None:  # type: ignore[no-untyped-def]
+    """A data file with one row: PyIceberg's append (field ids), or a plain Parquet file
+    added as it is (no ids, read through the name mapping, as Sluice's files before ids)."""
+    import datetime as dt
+    from decimal import Decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = pa.table(
+        {
+            "id": pa.array([1], pa.int32()),
+            "ts": pa.array([dt.datetime(2025, 3, 9, tzinfo=dt.timezone.utc)], pa.timestamp("us", "UTC")),
+            "name": ["a"],
+            "f": pa.array([1.0], pa.float32()),
+            "d": pa.array([Decimal("1.00")], pa.decimal128(10, 2)),
+        }
+    )
+    if field_ids:
+        table.append(rows)
+        return
+    path = tmp_path / "plain.parquet"
+    pq.write_table(rows, path)
+    table.add_files([str(path)])
+
+
+def test_a_name_older_files_hold_without_ids_is_not_given_to_another_field(table, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _one_row(table, tmp_path, field_ids=False)
     alter_table(table, [{"kind": "drop_column", "column": ["f"], "if_exists": False}])
     alter_table(table, [{"kind": "rename_column", "column": ["name"], "new_name": "label"}])
     for change in (
@@ -115,6 +142,23 @@ def test_a_name_older_files_hold_is_not_given_to_another_field(table) -> None:  
             alter_table(table, [change])
     alter_table(table, [{"kind": "rename_column", "column": ["label"], "new_name": "name"}])  # its own old name
     assert names(table) == ["id", "ts", "name", "d"]
+
+
+def test_a_dropped_name_is_reused_when_every_file_carries_field_ids(table, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _one_row(table, tmp_path, field_ids=True)
+    alter_table(table, [{"kind": "drop_column", "column": ["f"], "if_exists": False}])
+    alter_table(table, [{"kind": "rename_column", "column": ["name"], "new_name": "label"}])
+    alter_table(table, [{"kind": "add_column", "column": ["f"], "type": DOUBLE, "nullable": True}])
+    alter_table(table, [{"kind": "add_column", "column": ["name"], "type": INT, "nullable": True}])
+    assert names(table) == ["id", "ts", "label", "d", "f", "name"]
+    assert table.refresh().scan().to_arrow().to_pylist()[0] | {"ts": None, "d": None} == {
+        "id": 1,
+        "ts": None,
+        "label": "a",
+        "d": None,
+        "f": None,  # a new field: the old file's f (1.0) is another one
+        "name": None,
+    }
 
 
 def test_nothing_to_change_commits_nothing(table) -> None:  # type: ignore[no-untyped-def]

@@ -7,6 +7,8 @@ import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
@@ -48,6 +50,20 @@ final class SluiceTable implements SupportsRead, SupportsWrite {
     return schema;
   }
 
+  /**
+   * The lake table's identity partition columns, as the planner describes them: the columns
+   * Spark takes in an {@code INSERT ... PARTITION (column = value)} clause.
+   */
+  @Override
+  public Transform[] partitioning() {
+    JsonNode columns = described.path("partitioning");
+    Transform[] out = new Transform[columns.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = Expressions.identity(columns.get(i).asText());
+    }
+    return out;
+  }
+
   @Override
   public Set<TableCapability> capabilities() {
     return ident == null
@@ -56,6 +72,7 @@ final class SluiceTable implements SupportsRead, SupportsWrite {
             TableCapability.BATCH_READ,
             TableCapability.V1_BATCH_WRITE,
             TableCapability.TRUNCATE,
+            TableCapability.OVERWRITE_BY_FILTER,
             // Spark checks these two for a dynamic overwrite, which OverwritePartitions plans on the V1 fallback
             TableCapability.BATCH_WRITE,
             TableCapability.OVERWRITE_DYNAMIC);

@@ -1,10 +1,12 @@
 package io.sluice.spark;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
-import org.apache.spark.sql.connector.write.SupportsTruncate;
+import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
 import org.apache.spark.sql.connector.write.V1Write;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
@@ -16,22 +18,38 @@ import org.apache.spark.sql.sources.InsertableRelation;
  * snapshot, nothing left behind on failure). Truncate is INSERT OVERWRITE in static mode;
  * dynamic partition overwrite ({@code partitionOverwriteMode=dynamic}) is planned on the same
  * fallback by {@link OverwritePartitions}, and the planner replaces the partitions the rows touch.
+ * An overwrite by a filter ({@code INSERT OVERWRITE ... PARTITION (p = v)} in static mode,
+ * {@code DataFrameWriterV2.overwrite(condition)}) carries Spark's predicates to the planner,
+ * which replaces the files they select or refuses the statement.
  */
-final class SluiceWrite implements WriteBuilder, SupportsTruncate, SupportsDynamicOverwrite, V1Write {
+final class SluiceWrite implements WriteBuilder, SupportsOverwriteV2, SupportsDynamicOverwrite, V1Write {
   private final SourceRef source;
   private final Identifier ident;
   /** The planner's write mode: {@code append}, {@code overwrite} or {@code overwrite-partitions}. */
   private final String mode;
+  /** Spark's overwrite filter, conjuncts (mode {@code overwrite-filter} only). */
+  private final Predicate[] predicates;
 
   SluiceWrite(SourceRef source, Identifier ident, String mode) {
+    this(source, ident, mode, new Predicate[0]);
+  }
+
+  private SluiceWrite(SourceRef source, Identifier ident, String mode, Predicate[] predicates) {
     this.source = source;
     this.ident = ident;
     this.mode = mode;
+    this.predicates = predicates;
   }
 
   @Override
   public WriteBuilder truncate() {
     return new SluiceWrite(source, ident, "overwrite");
+  }
+
+  /** Whether the filter selects whole files is the planner's decision, made when the write runs. */
+  @Override
+  public WriteBuilder overwrite(Predicate[] filter) {
+    return new SluiceWrite(source, ident, "overwrite-filter", filter);
   }
 
   @Override
@@ -57,6 +75,10 @@ final class SluiceWrite implements WriteBuilder, SupportsTruncate, SupportsDynam
       ObjectNode request = source.request();
       SluiceCatalog.identify(request, ident);
       request.put("mode", overwriteAll ? "overwrite" : mode);
+      ArrayNode filter = request.putArray("predicates");
+      for (Predicate predicate : predicates) {
+        filter.add(Expressions.toJson(predicate));
+      }
       Bridge.write(request, data);
     };
   }
