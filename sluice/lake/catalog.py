@@ -129,3 +129,45 @@ def load_table(catalog: SqlCatalog, namespace: str | None, table: str, name: str
         raise BindError(
             f"source {name!r}: no lake table {namespace}.{table} (tables: {', '.join(known) or 'none'})"
         ) from None
+
+
+#: the tables the read path loaded, by where each lives, with the metadata file it was parsed
+#: from: planning one query asks for its table several times, and a metadata file never
+#: changes, so a table is parsed again only when the catalog points at another file (a
+#: commit, a schema change, a drop). Read only: writers load their own (they commit through it).
+_READ_TABLES: dict[tuple[LakeLocation, str, str], Table] = {}
+_READ_TABLES_LIMIT = 64
+_READING = threading.Lock()
+
+
+def read_table(location: LakeLocation, namespace: str | None, table: str, name: str = "lake") -> Table:
+    """The table as the catalog points at it now, for reading; parsed once per metadata file."""
+    catalog = open_catalog(location, name=name)
+    key = (location, namespace or "", table)
+    with _READING:
+        known = _READ_TABLES.get(key)
+    if known is not None and known.metadata_location == _metadata_location(catalog, key[1], table):
+        return known
+    loaded = load_table(catalog, namespace, table, name)
+    with _READING:
+        if key not in _READ_TABLES and len(_READ_TABLES) >= _READ_TABLES_LIMIT:
+            _READ_TABLES.pop(next(iter(_READ_TABLES)))
+        _READ_TABLES[key] = loaded
+    return loaded
+
+
+def _metadata_location(catalog: SqlCatalog, namespace: str, table: str) -> str | None:
+    """Where the catalog's row for ``namespace.table`` points (None: no such table): one
+    indexed SQLite read, where loading the table parses its whole metadata file."""
+    from pyiceberg.catalog.sql import IcebergTables
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    with Session(catalog.engine) as session:
+        return session.scalar(
+            select(IcebergTables.metadata_location).where(
+                IcebergTables.catalog_name == catalog.name,
+                IcebergTables.table_namespace == namespace,
+                IcebergTables.table_name == table,
+            )
+        )

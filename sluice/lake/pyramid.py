@@ -23,6 +23,7 @@ bytes counted are those of the data files, before deletes.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -203,15 +204,33 @@ def plan_pyramid(
 
     ``snapshot_id`` (time travel) prunes that snapshot's manifests with the schema it was
     written with; without it, the current snapshot.
+
+    One query asks for its pyramid several times (the reader choice when Spark offers the
+    filters, the plan, the read tasks), so the pruning is kept per process, keyed by what
+    decides it: the table's metadata file (a commit or a schema change writes a new one,
+    so a new snapshot is never answered from an old one), the snapshot time travel pins,
+    and the conjuncts. Only the bytes counted depend on ``columns``: they are summed per call.
     """
+    key = (table.metadata_location, snapshot_id, name, where)
+    with _PRUNING_LOCK:
+        pruned = _PRUNED.get(key)
+    if pruned is None:
+        pruned = _prune(table, name, where, snapshot_id)
+        with _PRUNING_LOCK:
+            _remember(_PRUNED, key, pruned, _PRUNED_LIMIT)
+    return pruned.for_columns(columns)
+
+
+def _prune(table: Table, name: str, where: tuple[str, ...], snapshot_id: int | None) -> _Pruned:
+    """The column-independent part of the pyramid: what every level keeps."""
     schema = snapshot_schema(table, snapshot_id)
     filters = [conjunct_filter(sql, schema) for sql in where]
     scan_filter = combined(filters)
     conjuncts = tuple(_conjunct_pruning(sql, f, schema, table.spec()) for sql, f in zip(where, filters, strict=True))
     snapshot = table.current_snapshot() if snapshot_id is None else table.snapshot_by_id(snapshot_id)
     if snapshot is None:
-        empty = tuple(Tier(level, unit, 0, 0, 0, 0) for level, unit in _LEVELS)
-        return Pyramid(name, None, 0, 0, empty, (), conjuncts)
+        empty = tuple(Tier(level, unit, 0, 0, 0, 0) for level, unit in _LEVELS[:-1])
+        return _Pruned(name, None, 0, 0, empty, 0, (), conjuncts)
     manifests = snapshot.manifests(table.io)
     delete_entries = [
         e for m in manifests if m.content == ManifestContent.DELETES for e in _manifest_entries(m, table.io)
@@ -224,9 +243,66 @@ def plan_pyramid(
         int(summary.get("total-records", 0)),
         int(summary.get("total-files-size", 0)),
     )
-    return _Pruner(table, name, schema, scan_filter, columns, deletes).run(
-        snapshot.snapshot_id, manifests, totals, conjuncts
-    )
+    return _Pruner(table, name, schema, scan_filter, deletes).run(snapshot.snapshot_id, manifests, totals, conjuncts)
+
+
+@dataclass(frozen=True)
+class _KeptFile:
+    """One data file the pyramid keeps, before the columns read are known."""
+
+    path: str
+    row_groups: tuple[RowGroupMetrics, ...]
+    filtered: bool
+    deletes: tuple[DeleteRef, ...]
+    file_size: int
+
+
+@dataclass(frozen=True)
+class _Pruned:
+    """What the pyramid keeps at every level, for any columns read (kept per process)."""
+
+    table: str
+    snapshot_id: int | None
+    table_rows: int
+    table_bytes: int
+    tiers: tuple[Tier, ...]  # manifests, partitions, file statistics
+    row_groups_total: int
+    kept: tuple[_KeptFile, ...]
+    conjuncts: tuple[ConjunctPruning, ...]
+    delete_files: int = 0
+
+    def for_columns(self, columns: tuple[str, ...]) -> Pyramid:
+        """The pyramid when ``columns`` are read (the bytes of the kept row groups are theirs)."""
+        reads = tuple(
+            FileRead(
+                kept.path,
+                tuple(g.index for g in kept.row_groups),
+                sum(g.record_count for g in kept.row_groups),
+                sum(g.column_bytes.get(c, 0) for g in kept.row_groups for c in columns),
+                filtered=kept.filtered,
+                deletes=kept.deletes,
+                file_size=kept.file_size,
+            )
+            for kept in self.kept
+        )
+        groups = Tier(
+            "row groups",
+            "row groups",
+            self.row_groups_total,
+            sum(len(kept.row_groups) for kept in self.kept),
+            sum(r.rows for r in reads),
+            sum(r.bytes for r in reads),
+        )
+        return Pyramid(
+            self.table,
+            self.snapshot_id,
+            self.table_rows,
+            self.table_bytes,
+            (*self.tiers, groups),
+            reads,
+            self.conjuncts,
+            self.delete_files,
+        )
 
 
 _LEVELS = (
@@ -275,10 +351,9 @@ class _Pruner:
         name: str,
         schema: Schema,
         scan_filter: IcebergFilter,
-        columns: tuple[str, ...],
         deletes: DeleteIndex | None = None,
     ) -> None:
-        self.table, self.name, self.schema, self.columns, self.deletes = table, name, schema, columns, deletes
+        self.table, self.name, self.schema, self.deletes = table, name, schema, deletes
         self.mapping = name_mapping(table, schema)
         self.expression: BooleanExpression = scan_filter.expression
         self.exact = scan_filter.exact
@@ -297,7 +372,7 @@ class _Pruner:
 
     def run(
         self, snapshot_id: int, manifests: list, totals: tuple[int, int, int], conjuncts: tuple[ConjunctPruning, ...]
-    ) -> Pyramid:
+    ) -> _Pruned:
         """``totals``: the snapshot's data files, rows and bytes (from its summary); ``manifests``:
         its data manifests."""
         table_files, table_rows, table_bytes = totals
@@ -312,7 +387,7 @@ class _Pruner:
         metrics = _InclusiveMetricsEvaluator(self.schema, self.expression)
         kept_entries = [e for e in admitted if metrics.eval(e.data_file)]
         by_stats = [e.data_file for e in kept_entries]
-        reads, groups_total, groups_kept = self._row_groups(kept_entries)
+        kept, groups_total = self._row_groups(kept_entries)
         tiers = (
             Tier(
                 "manifests",
@@ -324,17 +399,11 @@ class _Pruner:
             ),
             Tier("partitions", "files", table_files, len(by_partition), _rows(by_partition), _bytes(by_partition)),
             Tier("file statistics", "files", len(by_partition), len(by_stats), _rows(by_stats), _bytes(by_stats)),
-            Tier(
-                "row groups",
-                "row groups",
-                groups_total,
-                groups_kept,
-                sum(r.rows for r in reads),
-                sum(r.bytes for r in reads),
-            ),
         )
         delete_files = self.deletes.total if self.deletes is not None else 0
-        return Pyramid(self.name, snapshot_id, table_rows, table_bytes, tiers, tuple(reads), conjuncts, delete_files)
+        return _Pruned(
+            self.name, snapshot_id, table_rows, table_bytes, tiers, groups_total, tuple(kept), conjuncts, delete_files
+        )
 
     def _whole_file_matches(self, data_file: DataFile) -> bool:
         """Strict evaluation: every row of the file satisfies every (exactly translated) conjunct."""
@@ -343,33 +412,30 @@ class _Pruner:
         residual = self.residuals[data_file.spec_id].residual_for(data_file.partition)
         return isinstance(residual, AlwaysTrue) or self.strict_file.eval(data_file)
 
-    def _row_groups(self, entries: list[ManifestEntry]) -> tuple[list[FileRead], int, int]:
+    def _row_groups(self, entries: list[ManifestEntry]) -> tuple[list[_KeptFile], int]:
+        """The kept files with their kept row groups, and how many row groups the files hold."""
         inclusive = _InclusiveMetricsEvaluator(self.schema, self.expression, include_empty_files=True)
         strict = self.strict_file
-        reads, total, kept = [], 0, 0
+        kept, total = [], 0
         for entry in entries:
             data_file = entry.data_file
             whole = self._whole_file_matches(data_file)
             groups = row_group_metrics_of(data_file.file_path, self.schema, self.mapping)
             total += len(groups)
             admitted = [g for g in groups if inclusive.eval(g)]  # type: ignore[arg-type]  # the evaluator reads the metrics fields of a DataFile, which RowGroupMetrics has
-            kept += len(admitted)
             if not admitted:
                 continue
             whole = whole or (strict is not None and all(strict.eval(g) for g in admitted))  # type: ignore[arg-type]  # the evaluator reads the metrics fields of a DataFile, which RowGroupMetrics has
-            nbytes = sum(g.column_bytes.get(c, 0) for g in admitted for c in self.columns)
-            reads.append(
-                FileRead(
+            kept.append(
+                _KeptFile(
                     data_file.file_path,
-                    tuple(g.index for g in admitted),
-                    sum(g.record_count for g in admitted),
-                    nbytes,
+                    tuple(admitted),
                     filtered=not whole,
                     deletes=self.deletes.for_data_file(entry) if self.deletes is not None else (),
                     file_size=data_file.file_size_in_bytes,
                 )
             )
-        return reads, total, kept
+        return kept, total
 
 
 #: Iceberg never rewrites a manifest or a data file in place, so what was read from one
@@ -377,6 +443,11 @@ class _Pruner:
 _CACHE_LIMIT = 4096
 _ENTRIES: dict[str, list] = {}
 _ROW_GROUPS: dict[tuple[str, int, str], tuple[list[RowGroupMetrics], FileLayout]] = {}
+#: nor a metadata file: the pruning of (metadata file, pinned snapshot, table name, conjuncts)
+#: stays true; a handful of recent queries' worth (each holds its kept files' row groups)
+_PRUNED_LIMIT = 64
+_PRUNED: dict[tuple[str, int | None, str, tuple[str, ...]], _Pruned] = {}
+_PRUNING_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -395,8 +466,8 @@ class FileLayout:
     row_groups: tuple[tuple[int, int, int], ...]
 
 
-def _remember(cache: dict, key: Any, value: Any) -> Any:
-    if len(cache) >= _CACHE_LIMIT:
+def _remember(cache: dict, key: Any, value: Any, limit: int = _CACHE_LIMIT) -> Any:
+    if len(cache) >= limit:
         cache.pop(next(iter(cache)))
     cache[key] = value
     return value

@@ -173,11 +173,17 @@ def choose(
 def _type_mismatch(pyramid: Pyramid, layouts: dict[str, FileLayout], needed: list[Needed]) -> str | None:
     """Why some kept file holds a needed column in a type Spark's reader would not read as
     the Python reader does (None: every one matches)."""
+    wanted = [(column, column.type.arrow()) for column in needed]  # once, not once per file
+    matching: set[tuple[pa.DataType, pa.DataType]] = set()  # files mostly hold the same types: compared once
     for read in pyramid.reads:
         layout = layouts[read.path]
-        for column in needed:
+        for column, arrow in wanted:
             held = layout.columns.get(column.field_id)
-            if held is not None and not same_type(held[1], column.type.arrow()):
+            if held is None or (held[1], arrow) in matching:
+                continue
+            if same_type(held[1], arrow):
+                matching.add((held[1], arrow))
+            else:
                 return (
                     f"data file {read.path} holds {column.name} as {held[1]}, not {column.type}: "
                     "the Python reader casts it as Iceberg says"

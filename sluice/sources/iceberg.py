@@ -38,7 +38,7 @@ from sqlglot import exp
 from sluice.dialects.lake import LakeDialect
 from sluice.errors import BindError, SourceError
 from sluice.lake.answers import from_metadata
-from sluice.lake.catalog import LakeLocation, load_table, open_catalog
+from sluice.lake.catalog import LakeLocation, open_catalog, read_table
 from sluice.lake.fields import file_columns, name_mapping, parse_mapping
 from sluice.lake.snapshots import snapshot_at, snapshot_schema
 from sluice.planner.aggregates import Aggregation
@@ -85,8 +85,9 @@ class IcebergSource(Source):
         self.location = LakeLocation.from_url(url)
 
     def _table(self, namespace: str | None, table: str) -> Table:
-        """The catalog's table (opened per call: a source holds parameters, not connections)."""
-        return load_table(open_catalog(self.location, name=self.name), namespace, table, self.name)
+        """The catalog's table as it points at it now (a source holds parameters, not connections;
+        the table is parsed once per metadata file, :func:`sluice.lake.catalog.read_table`)."""
+        return read_table(self.location, namespace, table, self.name)
 
     def check(self) -> None:
         catalog = open_catalog(self.location, name=self.name)
