@@ -18,6 +18,7 @@ import pytest
 from sluice import Federation
 from sluice.lake import pyramid
 from sluice.lake.catalog import LakeLocation, open_catalog
+from tests.small_lake import small_lake
 
 pytestmark = pytest.mark.integration
 
@@ -31,21 +32,7 @@ def _rows(first: int, count: int) -> pa.Table:
 
 @pytest.fixture()
 def lake(tmp_path: Path) -> str:
-    from pyiceberg.schema import Schema
-    from pyiceberg.types import DoubleType, LongType, NestedField
-
-    location = LakeLocation.from_url(f"iceberg+sqlite:///{tmp_path}/catalog.db")
-    catalog = open_catalog(location, create=True)
-    catalog.create_namespace("ns")
-    table = catalog.create_table(
-        ("ns", "t"),
-        schema=Schema(
-            NestedField(1, "id", LongType(), required=False), NestedField(2, "x", DoubleType(), required=False)
-        ),
-    )
-    table.append(_rows(0, ROWS // 2))
-    table.append(_rows(ROWS // 2, ROWS // 2))
-    return location.url
+    return small_lake(tmp_path, _rows(0, ROWS // 2), _rows(ROWS // 2, ROWS // 2))
 
 
 @pytest.fixture()

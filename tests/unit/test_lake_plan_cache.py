@@ -26,24 +26,12 @@ from sluice.scan import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.iceberg import IcebergSource
 from sluice.types import AsOf
+from tests.small_lake import small_lake
 
 
 @pytest.fixture()
 def lake(tmp_path: Path) -> str:
-    from pyiceberg.schema import Schema
-    from pyiceberg.types import DoubleType, LongType, NestedField
-
-    location = LakeLocation.from_url(f"iceberg+sqlite:///{tmp_path}/catalog.db")
-    catalog = open_catalog(location, create=True)
-    catalog.create_namespace("ns")
-    table = catalog.create_table(
-        ("ns", "t"),
-        schema=Schema(
-            NestedField(1, "id", LongType(), required=False), NestedField(2, "x", DoubleType(), required=False)
-        ),
-    )
-    table.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "x": [0.5, float("nan"), None]}))
-    return location.url
+    return small_lake(tmp_path, pa.table({"id": pa.array([1, 2, 3], pa.int64()), "x": [0.5, float("nan"), None]}))
 
 
 def _counted(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
