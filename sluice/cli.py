@@ -13,6 +13,7 @@ bug in Sluice and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import re
 import sys
@@ -236,22 +237,28 @@ def _lake_optimize(args: argparse.Namespace, spark: SparkSession | None) -> int:
 
 
 def _lake_expire(args: argparse.Namespace, spark: SparkSession | None) -> int:
-    import datetime as dt
-
     from sluice.lake.maintenance import expire_snapshots
 
-    older_than = None
-    if args.older_than is not None:
-        try:
-            older_than = dt.datetime.fromisoformat(args.older_than)
-        except ValueError:
-            raise ConfigError(
-                f"--older-than takes an ISO timestamp such as 2025-03-01T00:00:00Z, not {args.older_than!r}"
-            ) from None
-        if older_than.tzinfo is None:
-            older_than = older_than.astimezone()  # the machine's local time, as a reader typing it means
+    older_than = _instant(args.older_than) if args.older_than is not None else None
     print(expire_snapshots(args.lake, args.namespace, args.table, older_than=older_than, retain_last=args.retain_last))
     return 0
+
+
+def _lake_remove_orphans(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    from sluice.lake.orphans import remove_orphan_files
+
+    older_than = _instant(args.older_than) if args.older_than is not None else None
+    print(remove_orphan_files(args.lake, args.namespace, args.table, older_than=older_than, dry_run=args.dry_run))
+    return 0
+
+
+def _instant(text: str) -> dt.datetime:
+    """``--older-than``'s ISO timestamp; one without a zone is the machine's local time, as a reader typing it means."""
+    try:
+        instant = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(f"--older-than takes an ISO timestamp such as 2025-03-01T00:00:00Z, not {text!r}") from None
+    return instant if instant.tzinfo is not None else instant.astimezone()
 
 
 def _check_lake_args(args: argparse.Namespace) -> None:
@@ -523,7 +530,21 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         default=1,
         help="keep the newest N snapshots whatever their age (default 1)",
     )
-    for sub in (lake_optimize, lake_expire):
+    lake_orphans = lake.add_parser(
+        "remove-orphans",
+        help="delete files under a lake table's folder that no snapshot or metadata file names",
+        description="Delete the files under the table's folder that its metadata does not "
+        "reach (e.g. a killed job's staging folder) and that are older than --older-than "
+        "(default: 3 days ago, so a running job's files are kept). No Spark.",
+    )
+    lake_orphans.set_defaults(command=_lake_remove_orphans)
+    lake_orphans.add_argument(
+        "--older-than",
+        metavar="TIMESTAMP",
+        help="only files last modified before this instant (ISO, e.g. 2025-03-01T00:00:00Z; default: 3 days ago)",
+    )
+    lake_orphans.add_argument("--dry-run", action="store_true", help="list the orphan files, delete nothing")
+    for sub in (lake_optimize, lake_expire, lake_orphans):
         sub.add_argument(
             "lake",
             metavar="LAKE_URL",
