@@ -22,8 +22,10 @@ import psycopg
 
 #: bump when the generated values change, so kept tables are regenerated
 GENERATOR_VERSION = 2
-PG_SCHEMA = "sluice_bench"
-MYSQL_DATABASE = "sluice_bench"
+#: where the benchmark tables live: the PostgreSQL schema and the MariaDB database. The test
+#: suite's smoke run sets ``SLUICE_BENCH_SCHEMA`` (tests/conftest.py) so that it never rebuilds
+#: the tables of a benchmark running beside it, nor the other way round.
+PG_SCHEMA = MYSQL_DATABASE = os.environ.get("SLUICE_BENCH_SCHEMA", "sluice_bench")
 TABLE = "bench_orders"
 INDEX = "bench_orders_customer"
 ENGINES = ("postgresql", "mariadb", "sqlite", "duckdb")

@@ -7,11 +7,17 @@ The sources under test are listed in ``tests/sources.py``.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.sources import MYSQL_URL, PG_URL, selected
 
 SESSION_ZONE = "America/New_York"
+
+# The bench smoke test's tables (bench/data.py), apart from those of a benchmark run beside the
+# suite: sharing one schema, each rebuilt the other's tables mid-run.
+os.environ.setdefault("SLUICE_BENCH_SCHEMA", "sluice_bench_tests")
 
 
 @pytest.fixture(scope="session")

@@ -78,9 +78,16 @@ def test_other_scenarios_run(ctx, key: str) -> None:  # type: ignore[no-untyped-
             "sqlite-strict/group": True,
             "duckdb/group": True,
         }
-    if key == "joins":  # every answer is the raw driver's; every join pushed; the star join's runtime filter works
+    if key == "joins":
+        # every answer is the raw driver's; every join pushed unless the join cost rule keeps it with
+        # Spark (MariaDB without statistics for the filtered column, as on a fresh server); the star
+        # join's runtime filter works
+        from bench.scenarios.joins import KEPT_BY_COST
+
         assert all(r["check"] in ("same", "reference") for s in record["scales"] for r in s["results"])
-        assert all(q["pushed"] for q in record["scales"][0]["facts"]["queries"].values())
+        queries = record["scales"][0]["facts"]["queries"]
+        assert all(q["pushed"] or KEPT_BY_COST in str(q["why"]) for q in queries.values()), queries
+        assert all(q["pushed"] for name, q in queries.items() if not name.startswith("mariadb")), queries
         assert all(t["met"] is True for t in record["targets"]), record["targets"]
     if key == "ingest":  # both paths wrote every row; the small ingest wrote one file per partition
         assert all(r["check"] in ("same", "reference") for s in record["scales"] for r in s["results"])
