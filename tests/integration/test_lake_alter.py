@@ -163,11 +163,15 @@ def test_a_dropped_name_is_reused_and_old_rows_read_null(lake, spark, reader) ->
     table = f"reused_{reader}"
     filled(fed, table)
     fed.sql(f"ALTER TABLE lkalt.ns.{table} ADD COLUMN extra string")
+    earlier = {task.file.file_path for task in load(url, table).scan().plan_files()}
     fed.sql(f"INSERT INTO lkalt.ns.{table} SELECT *, 'old ' || id FROM lkalt_rows WHERE id > 0")
     extra_id = load(url, table).schema().find_field("extra").field_id
-    newest = max(load(url, table).scan().plan_files(), key=lambda task: task.file.file_path)
-    written = pq.read_schema(newest.file.file_path.removeprefix("file://"))
-    assert written.field("extra").metadata[b"PARQUET:field_id"] == str(extra_id).encode()  # the id Spark wrote
+    # the insert's own files (job folders of one second sort by their random suffix, not by age)
+    added = [task.file.file_path for task in load(url, table).scan().plan_files() if task.file.file_path not in earlier]
+    assert added
+    for path in added:
+        written = pq.read_schema(path.removeprefix("file://"))
+        assert written.field("extra").metadata[b"PARQUET:field_id"] == str(extra_id).encode()  # the id Spark wrote
     fed.sql(f"ALTER TABLE lkalt.ns.{table} DROP COLUMN extra")
     fed.sql(f"ALTER TABLE lkalt.ns.{table} ADD COLUMN extra string")
     fed.sql(f"INSERT INTO lkalt.ns.{table} SELECT *, 'new' FROM lkalt_rows WHERE id = 1")
