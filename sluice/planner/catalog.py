@@ -165,7 +165,7 @@ class CatalogPlanner:
             "handle": {"table": table_to_dict(table)},
             # a catalog's lake table: what Spark takes in INSERT ... PARTITION (column = value)
             "partitioning": writes.identity_partitions(source, namespace, name)
-            if request.get("catalog") is not None and isinstance(source, IcebergSource)
+            if request.get("catalog") is not None
             else [],
         }
 

@@ -15,7 +15,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from sluice.errors import ConfigError
-from sluice.lake.catalog import LakeLocation, load_table, open_catalog
+from sluice.lake.catalog import LakeLocation, open_catalog, read_table
 from sluice.lake.layout import TRANSFORMS, WITH_NUMBER, PartitionTerm, parse_sort_by
 from sluice.sources.base import Source
 from sluice.sources.iceberg import IcebergSource
@@ -264,7 +264,9 @@ def identity_partitions(source: Source, namespace: list[str], name: str) -> list
 
     if not isinstance(source, IcebergSource) or len(namespace) != 1:
         return []
-    table = load_table(open_catalog(source.location, name=source.name), namespace[0], name, source.name)
+    table = read_table(
+        source.location, namespace[0], name, source.name
+    )  # the read path's: parsed once per metadata file
     schema = table.metadata.schema()
     return [
         schema.find_column_name(field.source_id) or ""
