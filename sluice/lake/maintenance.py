@@ -54,8 +54,9 @@ class ExpireSummary:
         )
 
 
-def _references(snapshots: list[Snapshot], io: FileIO) -> tuple[set[str], set[str]]:
-    """(live data files, manifest and manifest-list files) of ``snapshots``."""
+def snapshot_files(snapshots: list[Snapshot], io: FileIO, *, discard_deleted: bool = True) -> tuple[set[str], set[str]]:
+    """(data and delete files, manifest and manifest-list files) of ``snapshots``: the live
+    entries, or every entry a manifest lists when not ``discard_deleted``."""
     data_files: set[str] = set()
     metadata: set[str] = set()
     for snapshot in snapshots:
@@ -63,7 +64,8 @@ def _references(snapshots: list[Snapshot], io: FileIO) -> tuple[set[str], set[st
         for manifest in snapshot.manifests(io):
             metadata.add(manifest.manifest_path)
             data_files.update(
-                entry.data_file.file_path for entry in manifest.fetch_manifest_entry(io, discard_deleted=True)
+                entry.data_file.file_path
+                for entry in manifest.fetch_manifest_entry(io, discard_deleted=discard_deleted)
             )
     return data_files, metadata
 
@@ -93,10 +95,10 @@ def expire_snapshots(
     if not expired:
         return ExpireSummary(name, 0, 0, 0, len(snapshots))
     io = lake_table.io
-    old_data, old_metadata = _references(expired, io)
+    old_data, old_metadata = snapshot_files(expired, io)
     lake_table.maintenance.expire_snapshots().by_ids([snapshot.snapshot_id for snapshot in expired]).commit()
     lake_table = lake_table.refresh()
-    live_data, live_metadata = _references(lake_table.snapshots(), io)  # read after the commit: what stays
+    live_data, live_metadata = snapshot_files(lake_table.snapshots(), io)  # read after the commit: what stays
     doomed_data, doomed_metadata = sorted(old_data - live_data), sorted(old_metadata - live_metadata)
     for path in doomed_data + doomed_metadata:
         io.delete(path)

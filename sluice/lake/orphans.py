@@ -29,6 +29,7 @@ import pyarrow.fs as pafs
 
 from sluice.errors import ConfigError
 from sluice.lake.catalog import LakeLocation, load_table, open_catalog
+from sluice.lake.maintenance import snapshot_files
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -102,19 +103,12 @@ def remove_orphan_files(
 
 def _referenced(lake_table: Table) -> set[str]:
     """Every file the table's metadata reaches, as plain paths."""
-    io = lake_table.io
     metadata = lake_table.metadata
     paths = {lake_table.metadata_location, *(entry.metadata_file for entry in metadata.metadata_log)}
     paths.update(statistics.statistics_path for statistics in metadata.statistics)
     paths.update(statistics.statistics_path for statistics in metadata.partition_statistics)
-    for snapshot in metadata.snapshots:
-        paths.add(snapshot.manifest_list)
-        for manifest in snapshot.manifests(io):
-            paths.add(manifest.manifest_path)
-            paths.update(
-                entry.data_file.file_path for entry in manifest.fetch_manifest_entry(io, discard_deleted=False)
-            )
-    return {_path(path) for path in paths}
+    data_files, manifests = snapshot_files(metadata.snapshots, lake_table.io, discard_deleted=False)
+    return {_path(path) for path in paths | data_files | manifests}
 
 
 def _path(location: str) -> str:
