@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.integration
+# slow: every scenario once is about five minutes on two quiet cores (make test-all runs it)
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

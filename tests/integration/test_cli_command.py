@@ -57,6 +57,7 @@ def test_version() -> None:
     assert done.returncode == 0 and done.stdout == "sluice 0.1.0\n" and done.stderr == ""
 
 
+@pytest.mark.slow  # starts Spark in a process of its own
 def test_a_query_from_a_file_as_json(lite: str, tmp_path: Path) -> None:
     query = tmp_path / "q.sql"
     query.write_text("SELECT id, name, score\nFROM lite.people\nORDER BY id\n", encoding="utf-8")
@@ -70,6 +71,7 @@ def test_a_query_from_a_file_as_json(lite: str, tmp_path: Path) -> None:
     assert done.stderr == ""  # nothing from Spark, no spinner off a terminal
 
 
+@pytest.mark.slow  # starts Spark in a process of its own
 def test_a_query_from_stdin_prints_csv_when_stdout_is_not_a_terminal(lite: str) -> None:
     done = run("sql", "-f", "-", "--source", lite, stdin="SELECT id, name FROM lite.people ORDER BY id")
     assert done.returncode == 0, done.stderr
@@ -82,6 +84,7 @@ def test_a_query_from_stdin_prints_csv_when_stdout_is_not_a_terminal(lite: str) 
     assert done.stderr == ""
 
 
+@pytest.mark.slow  # starts Spark in a process of its own
 def test_a_table_on_request(lite: str) -> None:
     done = run(
         "sql", "SELECT id, name FROM lite.people ORDER BY id", "--source", lite, "--format", "table", "--max-rows", "2"
@@ -92,6 +95,7 @@ def test_a_table_on_request(lite: str) -> None:
     assert "\x1b[" not in done.stdout  # no colour codes into a pipe
 
 
+@pytest.mark.slow  # starts Spark in a process of its own
 def test_a_bad_query_is_one_clean_line_on_stderr(lite: str) -> None:
     done = run("sql", "SELECT * FROM lite.people WHERE id = 'a'", "--source", lite)
     assert done.returncode == 2 and done.stdout == ""
@@ -136,6 +140,7 @@ def slow_view() -> str:
     return "pg.sluice_cli.slow"
 
 
+@pytest.mark.slow  # starts Spark in a process of its own
 def test_progress_on_a_terminal_only(slow_view: str) -> None:
     """stderr a terminal: a line with elapsed time and task counts while the 6 s read runs, erased
     before the result; stderr a pipe: nothing but the rows on stdout."""

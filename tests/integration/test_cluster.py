@@ -187,6 +187,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[loopback.Clust
         started.stop()
 
 
+@pytest.mark.slow  # a master, two workers and two driver processes: minutes (make test-all)
 def test_cluster_answers_like_local_mode(workdir: Path, local_driver: Driver, cluster: loopback.Cluster) -> None:
     deadline = time.monotonic() + DRIVER_TIMEOUT_S
     cluster_driver = Driver(workdir, cluster.master_url, "lake-cluster")

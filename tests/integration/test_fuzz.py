@@ -22,13 +22,20 @@ from tests.sources import selected
 pytestmark = pytest.mark.integration
 
 CASES = 300  # all sources together: about two minutes on two cores
-BUDGET_S = 120  # regressions included: no new round starts after this
-PER_ROUND = 60  # predicates per table: more tables in the budget
-MIN_CASES = 120  # new cases: fewer means the run is too slow to prove anything
 MIN_PUSHED = 0.3  # share of cases with at least one conjunct pushed, per source
 
 
-def test_fuzz(spark, tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("per_round", "budget_s", "min_cases"),
+    [
+        # make test: every regression, then one round on every source (a table, 30 predicates and the shapes)
+        pytest.param(30, None, None, id="one-round"),
+        # make test-all: new rounds for about two minutes (60 predicates per table, more tables in the
+        # budget); fewer than 120 new cases means the run is too slow to prove anything
+        pytest.param(60, 120.0, 120, id="two-minutes", marks=pytest.mark.slow),
+    ],
+)
+def test_fuzz(spark, tmp_path, per_round: int, budget_s: float | None, min_cases: int | None) -> None:
     from sluice import Federation
 
     seed = int(f"{dt.date.today():%Y%m%d}")
@@ -36,12 +43,15 @@ def test_fuzz(spark, tmp_path) -> None:
     usable = {name: loader for name, loader in built.items() if loader.problem() is None}
     skipped = {name: loader.problem() for name, loader in built.items() if name not in usable}
     assert usable, f"no selected source can run: {skipped}"
-    campaign = Campaign(Federation(spark=spark), usable, seed, log=print, per_round=PER_ROUND, shrink=False)
+    campaign = Campaign(Federation(spark=spark), usable, seed, log=print, per_round=per_round, shrink=False)
     campaign.runner.attach()
     with quiet(spark):
         summary = campaign.replay(regressions.load())
         replayed = summary.cases
-        campaign.run(CASES, max(30.0, BUDGET_S - summary.seconds), summary=summary)
+        if budget_s is None:
+            campaign.run(CASES, rounds=[0], summary=summary)
+        else:
+            campaign.run(CASES, max(30.0, budget_s - summary.seconds), summary=summary)
 
     replay = f"python -m fuzz --seed {seed} --sources {','.join(usable)}"
     print(summary.render())
@@ -51,7 +61,9 @@ def test_fuzz(spark, tmp_path) -> None:
         f"{mismatches} mismatch(es), seed {seed} (replay and shrink: {replay}; "
         f"skipped sources: {skipped or 'none'})\n{summary.render()}\n\n{found}"
     )
-    assert fresh >= MIN_CASES, f"too few new cases ran (seed {seed}):\n{summary.render()}"
+    if min_cases is None:  # one round: every source ran all of its predicates
+        min_cases = per_round * len(usable)
+    assert fresh >= min_cases, f"too few new cases ran (seed {seed}):\n{summary.render()}"
     # the aggregate and join shapes ran, and some were answered by their source (fuzz/shapes.py)
     tallies = summary.tallies.values()
     assert sum(t.shapes for t in tallies) > 0 and sum(t.shapes_pushed for t in tallies) > 0, summary.render()
