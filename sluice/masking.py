@@ -39,8 +39,17 @@ def mask_text(text: str, secrets: tuple[str, ...] = ()) -> str:
     text = _KEYVALUE.sub(lambda m: f"{m.group(1)}={MASK}", text)
     for secret in secrets:
         if secret:
-            text = text.replace(secret, MASK)
+            text = _as_token(secret).sub(MASK, text)
     return text
+
+
+def _as_token(secret: str) -> re.Pattern[str]:
+    """``secret`` where it stands as a whole token: a password ``x`` masks ``password x`` but
+    not the x of ``does not exist``. An edge of the secret that is a word character must not
+    touch another word character (one that is punctuation is its own boundary)."""
+    before = r"(?<!\w)" if re.match(r"\w", secret[0]) else ""
+    after = r"(?!\w)" if re.match(r"\w", secret[-1]) else ""
+    return re.compile(before + re.escape(secret) + after)
 
 
 class Py4jSecretFilter(logging.Filter):

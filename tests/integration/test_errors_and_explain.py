@@ -43,6 +43,9 @@ def test_unreachable_server_and_bad_credentials_name_the_problem_not_the_secret(
         federation.attach("bad", "postgresql://no_such_user:topsecret42@127.0.0.1:5432/test")
     message = str(no_role.value)
     assert "no_such_user" in message and "topsecret42" not in message
+    with pytest.raises(SourceError) as short_password:  # a one-letter password is masked as a token, not a letter
+        federation.attach("bad", "postgresql://nosuchuser@127.0.0.1:5432/test", password="x")
+    assert 'role "nosuchuser" does not exist' in str(short_password.value), str(short_password.value)
     with pytest.raises(SourceError, match="does not exist"):
         federation.attach("gone", "sqlite:////nonexistent/dir/file.db")
 

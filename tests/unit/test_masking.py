@@ -29,3 +29,10 @@ def test_unknown_scheme_error_is_masked() -> None:
     with pytest.raises(ConfigError) as error:
         open_source("x", "oracle://scott:tiger@h/db")
     assert "tiger" not in str(error.value) and "oracle" in str(error.value)
+
+
+def test_a_known_secret_is_masked_as_a_token_not_as_letters() -> None:
+    """A one-letter password once turned ``does not exist`` into ``does not e***ist``."""
+    assert mask_text('role "nosuchuser" does not exist', ("x",)) == 'role "nosuchuser" does not exist'
+    assert mask_text("login x failed (x)", ("x",)) == "login *** failed (***)"
+    assert mask_text("secret p@ss! and p@ss!word", ("p@ss!",)) == "secret *** and ***word"
