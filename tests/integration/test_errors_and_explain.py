@@ -8,6 +8,7 @@ import re
 import pytest
 
 from sluice import BindError, Federation, QuerySyntaxError, SourceError
+from tests.sources import EDGE_TABLES
 
 pytestmark = pytest.mark.integration
 EXAMPLE = """SELECT t.i, count(*) AS n, sum(p.d) AS total
@@ -23,10 +24,33 @@ def test_unknown_source_table_and_column(fed) -> None:  # type: ignore[no-untype
         fed.sql("SELECT * FROM nope.t")
     with pytest.raises(BindError, match="no table sluice_test.missing"):
         fed.sql("SELECT * FROM pg.sluice_test.missing")
-    with pytest.raises(BindError, match="no table 'missing'"):
+    with pytest.raises(BindError, match="no table main.missing"):
         fed.sql("SELECT * FROM lite.missing")
     with pytest.raises(BindError, match="`nope` cannot be resolved"):
         fed.sql("SELECT nope FROM pg.sluice_test.edge")
+
+
+def test_not_found_names_the_schema_asked_and_its_closest_tables_only(fed, pg_url) -> None:  # type: ignore[no-untyped-def]
+    """A misspelt table names its schema and the close names in it; other schemas' and other
+    databases' tables (here one whose name says it is secret) are nobody's business."""
+    import psycopg
+    import pymysql
+
+    with psycopg.connect(pg_url, autocommit=True) as connection:
+        connection.execute("CREATE SCHEMA IF NOT EXISTS ux_other")
+        connection.execute("CREATE TABLE IF NOT EXISTS ux_other.edge_secret (x int)")
+    with pymysql.connect(host="127.0.0.1", port=3306, user="root", autocommit=True) as connection:
+        connection.cursor().execute("CREATE DATABASE IF NOT EXISTS ux_other")
+        connection.cursor().execute("CREATE TABLE IF NOT EXISTS ux_other.edge_secret (x int)")
+    for name, table in EDGE_TABLES.items():
+        schema = table.split(".")[1] if table.count(".") == 2 else "main"
+        with pytest.raises(BindError) as missing:
+            fed.sql(f"SELECT * FROM {name}.{schema}.edgee")
+        message = str(missing.value)
+        assert f"has no table {schema}.edgee (closest in {schema}: edge" in message, message
+        assert "secret" not in message and "ux_other" not in message, message
+        with pytest.raises(BindError, match="no table ux_nowhere.edge .no schema ux_nowhere, or it has no tables"):
+            fed.sql(f"SELECT * FROM {name}.ux_nowhere.edge")
 
 
 def test_broken_query(fed) -> None:  # type: ignore[no-untyped-def]
