@@ -47,7 +47,8 @@ def build_session(
         .config("spark.sql.shuffle.partitions", os.environ.get("SLUICE_SHUFFLE_PARTITIONS", "8"))
         .config("spark.driver.memory", os.environ.get("SLUICE_DRIVER_MEMORY", "4g"))
         .config("spark.python.worker.reuse", "true")
-        .config("spark.ui.showConsoleProgress", "false")
+        # Spark's progress bar where someone watches (the JVM inherits fd 2); never into a log file or a pipe
+        .config("spark.ui.showConsoleProgress", "true" if os.isatty(2) else "false")
         .config("spark.driver.extraClassPath", str(ensure_jar()))  # the catalog layer (sluice/spark/jvm.py)
         # executors deserialise the jar's reader factories (small reads, Spark's Parquet reader over lake files)
         .config("spark.executor.extraClassPath", str(ensure_jar()))
