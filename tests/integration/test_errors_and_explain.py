@@ -83,6 +83,32 @@ def test_explain_shows_levels_reasons_and_remote_sql(fed) -> None:  # type: igno
         assert f"-- after {rule}:" in verbose
 
 
+def test_explain_formatted_prints_the_pushed_keys_one_a_line(fed) -> None:  # type: ignore[no-untyped-def]
+    """EXPLAIN FORMATTED lists what each scan pushed under the keys Spark's JDBC scan uses (what
+    people and tools grep for), keeps Sluice's reasons, and a pushed join names itself."""
+    queries = {
+        "SELECT id FROM pg.sluice_test.edge WHERE id > 2 AND f > 1.5 ORDER BY id LIMIT 3": [
+            r"PushedFilters: \[.*`id` > 2.*\]",
+            r"PushedTopN: ORDER BY \"id\" ASC NULLS FIRST LIMIT 3",
+            r"RemoteQuery: SELECT .*",
+            r"Sluice: .*\[EXACT\] `id` > 2 -- .*",
+        ],
+        "SELECT i, count(*) AS n, max(b) AS m FROM pg.sluice_test.edge WHERE id > 2 GROUP BY i": [
+            r"PushedGroupBy: \[.*i.*\]",
+            r"PushedAggregates: \[.*count.*, .*max.*b.*\]",
+            r"RemoteQuery: SELECT .*GROUP BY.*",
+        ],
+        "SELECT a.id, b.i FROM pg.sluice_test.edge a JOIN pg.sluice_test.edge b ON a.id = b.id": [
+            r"PushedJoin: .* ON .*id.*",
+            r"RemoteQuery: SELECT .*JOIN.*",
+        ],
+    }
+    for query, keys in queries.items():
+        plan = fed.spark.sql(f"EXPLAIN FORMATTED {query}").first()[0]
+        for key in keys:
+            assert re.search(f"(?m)^{key}$", plan, flags=re.I), f"{key} not a line of:\n{plan}"
+
+
 def test_explain_analyze_reports_transfer(fed) -> None:  # type: ignore[no-untyped-def]
     text = fed.explain(EXAMPLE, analyze=True)
     assert text.count("transferred:") == 2
