@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from sluice import BindError, Federation, QuerySyntaxError, SourceError
+from sluice import BindError, Federation, QuerySyntaxError, SluiceError, SourceError
+from sluice.errors import TimeTravelError
 from tests.sources import EDGE_TABLES
 
 pytestmark = pytest.mark.integration
@@ -51,6 +52,39 @@ def test_not_found_names_the_schema_asked_and_its_closest_tables_only(fed, pg_ur
         assert "secret" not in message and "ux_other" not in message, message
         with pytest.raises(BindError, match="no table ux_nowhere.edge .no schema ux_nowhere, or it has no tables"):
             fed.sql(f"SELECT * FROM {name}.ux_nowhere.edge")
+
+
+def test_refusals_and_read_failures_in_the_jvm_reach_python_as_sluice_errors(fed, pg_url) -> None:  # type: ignore[no-untyped-def]
+    """Plain PySpark calls (no fed.sql to translate): a time travel, a write and a table gone
+    before the read (read by the driver, then by a Python worker) raise Sluice's error classes
+    with a one-line message, not a Py4JJavaError with the Java stack."""
+    import psycopg
+
+    spark = fed.spark
+    failures: list[SluiceError] = []
+    with pytest.raises(TimeTravelError, match="only for lake") as travel:
+        spark.sql("SELECT * FROM lite.edge VERSION AS OF 3").collect()
+    failures.append(travel.value)
+    with pytest.raises(SluiceError, match="source 'lite' is read-only") as write:
+        spark.sql("INSERT INTO lite.edge SELECT * FROM lite.edge")
+    failures.append(write.value)
+    for small_read_rows in ("10000", "0"):
+        with psycopg.connect(pg_url, autocommit=True) as connection:
+            connection.execute("CREATE SCHEMA IF NOT EXISTS ux_gone")
+            connection.execute("DROP TABLE IF EXISTS ux_gone.t")
+            connection.execute("CREATE TABLE ux_gone.t AS SELECT 1 AS x")
+        frame = fed.sql("SELECT x FROM pg.ux_gone.t")
+        with psycopg.connect(pg_url, autocommit=True) as connection:
+            connection.execute("DROP TABLE ux_gone.t")
+        spark.conf.set("spark.sluice.smallReadRows", small_read_rows)
+        try:
+            with pytest.raises(SourceError, match="source 'pg'.*ux_gone") as gone:
+                frame.collect()
+        finally:
+            spark.conf.unset("spark.sluice.smallReadRows")
+        failures.append(gone.value)
+    for failure in failures:
+        assert "\n" not in str(failure) and "\tat " not in str(failure), str(failure)[:2000]
 
 
 def test_broken_query(fed) -> None:  # type: ignore[no-untyped-def]
