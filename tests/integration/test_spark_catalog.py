@@ -168,5 +168,6 @@ def test_a_callers_session_keeps_its_settings(spark, caplog) -> None:  # type: i
             Federation(spark=spark)
         assert spark.conf.get("spark.sql.parquet.filterPushdown") == "true"
         assert "spark.sql.parquet.filterPushdown=true" in caplog.text and "drop NaN rows" in caplog.text
+        assert "README.md, 'Spark settings'" in caplog.text  # a page the repository has (no DESIGN.md)
     finally:
         spark.conf.set("spark.sql.parquet.filterPushdown", "false")
