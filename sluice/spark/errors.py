@@ -22,7 +22,8 @@ from sluice.masking import mask_text
 #: "[SLUICE] SourceError: source 'pg': ..." -> the error class and its message
 _SLUICE_MESSAGE = re.compile(r"\[SLUICE\] (?:(?P<kind>[A-Za-z]+Error): )?(?P<message>.*)", re.S)
 #: the last line of a Python worker's traceback when a Sluice error ended it
-_WORKER_RAISED = re.compile(r"^(?:sluice\.errors\.)?(?P<kind>[A-Za-z]+Error): (?P<message>.*)$", re.M)
+#: (module-qualified, so a user's own ``QueryError`` raised in a UDF is left alone)
+_WORKER_RAISED = re.compile(r"^sluice\.errors\.(?P<kind>[A-Za-z]+Error): (?P<message>.*)$", re.M)
 
 
 def sluice_error(text: str) -> SluiceError | None:
