@@ -80,6 +80,8 @@ class Py4jSecretFilter(logging.Filter):
         elif text.startswith(_ANSWER) and getattr(self._asked, "secret", False):
             self._asked.secret = False
             text = _STRING_ANSWER.sub(rf"\1{MASK}", text)
+        for secret in self._secrets:  # a whole py4j string (``s<text>`` argument, ``!ys<text>`` answer)
+            text = re.sub(rf"(?:(?<=\ns)|(?<=!ys)){re.escape(secret)}(?=\n|$)", MASK, text)
         record.msg = mask_text(text, tuple(self._secrets))
         return True
 

@@ -36,3 +36,23 @@ def test_a_known_secret_is_masked_as_a_token_not_as_letters() -> None:
     assert mask_text('role "nosuchuser" does not exist', ("x",)) == 'role "nosuchuser" does not exist'
     assert mask_text("login x failed (x)", ("x",)) == "login *** failed (***)"
     assert mask_text("secret p@ss! and p@ss!word", ("p@ss!",)) == "secret *** and ***word"
+
+
+def test_py4j_answers_echoing_a_secret_option_are_masked() -> None:
+    """A password set as a Spark option comes back in answers py4j logs (conf.get, getAll)."""
+    import logging
+
+    from sluice.masking import Py4jSecretFilter
+
+    guard = Py4jSecretFilter()
+
+    def logged(message: str) -> str:
+        record = logging.LogRecord("py4j.clientserver", logging.DEBUG, "", 0, message, None, None)
+        guard.filter(record)
+        return str(record.msg)
+
+    sent = logged("Command to send: c\no1\nset\nsspark.sql.catalog.b.password\nsHunter-77\ne\n")
+    assert "Hunter-77" not in sent and "spark.sql.catalog.b.password" in sent
+    assert logged("Command to send: c\no2\n_2\ne\n")  # a command naming no secret
+    assert logged("Answer received: !ysHunter-77") == "Answer received: !ys***"
+    assert logged("Answer received: !ysHunter-776") == "Answer received: !ysHunter-776"
