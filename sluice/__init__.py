@@ -9,7 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sluice.errors import BindError, ConfigError, PushdownError, QueryError, QuerySyntaxError, SluiceError, SourceError
+from sluice.masking import guard_py4j_logs
 from sluice.pushdown.levels import Level
+
+# py4j logs every command and answer at DEBUG, passwords included: masked from the moment Sluice
+# is imported, so a session built by hand (its catalogs' .password options) is covered too
+guard_py4j_logs()
 
 if TYPE_CHECKING:
     from sluice.federation import Federation

@@ -182,13 +182,18 @@ def _lake_ingest(args: argparse.Namespace, spark: SparkSession | None) -> int:
     from sluice.lake.ingest import ingest
 
     _check_lake_args(args)
-    if args.rows is not None and args.source_path is not None:
-        raise ConfigError("--rows sizes generated data; it cannot be combined with --from")
+    if args.demo_rows is not None and args.source_path is not None:
+        raise ConfigError("--demo-rows sizes generated demo data; it cannot be combined with --from")
+    if args.demo_rows is None and args.source_path is None:  # never write millions of made-up rows unasked
+        raise ConfigError(
+            "say what to ingest: --from PATH (a CSV, JSON or Parquet file or folder) or --demo-rows N "
+            "(N generated telemetry rows)"
+        )
     summary = ingest(
         _lake_session(spark, "sluice-lake-ingest"),
         args.lake,
         args.source_path,
-        rows=args.rows,
+        rows=args.demo_rows,
         namespace=args.namespace,
         table=args.table,
         mode="overwrite" if args.overwrite else "overwrite-partitions" if args.overwrite_partitions else "append",
@@ -481,13 +486,16 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         help="append generated telemetry, files or a table's rows to a lake table",
         description="Append rows to a lake table (or replace them, --overwrite, or the partitions they fall in, "
         "--overwrite-partitions) in one "
-        "snapshot, with Spark. Without --from, generates synthetic spacecraft telemetry. A "
+        "snapshot, with Spark: a file or folder (--from) or, with --demo-rows N, N rows of synthetic "
+        "spacecraft telemetry. A "
         "missing table is created from the input's columns (types inferred, or --schema) with "
         "--partition-by and --sort-by; telemetry.readings gets the telemetry layout. New "
         "columns are added and int/float/decimal columns widened; other changes are refused.",
     )
     lake_ingest.set_defaults(command=_lake_ingest)
-    lake_ingest.add_argument("--rows", metavar="N", type=positive_int, help="rows to generate (default 10000000)")
+    lake_ingest.add_argument(
+        "--demo-rows", metavar="N", type=positive_int, help="generate N rows of demo telemetry instead of --from"
+    )
     replacing = lake_ingest.add_mutually_exclusive_group()
     replacing.add_argument("--overwrite", action="store_true", help="replace the table's rows instead of appending")
     replacing.add_argument(
@@ -513,15 +521,15 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     lake_expire = lake.add_parser(
         "expire-snapshots",
         help="remove old snapshots of a lake table and the files only they referenced",
-        description="Expire the snapshots older than --older-than (default: "
-        "now) except the newest --retain-last, then delete the data and manifest files no "
+        description="Expire the snapshots older than --older-than (default: 5 days ago, "
+        "Iceberg's own default age) except the newest --retain-last, then delete the data and manifest files no "
         "remaining snapshot references. No Spark.",
     )
     lake_expire.set_defaults(command=_lake_expire)
     lake_expire.add_argument(
         "--older-than",
         metavar="TIMESTAMP",
-        help="expire snapshots made before this instant (ISO, e.g. 2025-03-01T00:00:00Z; default: now)",
+        help="expire snapshots made before this instant (ISO, e.g. 2025-03-01T00:00:00Z; default: 5 days ago)",
     )
     lake_expire.add_argument(
         "--retain-last",

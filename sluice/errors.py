@@ -7,6 +7,9 @@ no constructor here ever receives a password.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class SluiceError(Exception):
     """Base class: something Sluice could not do, with a message that names what."""
@@ -47,3 +50,21 @@ class SourceError(SluiceError):
     def __reduce__(self) -> tuple[type[SourceError], tuple[str, str]]:
         """Pickled with its two arguments, so it crosses to the driver from the read process."""
         return type(self), (self.source, self.message)
+
+
+def no_such_table(source: str, schema: str | None, table: str, names: Iterable[str]) -> BindError:
+    """The error for a table ``source`` lacks: it names the schema asked about and the few
+    names of that schema closest to ``table``, never a listing of the whole source (unbounded
+    on a real server, and other schemas' and databases' names are not the asker's business)."""
+    where = f"{schema}.{table}" if schema else table
+    listed = sorted(set(names))
+    by_key = {name.lower(): name for name in listed}
+    closest = [by_key[key] for key in difflib.get_close_matches(table.lower(), list(by_key), n=3, cutoff=0.6)]
+    scope = schema or "the source"
+    if closest:
+        hint = f"closest in {scope}: {', '.join(closest)}"
+    elif listed:
+        hint = f"none of the {len(listed)} table(s) in {scope} is close"
+    else:
+        hint = f"no schema {schema}, or it has no tables" if schema else "it has no tables"
+    return BindError(f"source {source!r} has no table {where} ({hint})")

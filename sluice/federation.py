@@ -25,8 +25,7 @@ from pyspark.errors import AnalysisException
 from pyspark.errors.exceptions.captured import CapturedException, ParseException
 from pyspark.sql import DataFrame, SparkSession
 
-from sluice import errors
-from sluice.errors import BindError, ConfigError, QueryError, QuerySyntaxError, SluiceError
+from sluice.errors import BindError, ConfigError, QueryError, QuerySyntaxError
 from sluice.explain import render_explain
 from sluice.masking import mask_text, mask_url
 from sluice.planner.plan import QueryPlan
@@ -35,6 +34,7 @@ from sluice.sources import open_source
 from sluice.sources.base import Source
 from sluice.spark import small_reads
 from sluice.spark.bridge import PLANNER
+from sluice.spark.errors import sluice_error
 from sluice.spark.session import build_session, prepare
 from sluice.types import TableSchema
 
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 CATALOG_CLASS = "io.sluice.spark.SluiceCatalog"
 PUSHDOWN_CONF = "spark.sluice.pushdown"
 METRICS_CONF = "spark.sluice.metricsDir"
-#: "[SLUICE] SourceError: source 'pg': ..." -> the error class and its message
-_SLUICE_MESSAGE = re.compile(r"\[SLUICE\] (?:(?P<kind>[A-Za-z]+Error): )?(?P<message>.*)", re.S)
 _NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "UNRESOLVED_COLUMN", "SCHEMA_NOT_FOUND", "REQUIRES_SINGLE_PART_NAMESPACE")
 #: which Federation's source each session's catalog is now, and the options it set, by
 #: (session, catalog name): the settings to replace when another Federation takes the name
@@ -255,14 +253,14 @@ def translated_errors() -> Iterator[None]:
     except ParseException as error:
         raise QuerySyntaxError(f"cannot parse the query: {_first_part(error)}") from None
     except AnalysisException as error:
-        sluice = _sluice_error(str(error))
+        sluice = sluice_error(str(error))
         if sluice is not None:
             raise sluice from None
         condition = (error.getCondition() or "").split(".", 1)[0]
         kind = BindError if condition in _NOT_FOUND else QueryError
         raise kind(f"Spark rejected the query: {_first_part(error)}") from None
     except (CapturedException, Py4JJavaError) as error:
-        sluice = _sluice_error(str(error))
+        sluice = sluice_error(str(error))
         if sluice is not None:
             raise sluice from None
         raise
@@ -273,21 +271,6 @@ def _first_part(error: Exception) -> str:
     text = str(error).split("\n== SQL", 1)[0]
     state = re.search(r"SQLSTATE: \w+", text)
     return mask_text((text[: state.end()] if state else text).strip())
-
-
-def _sluice_error(text: str) -> SluiceError | None:
-    """The planner's error inside a JVM exception's text, as the Sluice error it was."""
-    match = _SLUICE_MESSAGE.search(text)
-    if match is None:
-        return None
-    message = mask_text(match["message"].split("\n\tat ", 1)[0].strip())
-    kind = getattr(errors, match["kind"] or "", None)
-    if isinstance(kind, type) and issubclass(kind, SluiceError) and kind is not errors.SourceError:
-        return kind(message)
-    source = re.match(r"source '([^']*)': (.*)", message, re.S)
-    if source:
-        return errors.SourceError(source[1], source[2])
-    return SluiceError(message)
 
 
 def _read_metrics(directory: str) -> dict[str, int]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 
 from sluice.urls import MASK, UrlError, mask_unparsed, parse_url
 
@@ -22,6 +23,10 @@ _KEYVALUE = re.compile(r"(?i)\b(password|passwd|pwd|token|secret)\s*=\s*('[^']*'
 #: names a key Spark redacts (``spark.redaction.regex``'s default), as in ``option("password", ...)``
 _PY4J_SECRET_ARGUMENT = re.compile(r"(?m)^(s[^\n]*(?i:secret|password|token|access[.]?key)[^\n]*\n)s[^\n]*")
 _PY4J_LOGGERS = ("py4j.clientserver", "py4j.java_gateway")
+_SECRET_NAME = re.compile(r"(?mi)^s[^\n]*(?:secret|password|token|access[.]?key)")
+#: how py4j's two log lines begin, and a string answer (``!ys<text>``)
+_COMMAND, _ANSWER = "Command to send: ", "Answer received: "
+_STRING_ANSWER = re.compile(r"^(Answer received: !ys).*", re.S)
 
 
 def mask_url(url: str) -> str:
@@ -39,16 +44,45 @@ def mask_text(text: str, secrets: tuple[str, ...] = ()) -> str:
     text = _KEYVALUE.sub(lambda m: f"{m.group(1)}={MASK}", text)
     for secret in secrets:
         if secret:
-            text = text.replace(secret, MASK)
+            text = _as_token(secret).sub(MASK, text)
     return text
 
 
+def _as_token(secret: str) -> re.Pattern[str]:
+    """``secret`` where it stands as a whole token: a password ``x`` masks ``password x`` but
+    not the x of ``does not exist``. An edge of the secret that is a word character must not
+    touch another word character (one that is punctuation is its own boundary)."""
+    before = r"(?<!\w)" if re.match(r"\w", secret[0]) else ""
+    after = r"(?!\w)" if re.match(r"\w", secret[-1]) else ""
+    return re.compile(before + re.escape(secret) + after)
+
+
 class Py4jSecretFilter(logging.Filter):
-    """Masks, in the commands py4j logs, every secret-named option's value and URL password."""
+    """Masks what py4j logs at DEBUG: in a command, every secret-named option's value and URL
+    password; in the answer to a command that named a secret (``conf.get("...password")``),
+    the value; and anywhere later, a value already seen as a secret (the JVM echoes options
+    back, e.g. when Spark lists a catalog's configuration)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._secrets: set[str] = set()
+        self._asked = threading.local()  # py4j logs a command and its answer on the caller's thread
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.msg, str):
-            record.msg = mask_text(_PY4J_SECRET_ARGUMENT.sub(rf"\1s{MASK}", record.msg))
+        if not isinstance(record.msg, str):
+            return True
+        text = record.msg
+        if text.startswith(_COMMAND):
+            for match in _PY4J_SECRET_ARGUMENT.finditer(text):
+                self._secrets.add(match.group(0)[len(match.group(1)) + 1 :])
+            self._asked.secret = _SECRET_NAME.search(text) is not None
+            text = _PY4J_SECRET_ARGUMENT.sub(rf"\1s{MASK}", text)
+        elif text.startswith(_ANSWER) and getattr(self._asked, "secret", False):
+            self._asked.secret = False
+            text = _STRING_ANSWER.sub(rf"\1{MASK}", text)
+        for secret in self._secrets:  # a whole py4j string (``s<text>`` argument, ``!ys<text>`` answer)
+            text = re.sub(rf"(?:(?<=\ns)|(?<=!ys)){re.escape(secret)}(?=\n|$)", MASK, text)
+        record.msg = mask_text(text, tuple(self._secrets))
         return True
 
 

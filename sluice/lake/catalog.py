@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
-from sluice.errors import BindError, ConfigError, SourceError
+from sluice.errors import BindError, ConfigError, SourceError, no_such_table
 
 if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
@@ -116,19 +116,18 @@ def _open_catalog(location: LakeLocation, create: bool, name: str) -> SqlCatalog
 
 def load_table(catalog: SqlCatalog, namespace: str | None, table: str, name: str = "lake") -> Table:
     """The table ``namespace.table``; a missing one is a :class:`BindError` naming what exists."""
-    from pyiceberg.exceptions import NoSuchTableError
+    from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
     if not namespace:
         raise BindError(f"source {name!r}: lake tables are named {name}.<namespace>.<table>, not {name}.{table}")
     try:
         return catalog.load_table((namespace, table))
     except NoSuchTableError:
-        known = sorted(
-            ".".join(identifier) for ns in catalog.list_namespaces() for identifier in catalog.list_tables(ns)
-        )
-        raise BindError(
-            f"source {name!r}: no lake table {namespace}.{table} (tables: {', '.join(known) or 'none'})"
-        ) from None
+        try:
+            names = [identifier[-1] for identifier in catalog.list_tables(namespace)]
+        except NoSuchNamespaceError:
+            names = []
+        raise no_such_table(name, namespace, table, names) from None
 
 
 #: the tables the read path loaded, by where each lives, with the metadata file it was parsed

@@ -70,15 +70,20 @@ def snapshot_files(snapshots: list[Snapshot], io: FileIO, *, discard_deleted: bo
     return data_files, metadata
 
 
+#: how old a snapshot must be before expire_snapshots removes it unasked: Iceberg's own default
+#: (``history.expire.max-snapshot-age-ms``, 5 days), so a reader or a time travel of this week keeps its files
+DEFAULT_SNAPSHOT_AGE = dt.timedelta(days=5)
+
+
 def expire_snapshots(
     lake_url: str, namespace: str, table: str, *, older_than: dt.datetime | None = None, retain_last: int = 1
 ) -> ExpireSummary:
-    """Expire the snapshots of ``namespace.table`` older than ``older_than`` (default: now), keeping
-    the newest ``retain_last`` (at least 1: the current snapshot is always kept), and delete the
-    files only they referenced."""
+    """Expire the snapshots of ``namespace.table`` older than ``older_than`` (default:
+    :data:`DEFAULT_SNAPSHOT_AGE` ago), keeping the newest ``retain_last`` (at least 1: the current
+    snapshot is always kept), and delete the files only they referenced."""
     if retain_last < 1:
         raise ConfigError(f"retain_last must be at least 1 (the current snapshot stays), not {retain_last}")
-    cutoff = older_than or dt.datetime.now(dt.timezone.utc)
+    cutoff = older_than or dt.datetime.now(dt.timezone.utc) - DEFAULT_SNAPSHOT_AGE
     if cutoff.tzinfo is None:
         raise ConfigError(f"older_than needs a time zone (an instant), not {cutoff.isoformat()}")
     lake_table = load_table(open_catalog(LakeLocation.from_url(lake_url)), namespace, table)

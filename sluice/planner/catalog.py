@@ -36,6 +36,7 @@ from sluice.errors import BindError, ConfigError, TimeTravelError
 from sluice.lake import vectorised as lake_reader
 from sluice.masking import mask_url
 from sluice.planner import aggregates, joins, rules, runtime, writes
+from sluice.planner.metadata import join_metadata, scan_metadata
 from sluice.planner.rules import classify_filters, push_aggregates
 from sluice.planner.rules.push_projection import WIDTH
 from sluice.pushdown.levels import Level, Verdict
@@ -281,6 +282,11 @@ class CatalogPlanner:
         if vector is not None and spec.metrics_dir:
             _record_vectorised(spec.metrics_dir, vector)
         read = _read_fields(table, scan.columns, scan.aggregation)
+        description = (
+            _description(source, table, remote, verdicts, scan.limit_note, scan.grouped, at_runtime)
+            + (f" | {choice.text()}" if choice is not None else "")
+            + _refused_join(request.get("join_refused"))
+        )
         answer: Answer = {
             "scan": spec.to_json(),
             "scan_id": scan_id,
@@ -309,9 +315,8 @@ class CatalogPlanner:
             "order": order_text,
             "limit_note": scan.limit_note,
             "partitions": 1 if limit is not None or scan.aggregation is not None else spec.partitions,
-            "description": _description(source, table, remote, verdicts, scan.limit_note, scan.grouped, at_runtime)
-            + (f" | {choice.text()}" if choice is not None else "")
-            + _refused_join(request.get("join_refused")),
+            "description": description,
+            "metadata": scan_metadata(description, remote, verdicts, scan.grouped, limit, order_text),
             "join_refused": request.get("join_refused"),
             "trace": [step.to_dict() for step in steps]
             + ([{"rule": "choose_reader", "text": choice.text(), "changed": choice.vectorised}] if choice else []),
@@ -398,6 +403,7 @@ class CatalogPlanner:
             "limit_note": notes[-1] if request.get("limit") is not None else None,
             "partitions": 1,
             "description": description,
+            "metadata": join_metadata(description, remote, join.title(), keys),
             "trace": [
                 {
                     "rule": "push_join",

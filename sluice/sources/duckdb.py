@@ -24,7 +24,7 @@ import sqlglot
 from sqlglot import exp
 
 from sluice.dialects.duckdb import UNKNOWN_COLLATION, WIDENED_TYPES, DuckdbDialect
-from sluice.errors import BindError, SourceError
+from sluice.errors import SourceError, no_such_table
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, ascii_folded, file_path, key_ranges
 from sluice.types import Column, Kind, SparkType, TableSchema
@@ -135,13 +135,13 @@ class DuckdbSource(SqlSource):
                 None,
             )
             if relation is None:
-                known = connection.execute(
-                    "SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE database_name = current_database() "
-                    "UNION ALL SELECT schema_name || '.' || view_name FROM duckdb_views() "
-                    "WHERE NOT internal AND database_name = current_database() ORDER BY 1 LIMIT 50"
+                names = connection.execute(
+                    "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+                    "AND schema_name = $1 UNION ALL SELECT view_name FROM duckdb_views() "
+                    "WHERE NOT internal AND database_name = current_database() AND schema_name = $1",
+                    [schema],
                 ).fetchall()
-                listing = ", ".join(r[0] for r in known) or "none"
-                raise BindError(f"source {self.name!r} has no table {schema}.{table} (tables: {listing})")
+                raise no_such_table(self.name, schema, table, (r[0] for r in names))
             name, kind, rows, ddl, _ = relation
             info = connection.execute(_COLUMNS, [relation[4], name]).fetchall()
         finally:

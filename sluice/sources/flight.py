@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 from sqlglot import exp
 
-from sluice.errors import BindError, ConfigError, SourceError
+from sluice.errors import BindError, ConfigError, SourceError, no_such_table
 from sluice.flight import aggregate_json, filter_json
 from sluice.flight.auth import authorization_header
 from sluice.flight.dialect import FlightDialect
@@ -225,13 +225,13 @@ class FlightSource(Source):
             )
         except SourceError as error:
             try:
-                listed = self.tables()[:50]
+                listed = self.tables()
             except SourceError:  # the server went away after attach: that is the error, not the table
                 raise error from None
-            known = ", ".join(".".join(filter(None, t)) for t in listed) or "none listed"
-            raise BindError(
-                f"source {self.name!r} has no readable table {'.'.join(path)}: {error} (tables: {known})"
-            ) from None
+            asked = ".".join(path[:-1]) or None
+            names = [name for namespace, name in listed if namespace == asked]
+            missing = no_such_table(self.name, asked, path[-1], names)
+            raise BindError(f"{missing} ({error.message})") from None
         columns = []
         for field in info.schema:
             spark = spark_type(field.type)

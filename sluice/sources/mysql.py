@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sluice.dialects.mysql import MariadbDialect, Mysql8Dialect
-from sluice.errors import BindError, ConfigError, SourceError
+from sluice.errors import BindError, ConfigError, SourceError, no_such_table
 from sluice.planner.join_cost import TableStatistics
 from sluice.sources.arrow import conform, strict_booleans
 from sluice.sources.base import ReadTask, SqlSource, key_ranges
@@ -214,11 +214,9 @@ class MysqlSource(SqlSource):
                 rows = cursor.fetchall()
                 if not rows:
                     cursor.execute(
-                        "SELECT CONCAT(TABLE_SCHEMA, '.', TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA "
-                        "NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') ORDER BY 1 LIMIT 50"
+                        "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s", (schema,)
                     )
-                    known = ", ".join(r[0] for r in cursor.fetchall()) or "none"
-                    raise BindError(f"source {self.name!r} has no table {schema}.{table} (tables: {known})")
+                    raise no_such_table(self.name, schema, table, (r[0] for r in cursor.fetchall()))
         finally:
             connection.close()
         columns = tuple(catalog_column(row) for row in rows)

@@ -19,7 +19,7 @@ from urllib.parse import quote, urlencode
 import pyarrow as pa
 
 from sluice.dialects.postgres import PostgresDialect
-from sluice.errors import BindError, ConfigError, SourceError
+from sluice.errors import ConfigError, SourceError, no_such_table
 from sluice.sources import pg_snapshot
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, SqlSource
@@ -125,12 +125,10 @@ class PostgresSource(SqlSource):
         with self._catalog() as connection:
             rows = connection.execute(_DESCRIBE, (schema, table)).fetchall()
             if not rows:
-                tables = connection.execute(
-                    "SELECT table_schema || '.' || table_name FROM information_schema.tables "
-                    "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1 LIMIT 50"
+                names = connection.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,)
                 ).fetchall()
-                known = ", ".join(r[0] for r in tables) or "none"
-                raise BindError(f"source {self.name!r} has no table {schema}.{table} (tables: {known})")
+                raise no_such_table(self.name, schema, table, (r[0] for r in names))
             default_collation = connection.execute(
                 "SELECT coalesce(nullif(daticulocale, ''), datcollate) FROM pg_database WHERE datname = current_database()"
             ).fetchone()[0]

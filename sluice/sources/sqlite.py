@@ -23,7 +23,7 @@ import sqlglot
 from sqlglot import exp
 
 from sluice.dialects.sqlite import SqliteDialect
-from sluice.errors import BindError, SourceError
+from sluice.errors import BindError, SourceError, no_such_table
 from sluice.sources import sqlite_arrow
 from sluice.sources.arrow import strict_booleans
 from sluice.sources.base import ReadTask, SqlSource, absolute_file_url, ascii_folded, file_path, key_ranges
@@ -121,7 +121,7 @@ class SqliteSource(SqlSource):
                     (schema,),
                 )
             ]
-            raise BindError(f"source {self.name!r} has no table {table!r} (tables: {', '.join(names) or 'none'})")
+            raise no_such_table(self.name, schema, table, names)
         info = connection.execute(
             'SELECT name, type, "notnull" FROM pragma_table_info(?, ?)', (table, schema)
         ).fetchall()

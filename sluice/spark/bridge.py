@@ -36,6 +36,7 @@ from sluice.lake import commit
 from sluice.masking import guard_py4j_logs, mask_text
 from sluice.planner.catalog import CatalogPlanner, NoSuchTable
 from sluice.scan import ScanSpec
+from sluice.spark import errors as spark_errors
 from sluice.spark import small_reads
 from sluice.spark.datasource import SluiceReader, SluiceReaderSource, read_info
 
@@ -178,6 +179,7 @@ def _error(kind: str, message: str) -> str:
 def install(spark: SparkSession) -> None:
     """Make ``spark`` ready for Sluice catalogs and ``format("sluice")`` (idempotent)."""
     guard_py4j_logs()  # before any password option crosses py4j
+    spark_errors.install()  # Sluice's errors raised in the JVM reach Python as Sluice's error classes
     bridge = spark._jvm.io.sluice.spark.Bridge  # type: ignore[union-attr]  # py4j resolves JVM names dynamically
     if not isinstance(bridge, JavaClass):
         from sluice.spark.jvm import ensure_jar

@@ -19,7 +19,7 @@ _checked_applications: set[str] = set()
 #: caller's session is left as it is (a warning names what differs): Sluice's reads do not go
 #: through either, only the caller's own DataFrames do
 SAFE_CONF = {
-    # Spark's own Parquet reader is not NaN-safe with filter pushdown (DESIGN.md §2).
+    # Spark's own Parquet reader is not NaN-safe with filter pushdown (README.md, Spark settings).
     "spark.sql.parquet.filterPushdown": "false",
     # Nor is its in-memory cache: batch min/max leave NaN out, so `f = NaN` over a cached
     # DataFrame prunes every batch and returns no rows (seen in Spark 4.3; see tests).
@@ -47,7 +47,8 @@ def build_session(
         .config("spark.sql.shuffle.partitions", os.environ.get("SLUICE_SHUFFLE_PARTITIONS", "8"))
         .config("spark.driver.memory", os.environ.get("SLUICE_DRIVER_MEMORY", "4g"))
         .config("spark.python.worker.reuse", "true")
-        .config("spark.ui.showConsoleProgress", "false")
+        # Spark's progress bar where someone watches (the JVM inherits fd 2); never into a log file or a pipe
+        .config("spark.ui.showConsoleProgress", "true" if os.isatty(2) else "false")
         .config("spark.driver.extraClassPath", str(ensure_jar()))  # the catalog layer (sluice/spark/jvm.py)
         # executors deserialise the jar's reader factories (small reads, Spark's Parquet reader over lake files)
         .config("spark.executor.extraClassPath", str(ensure_jar()))
@@ -71,7 +72,7 @@ def prepare(session: SparkSession) -> SparkSession:
     if unsafe:
         _log.warning(
             "Sluice: this Spark session has %s; Spark's own Parquet filter pushdown and in-memory cache "
-            "pruning drop NaN rows (DESIGN.md §2). Sluice's reads do not use them; for your own DataFrames "
+            "pruning drop NaN rows (Sluice's README.md, 'Spark settings'). Sluice's reads do not use them; for your own DataFrames "
             "set %s.",
             ", ".join(f"{k}={session.conf.get(k, None)}" for k in unsafe),
             ", ".join(f"{k}={v}" for k, v in unsafe.items()),

@@ -101,7 +101,7 @@ def test_sql_max_rows(spark, lite: str, capsys: pytest.CaptureFixture[str]) -> N
     "query, expected",
     [
         ("SELECT nope FROM lite.people", "nope"),
-        ("SELECT * FROM lite.missing", "has no table 'missing'"),
+        ("SELECT * FROM lite.missing", "has no table main.missing"),
         ("SELEC * FRM lite.people", "cannot parse"),
     ],
 )

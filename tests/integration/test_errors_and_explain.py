@@ -7,7 +7,9 @@ import re
 
 import pytest
 
-from sluice import BindError, Federation, QuerySyntaxError, SourceError
+from sluice import BindError, Federation, QuerySyntaxError, SluiceError, SourceError
+from sluice.errors import TimeTravelError
+from tests.sources import EDGE_TABLES
 
 pytestmark = pytest.mark.integration
 EXAMPLE = """SELECT t.i, count(*) AS n, sum(p.d) AS total
@@ -23,10 +25,66 @@ def test_unknown_source_table_and_column(fed) -> None:  # type: ignore[no-untype
         fed.sql("SELECT * FROM nope.t")
     with pytest.raises(BindError, match="no table sluice_test.missing"):
         fed.sql("SELECT * FROM pg.sluice_test.missing")
-    with pytest.raises(BindError, match="no table 'missing'"):
+    with pytest.raises(BindError, match="no table main.missing"):
         fed.sql("SELECT * FROM lite.missing")
     with pytest.raises(BindError, match="`nope` cannot be resolved"):
         fed.sql("SELECT nope FROM pg.sluice_test.edge")
+
+
+def test_not_found_names_the_schema_asked_and_its_closest_tables_only(fed, pg_url) -> None:  # type: ignore[no-untyped-def]
+    """A misspelt table names its schema and the close names in it; other schemas' and other
+    databases' tables (here one whose name says it is secret) are nobody's business."""
+    import psycopg
+    import pymysql
+
+    with psycopg.connect(pg_url, autocommit=True) as connection:
+        connection.execute("CREATE SCHEMA IF NOT EXISTS ux_other")
+        connection.execute("CREATE TABLE IF NOT EXISTS ux_other.edge_secret (x int)")
+    with pymysql.connect(host="127.0.0.1", port=3306, user="root", autocommit=True) as connection:
+        connection.cursor().execute("CREATE DATABASE IF NOT EXISTS ux_other")
+        connection.cursor().execute("CREATE TABLE IF NOT EXISTS ux_other.edge_secret (x int)")
+    for name, table in EDGE_TABLES.items():
+        schema = table.split(".")[1] if table.count(".") == 2 else "main"
+        with pytest.raises(BindError) as missing:
+            fed.sql(f"SELECT * FROM {name}.{schema}.edgee")
+        message = str(missing.value)
+        assert f"has no table {schema}.edgee (closest in {schema}: edge" in message, message
+        assert "secret" not in message and "ux_other" not in message, message
+        with pytest.raises(BindError, match="no table ux_nowhere.edge .no schema ux_nowhere, or it has no tables"):
+            fed.sql(f"SELECT * FROM {name}.ux_nowhere.edge")
+
+
+def test_refusals_and_read_failures_in_the_jvm_reach_python_as_sluice_errors(fed, pg_url) -> None:  # type: ignore[no-untyped-def]
+    """Plain PySpark calls (no fed.sql to translate): a time travel, a write and a table gone
+    before the read (read by the driver, then by a Python worker) raise Sluice's error classes
+    with a one-line message, not a Py4JJavaError with the Java stack."""
+    import psycopg
+
+    spark = fed.spark
+    failures: list[SluiceError] = []
+    with pytest.raises(TimeTravelError, match="only for lake") as travel:
+        spark.sql("SELECT * FROM lite.edge VERSION AS OF 3").collect()
+    failures.append(travel.value)
+    with pytest.raises(SluiceError, match="source 'lite' is read-only") as write:
+        spark.sql("INSERT INTO lite.edge SELECT * FROM lite.edge")
+    failures.append(write.value)
+    for small_read_rows in ("10000", "0"):
+        with psycopg.connect(pg_url, autocommit=True) as connection:
+            connection.execute("CREATE SCHEMA IF NOT EXISTS ux_gone")
+            connection.execute("DROP TABLE IF EXISTS ux_gone.t")
+            connection.execute("CREATE TABLE ux_gone.t AS SELECT 1 AS x")
+        frame = fed.sql("SELECT x FROM pg.ux_gone.t")
+        with psycopg.connect(pg_url, autocommit=True) as connection:
+            connection.execute("DROP TABLE ux_gone.t")
+        spark.conf.set("spark.sluice.smallReadRows", small_read_rows)
+        try:
+            with pytest.raises(SourceError, match="source 'pg'.*ux_gone") as gone:
+                frame.collect()
+        finally:
+            spark.conf.unset("spark.sluice.smallReadRows")
+        failures.append(gone.value)
+    for failure in failures:
+        assert "\n" not in str(failure) and "\tat " not in str(failure), str(failure)[:2000]
 
 
 def test_broken_query(fed) -> None:  # type: ignore[no-untyped-def]
@@ -43,6 +101,9 @@ def test_unreachable_server_and_bad_credentials_name_the_problem_not_the_secret(
         federation.attach("bad", "postgresql://no_such_user:topsecret42@127.0.0.1:5432/test")
     message = str(no_role.value)
     assert "no_such_user" in message and "topsecret42" not in message
+    with pytest.raises(SourceError) as short_password:  # a one-letter password is masked as a token, not a letter
+        federation.attach("bad", "postgresql://nosuchuser@127.0.0.1:5432/test", password="x")
+    assert 'role "nosuchuser" does not exist' in str(short_password.value), str(short_password.value)
     with pytest.raises(SourceError, match="does not exist"):
         federation.attach("gone", "sqlite:////nonexistent/dir/file.db")
 
@@ -54,6 +115,32 @@ def test_explain_shows_levels_reasons_and_remote_sql(fed) -> None:  # type: igno
     verbose = fed.explain(EXAMPLE, verbose=True)
     for rule in ("classify_filters", "push_projection", "push_limit"):
         assert f"-- after {rule}:" in verbose
+
+
+def test_explain_formatted_prints_the_pushed_keys_one_a_line(fed) -> None:  # type: ignore[no-untyped-def]
+    """EXPLAIN FORMATTED lists what each scan pushed under the keys Spark's JDBC scan uses (what
+    people and tools grep for), keeps Sluice's reasons, and a pushed join names itself."""
+    queries = {
+        "SELECT id FROM pg.sluice_test.edge WHERE id > 2 AND f > 1.5 ORDER BY id LIMIT 3": [
+            r"PushedFilters: \[.*`id` > 2.*\]",
+            r"PushedTopN: ORDER BY \"id\" ASC NULLS FIRST LIMIT 3",
+            r"RemoteQuery: SELECT .*",
+            r"Sluice: .*\[EXACT\] `id` > 2 -- .*",
+        ],
+        "SELECT i, count(*) AS n, max(b) AS m FROM pg.sluice_test.edge WHERE id > 2 GROUP BY i": [
+            r"PushedGroupBy: \[.*i.*\]",
+            r"PushedAggregates: \[.*count.*, .*max.*b.*\]",
+            r"RemoteQuery: SELECT .*GROUP BY.*",
+        ],
+        "SELECT a.id, b.i FROM pg.sluice_test.edge a JOIN pg.sluice_test.edge b ON a.id = b.id": [
+            r"PushedJoin: .* ON .*id.*",
+            r"RemoteQuery: SELECT .*JOIN.*",
+        ],
+    }
+    for query, keys in queries.items():
+        plan = fed.spark.sql(f"EXPLAIN FORMATTED {query}").first()[0]
+        for key in keys:
+            assert re.search(f"(?m)^{key}$", plan, flags=re.I), f"{key} not a line of:\n{plan}"
 
 
 def test_explain_analyze_reports_transfer(fed) -> None:  # type: ignore[no-untyped-def]

@@ -290,7 +290,20 @@ def test_cli_ingests_a_csv_file(spark, tmp_path: Path, capsys: pytest.CaptureFix
 
     assert main(["lake", "ingest", url, "--from", str(csv)], spark=spark) == 2  # a folder: which format?
     assert "give a format" in capsys.readouterr().err
-    assert main(["lake", "ingest", url, "--from", str(csv), "--rows", "5"]) == 2  # no Spark needed to refuse these
+    assert main(["lake", "ingest", url, "--from", str(csv), "--demo-rows", "5"]) == 2  # no Spark needed to refuse these
     assert "cannot be combined with --from" in capsys.readouterr().err
     assert main(["lake", "ingest", "sqlite:///lake.db"]) == 2
     assert "lake URLs start with iceberg+sqlite://" in capsys.readouterr().err
+
+
+def test_cli_generates_demo_rows_only_when_asked(spark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bare ``sluice lake ingest URL`` once wrote 10M made-up rows into the user's lake: now it
+    says what it needs and writes nothing; ``--demo-rows N`` writes exactly N."""
+    url = lake_url(tmp_path / "lake")
+    assert main(["lake", "ingest", url, "--demo-rows", "7"], spark=spark) == 0
+    assert readings_table(url).scan().to_arrow().num_rows == 7
+    capsys.readouterr()
+    assert main(["lake", "ingest", url], spark=spark) == 2
+    refusal = capsys.readouterr().err
+    assert "--from PATH" in refusal and "--demo-rows N" in refusal
+    assert len(readings_table(url).snapshots()) == 1  # nothing written

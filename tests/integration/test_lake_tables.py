@@ -340,7 +340,11 @@ def test_expire_snapshots_deletes_the_files_only_old_snapshots_held(
     data = tmp_path / "lake" / "warehouse" / "weather" / "obs" / "data"
     before = sorted(data.rglob("*.parquet"))
     assert len(before) == 3 * first.files and len(load(url).snapshots()) == 3
-    assert main(["lake", "expire-snapshots", url, "--namespace", "weather", "--table", "obs"], spark=spark) == 0
+    where = ["--namespace", "weather", "--table", "obs"]
+    assert main(["lake", "expire-snapshots", url, *where], spark=spark) == 0  # default: Iceberg's 5 days
+    assert "expired 0 snapshot(s)" in capsys.readouterr().out and len(load(url).snapshots()) == 3
+    now = dt.datetime.now(dt.timezone.utc).isoformat()
+    assert main(["lake", "expire-snapshots", url, *where, "--older-than", now], spark=spark) == 0
     assert "expired 2 snapshot(s), deleted " + str(2 * first.files) + " data file(s)" in capsys.readouterr().out
     table = load(url)
     assert len(table.snapshots()) == 1

@@ -39,7 +39,7 @@ def test_plain_spark_sql_joins_a_source_with_a_temp_view(spark, fed) -> None:  #
 
 
 def test_unknown_table_names_what_exists_without_a_secret(spark, fed) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(Exception, match=r"TABLE_OR_VIEW_NOT_FOUND.*sluice_test\.edge") as caught:
+    with pytest.raises(Exception, match=r"TABLE_OR_VIEW_NOT_FOUND.*no table sluice_test\.no_such_table \(") as caught:
         spark.sql("SELECT * FROM pg.sluice_test.no_such_table")
     assert "no_such_table" in str(caught.value)
     with pytest.raises(BindError, match="no_such_table"):
@@ -168,5 +168,6 @@ def test_a_callers_session_keeps_its_settings(spark, caplog) -> None:  # type: i
             Federation(spark=spark)
         assert spark.conf.get("spark.sql.parquet.filterPushdown") == "true"
         assert "spark.sql.parquet.filterPushdown=true" in caplog.text and "drop NaN rows" in caplog.text
+        assert "README.md, 'Spark settings'" in caplog.text  # a page the repository has (no DESIGN.md)
     finally:
         spark.conf.set("spark.sql.parquet.filterPushdown", "false")

@@ -200,10 +200,18 @@ def test_integers_spark_cannot_hold_fail_the_read(tmp_path: Path) -> None:
         _ids(source, spec)
 
 
-def test_missing_table_lists_the_tables(tmp_path: Path) -> None:
-    url = _file(tmp_path / "m.duckdb", "CREATE TABLE present (x INT)", "CREATE VIEW shown AS SELECT x FROM present")
-    with pytest.raises(BindError, match="main.present, main.shown"):
-        DuckdbSource("d", url).describe(None, "absent")
+def test_missing_table_names_its_schema_and_the_closest_tables_and_views(tmp_path: Path) -> None:
+    url = _file(
+        tmp_path / "m.duckdb",
+        "CREATE TABLE present (x INT)",
+        "CREATE VIEW shown AS SELECT x FROM present",
+        "CREATE SCHEMA other",
+        "CREATE TABLE other.shawn (x INT)",
+    )
+    with pytest.raises(BindError, match=r"^source 'd' has no table main\.shwn \(closest in main: shown\)$"):
+        DuckdbSource("d", url).describe(None, "shwn")
+    with pytest.raises(BindError, match=r"no table main\.zzz \(none of the 2 table\(s\) in main is close\)$"):
+        DuckdbSource("d", url).describe(None, "zzz")
 
 
 def test_collations_come_from_the_ddl(tmp_path: Path) -> None:

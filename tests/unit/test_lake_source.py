@@ -41,7 +41,7 @@ def test_reads_and_filters(lake: str) -> None:
 
 def test_unknown_table_names_what_exists(lake: str) -> None:
     source = open_source("lake", lake)
-    with pytest.raises(BindError, match=r"no lake table ns\.missing \(tables: ns\.t\)"):
+    with pytest.raises(BindError, match=r"has no table ns\.missing \(none of the 1 table\(s\) in ns is close\)"):
         source.describe("ns", "missing")
     with pytest.raises(BindError, match="lake tables are named"):
         source.describe(None, "t")

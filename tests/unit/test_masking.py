@@ -29,3 +29,30 @@ def test_unknown_scheme_error_is_masked() -> None:
     with pytest.raises(ConfigError) as error:
         open_source("x", "oracle://scott:tiger@h/db")
     assert "tiger" not in str(error.value) and "oracle" in str(error.value)
+
+
+def test_a_known_secret_is_masked_as_a_token_not_as_letters() -> None:
+    """A one-letter password once turned ``does not exist`` into ``does not e***ist``."""
+    assert mask_text('role "nosuchuser" does not exist', ("x",)) == 'role "nosuchuser" does not exist'
+    assert mask_text("login x failed (x)", ("x",)) == "login *** failed (***)"
+    assert mask_text("secret p@ss! and p@ss!word", ("p@ss!",)) == "secret *** and ***word"
+
+
+def test_py4j_answers_echoing_a_secret_option_are_masked() -> None:
+    """A password set as a Spark option comes back in answers py4j logs (conf.get, getAll)."""
+    import logging
+
+    from sluice.masking import Py4jSecretFilter
+
+    guard = Py4jSecretFilter()
+
+    def logged(message: str) -> str:
+        record = logging.LogRecord("py4j.clientserver", logging.DEBUG, "", 0, message, None, None)
+        guard.filter(record)
+        return str(record.msg)
+
+    sent = logged("Command to send: c\no1\nset\nsspark.sql.catalog.b.password\nsHunter-77\ne\n")
+    assert "Hunter-77" not in sent and "spark.sql.catalog.b.password" in sent
+    assert logged("Command to send: c\no2\n_2\ne\n")  # a command naming no secret
+    assert logged("Answer received: !ysHunter-77") == "Answer received: !ys***"
+    assert logged("Answer received: !ysHunter-776") == "Answer received: !ysHunter-776"

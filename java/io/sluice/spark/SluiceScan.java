@@ -27,8 +27,10 @@ import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceRead
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.internal.connector.SupportsMetadata;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A planned scan: what EXPLAIN shows (the remote query and every verdict), the statistics
@@ -39,7 +41,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * plans the scan again with them (bounded: a long list becomes a range) and the read follows
  * the new plan. Spark still joins, so a key the source cannot filter by is simply read.
  */
-final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntimeV2Filtering {
+final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntimeV2Filtering, SupportsMetadata {
   /** Short name of the Python data source that reads planned scans (sluice/spark/datasource.py). */
   static final String READER = "sluice_reader";
 
@@ -99,6 +101,14 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
   @Override
   public String description() {
     return plan.path("description").asText();
+  }
+
+  /** EXPLAIN FORMATTED's keys, one a line (PushedFilters, PushedAggregates, RemoteQuery, ...: sluice/planner/metadata.py). */
+  @Override
+  public scala.collection.immutable.Map<String, String> getMetaData() {
+    Map<String, String> keys = new HashMap<>();
+    plan.path("metadata").fields().forEachRemaining(field -> keys.put(field.getKey(), field.getValue().asText()));
+    return scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(keys));
   }
 
   @Override
