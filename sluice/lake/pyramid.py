@@ -28,7 +28,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyiceberg.expressions import AlwaysTrue, And, BooleanExpression, Or
 from pyiceberg.expressions.visitors import (
@@ -45,6 +44,7 @@ from pyiceberg.schema import Schema
 from sluice.lake.deletes import EQUALITY, POSITION, DeleteIndex, DeleteRef
 from sluice.lake.expressions import IcebergFilter, combined, conjunct_filter, with_value_sets
 from sluice.lake.fields import name_mapping, parse_mapping
+from sluice.lake.paths import filesystem_of
 from sluice.lake.residuals import residual_evaluator
 from sluice.lake.snapshots import snapshot_schema
 from sluice.lake.stats import RowGroupMetrics, row_group_metrics
@@ -562,13 +562,8 @@ def open_input(path: str) -> Any:
     and record that name as is, so decoding (as ``FileSystem.from_uri`` does) opens a
     file that does not exist.
     """
-    if path.startswith("file:"):  # file:///tmp/x, and Hadoop's file:/tmp/x
-        return pafs.LocalFileSystem().open_input_file("/" + path[len("file:") :].lstrip("/"))
-    if "://" not in path:
-        return pafs.LocalFileSystem().open_input_file(path)
-    scheme, rest = path.split("://", 1)
-    filesystem, _ = pafs.FileSystem.from_uri(f"{scheme}://{rest.partition('/')[0]}/")
-    return filesystem.open_input_file(rest)
+    filesystem, inner = filesystem_of(path)
+    return filesystem.open_input_file(inner)
 
 
 def read_footer(path: str) -> pq.FileMetaData:
