@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 from sluice.errors import BindError, ConfigError, SourceError, no_such_table
 
@@ -60,8 +60,10 @@ class LakeLocation:
 
     @property
     def url(self) -> str:
-        suffix = f"&catalog={self.catalog}" if self.catalog != DEFAULT_CATALOG else ""
-        return f"{SCHEME}:///{self.catalog_path}?warehouse={self.warehouse}{suffix}"
+        """The URL :meth:`from_url` reads back as this location: the query's values quoted, as
+        its parsing decodes them (a warehouse folder named ``a%41`` or ``a+b`` stays so)."""
+        suffix = f"&catalog={quote(self.catalog, safe='')}" if self.catalog != DEFAULT_CATALOG else ""
+        return f"{SCHEME}:///{self.catalog_path}?warehouse={quote(self.warehouse, safe='/')}{suffix}"
 
 
 #: one catalog (a SQLAlchemy engine, a connection pool) per location and process, with the
@@ -106,7 +108,10 @@ def _open_catalog(location: LakeLocation, create: bool, name: str) -> SqlCatalog
         os.makedirs(location.warehouse, exist_ok=True)
     try:
         catalog = SqlCatalog(
-            location.catalog, uri=f"sqlite:///{location.catalog_path}", warehouse=f"file://{location.warehouse}"
+            location.catalog,
+            # SQLAlchemy percent-decodes the database path of its URL: a folder named "%41" must stay one
+            uri=f"sqlite:///{quote(location.catalog_path)}",
+            warehouse=f"file://{location.warehouse}",
         )
     except Exception as error:  # SQLAlchemy's errors: a file that is not a catalog, a locked file
         raise SourceError(name, f"cannot open Iceberg catalog {location.catalog_path}: {error}") from None

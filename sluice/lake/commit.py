@@ -28,6 +28,7 @@ from pyarrow import fs as pafs
 
 from sluice.errors import SluiceError
 from sluice.lake.partitioning import PartitionColumn, partition_record
+from sluice.lake.paths import filesystem_of
 
 if TYPE_CHECKING:
     from pyiceberg.io.fileformat import DataFileStatistics
@@ -94,7 +95,7 @@ def collect_data_files(
     statistics_plan = compute_statistics_plan(schema, metadata.properties)
     field_ids = parquet_path_to_id_mapping(schema)
     float_ids = {field.field_id for field in schema.fields if isinstance(field.field_type, (FloatType, DoubleType))}
-    filesystem, staging_path = pafs.FileSystem.from_uri(staging_uri)
+    filesystem, staging_path = filesystem_of(staging_uri)
     data_files, row_groups = [], 0
     for info in filesystem.get_file_info(pafs.FileSelector(staging_path, recursive=True)):
         if info.type != pafs.FileType.File:

@@ -151,10 +151,10 @@ def _data_file_paths(table: Table) -> list[str]:
 
 def _parquet_schema(path: str) -> pa.Schema:
     import pyarrow.parquet as pq
-    from pyarrow import fs as pafs
 
-    filesystem, inner = pafs.FileSystem.from_uri(path)
-    with filesystem.open_input_file(inner) as stream:
+    from sluice.lake.pyramid import open_input
+
+    with open_input(path) as stream:
         return pq.read_schema(stream)
 
 

@@ -53,6 +53,7 @@ from sluice.lake.layout import (
 )
 from sluice.lake.overwrite import files_to_replace
 from sluice.lake.partitioning import PartitionColumn, partition_columns
+from sluice.lake.paths import filesystem_of
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -749,8 +750,8 @@ def _file_count(spark: SparkSession, frame: DataFrame, target: int) -> int:
 
 def _move(source_uri: str, target_uri: str) -> None:
     """Rename a folder (one rename on a local or mounted file system)."""
-    filesystem, source = pafs.FileSystem.from_uri(source_uri)
-    filesystem.move(source, pafs.FileSystem.from_uri(target_uri)[1])
+    filesystem, source = filesystem_of(source_uri)
+    filesystem.move(source, filesystem_of(target_uri)[1])
 
 
 def _job_may_be_committed(lake_table: Table, job_id: str) -> bool:
@@ -767,7 +768,7 @@ def _job_may_be_committed(lake_table: Table, job_id: str) -> bool:
 
 def remove_folder(uri: str, only_if_empty: bool = False) -> None:
     """Delete the folder at ``uri`` (a URI or path) and everything in it; nothing when it is missing."""
-    filesystem, path = pafs.FileSystem.from_uri(uri)
+    filesystem, path = filesystem_of(uri)
     if filesystem.get_file_info(path).type == pafs.FileType.NotFound:
         return
     if only_if_empty and filesystem.get_file_info(pafs.FileSelector(path)):

@@ -191,19 +191,18 @@ def _read_by_field_id(spark: SparkSession, lake_table: Table, paths: list[str]) 
     from functools import reduce
 
     import pyarrow.parquet as pq
-    from pyarrow import fs as pafs
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructField, StructType
 
     from sluice.lake.conform import spark_type
     from sluice.lake.fields import file_columns, name_mapping, parse_mapping
+    from sluice.lake.pyramid import open_input
 
     schema = lake_table.schema()
     mapping = parse_mapping(name_mapping(lake_table, schema))
     groups: dict[tuple[str | None, ...], list[str]] = {}
     for path in paths:
-        filesystem, inner = pafs.FileSystem.from_uri(path)
-        with filesystem.open_input_file(inner) as stream:
+        with open_input(path) as stream:
             held = file_columns(pq.read_schema(stream), mapping)
         groups.setdefault(tuple(held.get(field.field_id) for field in schema.fields), []).append(path)
     frames = []

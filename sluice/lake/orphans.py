@@ -30,6 +30,7 @@ import pyarrow.fs as pafs
 from sluice.errors import ConfigError
 from sluice.lake.catalog import LakeLocation, load_table, open_catalog
 from sluice.lake.maintenance import snapshot_files
+from sluice.lake.paths import filesystem_of
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -75,7 +76,7 @@ def remove_orphan_files(
         raise ConfigError(f"older_than needs a time zone (an instant), not {cutoff.isoformat()}")
     lake_table = load_table(open_catalog(LakeLocation.from_url(lake_url)), namespace, table)
     referenced = _referenced(lake_table)
-    filesystem, root = pafs.FileSystem.from_uri(lake_table.location())
+    filesystem, root = filesystem_of(lake_table.location())
     listed = filesystem.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
     orphans: list[pafs.FileInfo] = []
     too_new = 0

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from sluice.errors import ConfigError
 from sluice.lake.expressions import combined, conjunct_filter
+from sluice.lake.wrapped import WrappedTruncates
 
 if TYPE_CHECKING:
     from pyiceberg.expressions import BooleanExpression
@@ -67,7 +68,8 @@ def files_to_replace(table: Table, where: Sequence[str], current: list[DataFile]
 
 def _partition_test(table: Table, expression: BooleanExpression, *, strict: bool) -> Callable[[DataFile], bool]:
     """Whether a file's partition record may match ``expression`` (inclusive projection) or
-    proves every row matches it (``strict`` projection), per partition spec."""
+    proves every row matches it (``strict`` projection), per partition spec. A partition
+    value a truncate wrapped (:mod:`sluice.lake.wrapped`) may match and proves nothing."""
     from pyiceberg.expressions.visitors import expression_evaluator, inclusive_projection, strict_projection
     from pyiceberg.schema import Schema
 
@@ -82,7 +84,8 @@ def _partition_test(table: Table, expression: BooleanExpression, *, strict: bool
             spec = specs[spec_id]
             partition_schema = Schema(*spec.partition_type(schema).fields)
             evaluate = expression_evaluator(partition_schema, project(schema, spec)(expression), True)
-            tests[spec_id] = lambda f: bool(evaluate(f.partition))
+            wrapped = WrappedTruncates(spec, schema).in_record
+            tests[spec_id] = lambda f: not strict if wrapped(f.partition) else bool(evaluate(f.partition))
         return tests[spec_id](data_file)
 
     return test

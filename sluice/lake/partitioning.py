@@ -134,10 +134,33 @@ def arrow_transform(values: pa.Array, transform: str, source_type: str, value_ty
 
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
+    values = aligned(values)
     result = parse_transform(transform).pyarrow_transform(PrimitiveType.model_validate(source_type))(values)
     if value_type == "string":
         return result.cast(pa.string())
     return result.cast(pa.int64() if value_type == "long" else pa.int32())
+
+
+#: the alignment pyiceberg-core (arrow-rs) demands of a decimal128/256 value buffer it imports
+DECIMAL_ALIGNMENT = 16
+
+
+def aligned(values: pa.Array) -> pa.Array:
+    """``values`` with a decimal value buffer pyiceberg-core can import.
+
+    arrow-rs reads decimal128 values as ``i128``, which must be 16-byte aligned, and panics
+    otherwise ("Memory pointer ... is not aligned"). Spark's Arrow batches are only 8-byte
+    aligned, so a decimal batch from Spark may start 8 bytes off: its value buffer is then
+    copied into a new (64-byte aligned) one. Other types need at most 8 and pass unchanged.
+    """
+    if not pa.types.is_decimal(values.type):
+        return values
+    validity, data = values.buffers()
+    if data is None or data.address % DECIMAL_ALIGNMENT == 0:
+        return values
+    copy = pa.allocate_buffer(data.size)
+    memoryview(copy)[:] = memoryview(data)
+    return pa.Array.from_buffers(values.type, len(values), [validity, copy], values.null_count, values.offset)
 
 
 def partition_columns(spec: PartitionSpec, schema: Schema) -> list[PartitionColumn]:

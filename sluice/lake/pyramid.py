@@ -5,7 +5,8 @@ Four levels, each narrowing what the previous one kept, each with its counts:
 1. **manifests**, by their partition summaries (lower/upper/null/NaN per partition field);
 2. **partitions**: each data file's partition values against the predicates projected
    onto the partition spec (identity and ``day()`` project tightly; ``bucket()`` only
-   equality and IN);
+   equality and IN; a ``truncate`` value that wrapped at the integer minimum decides
+   nothing, :mod:`sluice.lake.wrapped`);
 3. **file statistics**: each file's column bounds and null counts;
 4. **row groups**: each Parquet row group's statistics (see :mod:`sluice.lake.stats`).
 
@@ -27,7 +28,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyiceberg.expressions import AlwaysTrue, And, BooleanExpression, Or
 from pyiceberg.expressions.visitors import (
@@ -44,9 +44,11 @@ from pyiceberg.schema import Schema
 from sluice.lake.deletes import EQUALITY, POSITION, DeleteIndex, DeleteRef
 from sluice.lake.expressions import IcebergFilter, combined, conjunct_filter, with_value_sets
 from sluice.lake.fields import name_mapping, parse_mapping
+from sluice.lake.paths import filesystem_of
 from sluice.lake.residuals import residual_evaluator
 from sluice.lake.snapshots import snapshot_schema
 from sluice.lake.stats import RowGroupMetrics, row_group_metrics
+from sluice.lake.wrapped import WrappedTruncates
 
 if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile, ManifestEntry
@@ -368,6 +370,8 @@ class _Pruner:
             for sid, spec in self.specs.items()
         }
         self.residuals = {sid: residual_evaluator(spec, self.expression, schema) for sid, spec in self.specs.items()}
+        # partitions a truncate wrapped at the integer minimum: no projection decides them
+        self.wrapped = {sid: WrappedTruncates(spec, schema) for sid, spec in self.specs.items()}
         self.strict_file = _StrictMetricsEvaluator(schema, self.expression) if self.exact else None
 
     def run(
@@ -379,10 +383,14 @@ class _Pruner:
         manifest_ok = {
             sid: manifest_evaluator(spec, self.schema, self.partition_filters[sid]) for sid, spec in self.specs.items()
         }
-        kept_manifests = [m for m in manifests if manifest_ok[m.partition_spec_id](m)]
+        kept_manifests = [
+            m
+            for m in manifests
+            if self.wrapped[m.partition_spec_id].in_manifest(m) or manifest_ok[m.partition_spec_id](m)
+        ]
         entries = [e for m in kept_manifests for e in _manifest_entries(m, self.table.io)]
         files_in_kept = [e.data_file for e in entries]
-        admitted = [e for e in entries if self.partition_admits[e.data_file.spec_id](e.data_file.partition)]
+        admitted = [e for e in entries if self._partition_admits(e.data_file)]
         by_partition = [e.data_file for e in admitted]
         metrics = _InclusiveMetricsEvaluator(self.schema, self.expression)
         kept_entries = [e for e in admitted if metrics.eval(e.data_file)]
@@ -405,12 +413,23 @@ class _Pruner:
             self.name, snapshot_id, table_rows, table_bytes, tiers, groups_total, tuple(kept), conjuncts, delete_files
         )
 
+    def _partition_admits(self, data_file: DataFile) -> bool:
+        """Whether the file's partition may hold matching rows (a wrapped one always may)."""
+        spec_id = data_file.spec_id
+        return self.wrapped[spec_id].in_record(data_file.partition) or self.partition_admits[spec_id](
+            data_file.partition
+        )
+
     def _whole_file_matches(self, data_file: DataFile) -> bool:
-        """Strict evaluation: every row of the file satisfies every (exactly translated) conjunct."""
+        """Strict evaluation: every row of the file satisfies every (exactly translated) conjunct,
+        by its partition (unless a truncate wrapped there) or by its column bounds."""
         if self.strict_file is None:
             return False
-        residual = self.residuals[data_file.spec_id].residual_for(data_file.partition)
-        return isinstance(residual, AlwaysTrue) or self.strict_file.eval(data_file)
+        if not self.wrapped[data_file.spec_id].in_record(data_file.partition):
+            residual = self.residuals[data_file.spec_id].residual_for(data_file.partition)
+            if isinstance(residual, AlwaysTrue):
+                return True
+        return self.strict_file.eval(data_file)
 
     def _row_groups(self, entries: list[ManifestEntry]) -> tuple[list[_KeptFile], int]:
         """The kept files with their kept row groups, and how many row groups the files hold."""
@@ -543,13 +562,8 @@ def open_input(path: str) -> Any:
     and record that name as is, so decoding (as ``FileSystem.from_uri`` does) opens a
     file that does not exist.
     """
-    if path.startswith("file:"):  # file:///tmp/x, and Hadoop's file:/tmp/x
-        return pafs.LocalFileSystem().open_input_file("/" + path[len("file:") :].lstrip("/"))
-    if "://" not in path:
-        return pafs.LocalFileSystem().open_input_file(path)
-    scheme, rest = path.split("://", 1)
-    filesystem, _ = pafs.FileSystem.from_uri(f"{scheme}://{rest.partition('/')[0]}/")
-    return filesystem.open_input_file(rest)
+    filesystem, inner = filesystem_of(path)
+    return filesystem.open_input_file(inner)
 
 
 def read_footer(path: str) -> pq.FileMetaData:

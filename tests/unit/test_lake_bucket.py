@@ -71,3 +71,30 @@ def test_null_stays_null_and_zero_is_a_value() -> None:
     reference = BucketTransform(4).transform(LongType())
     bucketed = arrow_transform(pa.array([None, 0, None], type=pa.int64()), "bucket[4]", "long", "int")
     assert bucketed.to_pylist() == [None, reference(0), None]
+
+
+def _eight_bytes_off(values: pa.Array) -> pa.Array:
+    """``values`` with its value buffer 8 bytes past a 16-byte boundary, as Spark's Arrow batches may hold it."""
+    validity, data = values.buffers()
+    backing = pa.allocate_buffer(data.size + 8)  # pyarrow allocates 64-byte aligned
+    memoryview(backing)[8:] = memoryview(data)
+    shifted = pa.foreign_buffer(backing.address + 8, data.size, backing)
+    assert shifted.address % 16 == 8
+    return pa.Array.from_buffers(values.type, len(values), [validity, shifted], values.null_count, values.offset)
+
+
+@pytest.mark.parametrize("source_type", ["decimal(10, 2)", "decimal(38, 4)"])
+def test_bucket_of_decimals_in_an_eight_byte_aligned_buffer(source_type: str) -> None:
+    """pyiceberg-core panicked ("Memory pointer ... not aligned") on a decimal128 buffer that
+    is not 16-byte aligned; the transform copies it and buckets as for an aligned one."""
+    from decimal import Decimal
+
+    from pyiceberg.types import DecimalType
+
+    precision, scale = (int(part) for part in source_type[len("decimal(") : -1].split(","))
+    decimals = [Decimal("1.25"), None, Decimal("-3.50"), Decimal(0), Decimal("99999999.99")]
+    values = pa.array(decimals, pa.decimal128(precision, scale))
+    reference = BucketTransform(16).transform(DecimalType(precision, scale))
+    expected = [None if d is None else reference(d.quantize(Decimal(1).scaleb(-scale))) for d in decimals]
+    shifted = arrow_transform(_eight_bytes_off(values), "bucket[16]", source_type, "int")
+    assert shifted.to_pylist() == expected == arrow_transform(values, "bucket[16]", source_type, "int").to_pylist()

@@ -54,6 +54,18 @@ def test_bad_urls(tmp_path: Path) -> None:
         open_source("lake", f"iceberg+sqlite:///{tmp_path}/nowhere.db").check()
 
 
+@pytest.mark.parametrize("folder", ["my lake é%41", "a+b", "plain"])
+def test_a_lake_under_an_odd_folder_name_opens_there(tmp_path: Path, folder: str) -> None:
+    """The location's URL reads back as the same folders (its query was decoded: ``%41`` became
+    ``A``, ``+`` a space), and the catalog opens the file named so (SQLAlchemy decodes its URL)."""
+    location = LakeLocation.from_url(f"iceberg+sqlite:///{tmp_path}/{folder}/catalog.db")
+    assert LakeLocation.from_url(location.url) == location
+    assert location.warehouse == str(tmp_path / folder / "warehouse")
+    open_catalog(location, create=True).create_namespace("ns")
+    assert (tmp_path / folder / "catalog.db").is_file()
+    assert open_catalog(LakeLocation.from_url(location.url)).list_namespaces() == [("ns",)]
+
+
 def test_a_lost_data_file_is_an_error_not_a_short_answer(lake: str) -> None:
     source = open_source("lake", lake)
     spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("id",))
