@@ -282,6 +282,7 @@ def _layout(args: argparse.Namespace) -> dict[str, Any]:
     """The keywords ``ingest`` and ``create`` share: how the input is read and how the table is laid out."""
     return {
         "source_format": args.format,
+        "encoding": args.encoding,
         "schema": args.schema,
         "partition_by": args.partition_by,
         "sort_by": args.sort_by,
@@ -573,6 +574,12 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         sub.add_argument("--from", dest="source_path", metavar="PATH", help="a CSV, JSON or Parquet file or folder")
         sub.add_argument(
             "--format", choices=("csv", "json", "parquet"), help="the format of --from (default: its suffix)"
+        )
+        sub.add_argument(
+            "--encoding",
+            metavar="CHARSET",
+            help="the text encoding of a CSV --from, as in latin1 or utf-16 (default UTF-8; a byte "
+            "that does not decode fails the job, naming the file and line)",
         )
         sub.add_argument("--namespace", default="telemetry", help="the table's namespace (default telemetry)")
         sub.add_argument("--table", default="readings", help="the table (default readings, the telemetry table)")

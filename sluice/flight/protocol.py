@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from sluice.errors import SluiceError
 from sluice.flight import request_schema
-from sluice.pushdown.constants import session_zone
+from sluice.pushdown.constants import ZoneNameError, session_zone
 
 PROTOCOL = "sluice-flight"
 VERSION = 1
@@ -256,6 +256,8 @@ def _zone(value: Any) -> str:
         )
     try:
         session_zone(value)
+    except ZoneNameError as error:
+        raise RequestError(f"session_zone {error}") from None
     except (ValueError, KeyError, OSError):
         raise RequestError(f"session_zone {value!r} is not a time zone this server knows") from None
     return value

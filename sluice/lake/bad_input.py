@@ -19,34 +19,52 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
+from sluice.lake.csv_text import CsvText, csv_options
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
 #: the corrupt-record column the diagnosis adds (a name no input column is expected to have)
 CORRUPT = "_sluice_corrupt_record"
+#: Spark's and Hadoop's errors for a file that is gone (FAILED_READ_FILE.FILE_NOT_EXIST, FileNotFoundException)
+_VANISHED = re.compile(r"(?:FILE_NOT_EXIST\] File|FileNotFoundException: File) (\S+) does not exist")
 #: Spark's error naming the file a task failed to read
 _FAILED_FILE = re.compile(r"Encountered error while reading file (\S+?)\.?\s")
 
 
 def bad_input_message(
-    spark: SparkSession, path: str, kind: str, schema: StructType | None, error: BaseException
+    spark: SparkSession,
+    path: str,
+    kind: str,
+    schema: StructType | None,
+    error: BaseException,
+    csv_text: CsvText | None = None,
 ) -> str:
     """What is wrong with the input at ``path``, as one line; Spark's own reason when the
-    diagnosis finds no bad record (a header that does not match, an unreadable file)."""
+    diagnosis finds no bad record (a header that does not match, an unreadable file).
+    ``csv_text`` is how the failed read read a CSV (encoding, ``multiLine``): the diagnosis
+    reads it the same way."""
     from sluice.cli import spark_reason
 
     text = str(error)
     failed = _FAILED_FILE.search(text)
     where = _local(failed.group(1)) if failed else path
     try:
-        found = _first_bad_record(spark, path, kind, schema, text)
+        found = _first_bad_record(spark, path, kind, schema, csv_options(csv_text))
     except Exception:  # noqa: BLE001 - the diagnosis is best effort; Spark's reason follows
         found = None
     if found:
         return f"cannot ingest {kind} {path}: {found}"
     reason = spark_reason(_cause(text))
     return f"cannot ingest {kind} {where}: {reason}"
+
+
+def vanished_file(error: BaseException) -> str | None:
+    """The file Spark found missing when ``error`` is that (an input file or a file the job
+    wrote under its staging folder, removed by another process mid-job), as a local path."""
+    found = _VANISHED.search(str(error))
+    return _local(found.group(1)) if found else None
 
 
 def _cause(text: str) -> str:
@@ -61,7 +79,7 @@ def _local(uri: str) -> str:
 
 
 def _first_bad_record(
-    spark: SparkSession, path: str, kind: str, schema: StructType | None, error_text: str
+    spark: SparkSession, path: str, kind: str, schema: StructType | None, options: dict[str, str]
 ) -> str | None:
     """``file line N: ...`` for the first record that does not parse, or None."""
     from pyspark.sql import functions as F
@@ -69,13 +87,13 @@ def _first_bad_record(
 
     if kind not in ("csv", "json"):
         return None
-    read_schema = schema or _failing_schema(spark, path, kind)
+    read_schema = schema or _failing_schema(spark, path, kind, options)
     if read_schema is None:
         return None
     with_corrupt = StructType([*read_schema.fields, StructField(CORRUPT, StringType())])
     reader = spark.read.format(kind).schema(with_corrupt).options(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT)
     if kind == "csv":
-        reader = reader.options(header=True, enforceSchema=False, nullValue="\u0000")
+        reader = reader.options(header=True, enforceSchema=False, nullValue="\u0000", **options)
     frame = reader.load(path).withColumn("_sluice_file", F.input_file_name())
     rows = frame.where(F.col(CORRUPT).isNotNull()).limit(1).collect()
     if not rows:
@@ -97,12 +115,12 @@ def _first_bad_record(
     return f"{place}: cannot parse {_quote(raw)} as {read_schema.simpleString()}"
 
 
-def _failing_schema(spark: SparkSession, path: str, kind: str) -> StructType | None:
+def _failing_schema(spark: SparkSession, path: str, kind: str, options: dict[str, str]) -> StructType | None:
     """The schema the failed read used when the caller gave none: Spark's inference (a CSV
     read with inferred types fails only on a record with the wrong number of fields)."""
     reader = spark.read.format(kind).option("mode", "PERMISSIVE")
     if kind == "csv":
-        reader = reader.options(header=True, inferSchema=True)
+        reader = reader.options(header=True, inferSchema=True, **options)
     return reader.load(path).schema
 
 

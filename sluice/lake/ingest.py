@@ -37,10 +37,11 @@ from pyiceberg.table import TableProperties
 
 from sluice.errors import ConfigError
 from sluice.lake import telemetry
-from sluice.lake.bad_input import bad_input_message
+from sluice.lake.bad_input import bad_input_message, vanished_file
 from sluice.lake.catalog import LakeLocation, open_catalog
 from sluice.lake.commit import collect_data_files, commit_data_files, job_snapshot
 from sluice.lake.conform import Evolution, conform, evolution, evolved_schema, spark_type
+from sluice.lake.csv_text import CsvText, check_csv, csv_options
 from sluice.lake.fields import FIELD_ID_WRITE, names_held, with_field_ids
 from sluice.lake.layout import (
     PartitionTerm,
@@ -132,13 +133,16 @@ def ingest(
     sort_by: str | None = None,
     target_file_size: int | None = None,
     where: Sequence[str] = (),
+    encoding: str | None = None,
     report: Report = print_progress,
 ) -> IngestSummary:
     """Append ``source`` to the lake table ``namespace.table`` (or replace its rows) in one snapshot.
 
     ``source`` is None to generate ``rows`` synthetic telemetry rows (default
     :data:`DEFAULT_ROWS`), a DataFrame (a ``Federation.sql(...)`` result, say), or a CSV,
-    JSON or Parquet file or folder (``source_format`` when the name does not tell).
+    JSON or Parquet file or folder (``source_format`` when the name does not tell). A CSV
+    file's text is ``encoding`` (default UTF-8): a byte that does not decode in it fails the
+    job, naming the file and line, before anything is written (:mod:`sluice.lake.csv_text`).
 
     A missing table is created in the same job (and dropped again if the job fails): with
     the input's columns (CSV and JSON types inferred, or ``schema``, a Spark DDL string
@@ -169,7 +173,7 @@ def ingest(
     spark_schema = _spark_schema(schema)
     location = LakeLocation.from_url(lake_url)
     table_name = f"{namespace}.{table}"
-    with _Undo(spark, location, source, source_format, spark_schema) as undo:
+    with _Undo(spark, location, source, source_format, spark_schema, encoding) as undo:
         catalog = open_catalog(location, create=True)
         lake_table, input_frame, what = _table_and_input(
             spark,
@@ -177,10 +181,7 @@ def ingest(
             undo,
             namespace,
             table,
-            source,
             rows,
-            source_format,
-            spark_schema,
             partition_terms,
             sort_terms,
             target_file_size,
@@ -330,23 +331,24 @@ def create_table(
     partition_by: str | None = None,
     sort_by: str | None = None,
     target_file_size: int | None = None,
+    encoding: str | None = None,
 ) -> Table:
     """Create an empty lake table ``namespace.table`` and return it.
 
     Its columns are ``schema`` (a Spark DDL string or StructType) or those of ``source`` (a
     DataFrame, or a CSV/JSON/Parquet file or folder whose types are inferred); no rows are
-    written. ``partition_by``, ``sort_by`` and ``target_file_size`` as for :func:`ingest`.
+    written. ``partition_by``, ``sort_by``, ``target_file_size`` and ``encoding`` as for :func:`ingest`.
     An existing table of that name is an error.
     """
     spark_schema = _spark_schema(schema)
     if spark_schema is None and source is None:
         raise ConfigError("give the new table's columns: a schema, or a file or DataFrame to take them from")
     location = LakeLocation.from_url(lake_url)
-    with _Undo(spark, location, source, source_format, spark_schema) as undo:
+    with _Undo(spark, location, source, source_format, spark_schema, encoding) as undo:
         catalog = open_catalog(location, create=True)
         if catalog.table_exists((namespace, table)):
             raise ConfigError(f"lake table {namespace}.{table} already exists")
-        frame = _input(spark, source, None, source_format, None, spark_schema)[0] if source is not None else None
+        frame = _input(spark, undo, None, None)[0] if source is not None else None
         columns = frame.schema if frame is not None else spark_schema
         assert columns is not None
         return _create(
@@ -367,19 +369,17 @@ def _table_and_input(
     undo: _Undo,
     namespace: str,
     table: str,
-    source: Source,
     rows: int | None,
-    source_format: str | None,
-    spark_schema: StructType | None,
     partition_terms: tuple[PartitionTerm, ...] | None,
     sort_terms: tuple[SortTerm, ...] | None,
     target_file_size: int | None,
 ) -> tuple[Table, DataFrame, str]:
     """The table (created when missing) and the input as a DataFrame, with a phrase for the report."""
+    source = undo.source
     if catalog.table_exists((namespace, table)):
         lake_table = catalog.load_table((namespace, table))
         _check_layout(lake_table, partition_terms, sort_terms)
-        frame, what = _input(spark, source, rows, source_format, lake_table, spark_schema)
+        frame, what = _input(spark, undo, rows, lake_table)
         return lake_table, frame, what
     if source is None or (namespace, table) == (telemetry.NAMESPACE, telemetry.TABLE):
         table_schema = telemetry.schema()
@@ -393,7 +393,7 @@ def _table_and_input(
             telemetry.SORT_BY if sort_terms is None else sort_terms,
             target_file_size,
         )
-        frame, what = _input(spark, source, rows, source_format, lake_table, spark_schema)
+        frame, what = _input(spark, undo, rows, lake_table)
         missing = [field.name for field in table_schema.fields if field.name not in frame.columns]
         if source is not None and 2 * len(missing) > len(table_schema.fields):  # someone else's data, not telemetry
             raise ConfigError(
@@ -402,7 +402,7 @@ def _table_and_input(
                 "from the input's columns"
             )
         return lake_table, frame, what
-    frame, what = _input(spark, source, rows, source_format, None, spark_schema)
+    frame, what = _input(spark, undo, rows, None)
     lake_table = _create(
         catalog,
         undo,
@@ -518,7 +518,10 @@ class _Undo:
     and warehouse folder it created are deleted. An error Spark raised while reading a
     file source becomes one :class:`ConfigError` saying where the input is bad
     (:func:`sluice.lake.bad_input.bad_input_message`, with ``read_schema``, the schema the
-    input was read with).
+    input was read with, and ``csv_text``, how a CSV input was read).
+
+    It also carries the job's input as given (``source``, ``source_format``, the schema to
+    read it with, a CSV's ``encoding``), which :func:`_input` reads.
     """
 
     def __init__(
@@ -528,9 +531,12 @@ class _Undo:
         source: Source,
         source_format: str | None,
         read_schema: StructType | None,
+        encoding: str | None = None,
     ) -> None:
         self.spark, self.location, self.source, self.source_format = spark, location, source, source_format
-        self.read_schema = read_schema
+        self.read_schema, self.given_schema = read_schema, read_schema
+        self.encoding = encoding
+        self.csv_text: CsvText | None = None
         self.new_catalog = not os.path.exists(location.catalog_path)
         self.new_warehouse = not os.path.exists(location.warehouse)
         self.namespace: tuple[Catalog, str] | None = None
@@ -546,10 +552,16 @@ class _Undo:
         if error is None:
             return
         self.run()
+        if isinstance(error, (CapturedException, Py4JJavaError)) and (gone := vanished_file(error)):
+            raise ConfigError(
+                f"the ingest stopped: {gone} was removed while the job ran (by another process?); nothing was committed"
+            ) from None
         if isinstance(error, (CapturedException, Py4JJavaError)) and isinstance(self.source, (str, Path)):
             path = str(self.source)
             raise ConfigError(
-                bad_input_message(self.spark, path, _format_of(path, self.source_format), self.read_schema, error)
+                bad_input_message(
+                    self.spark, path, _format_of(path, self.source_format), self.read_schema, error, self.csv_text
+                )
             ) from None
 
     def run(self) -> None:
@@ -601,17 +613,19 @@ def _format_of(path: str, source_format: str | None) -> str:
     return kind
 
 
-def _input(
-    spark: SparkSession,
-    source: Source,
-    rows: int | None,
-    source_format: str | None,
-    lake_table: Table | None,
-    spark_schema: StructType | None,
-) -> tuple[DataFrame, str]:
-    """The input DataFrame and a phrase for the progress report."""
+def _input(spark: SparkSession, undo: _Undo, rows: int | None, lake_table: Table | None) -> tuple[DataFrame, str]:
+    """The job's input (``undo.source``) as a DataFrame, and a phrase for the progress report.
+
+    A CSV file's text is checked first (:func:`sluice.lake.csv_text.check_csv`); how it is
+    to be read is kept in ``undo.csv_text`` for the diagnosis of a failed read.
+    """
     from pyspark.sql import DataFrame
 
+    source = undo.source
+    if undo.encoding is not None and (
+        source is None or isinstance(source, DataFrame) or _format_of(str(source), undo.source_format) != "csv"
+    ):
+        raise ConfigError(f"an encoding ({undo.encoding}) is given for CSV input only")
     if source is None:
         from sluice.lake.generate import telemetry as generated_telemetry
 
@@ -622,14 +636,21 @@ def _input(
     if isinstance(source, DataFrame):
         return source, "a DataFrame"
     path = str(source)
-    kind = _format_of(path, source_format)
+    kind = _format_of(path, undo.source_format)
     if "://" not in path and not os.path.exists(path):
         raise ConfigError(f"source {path!r} does not exist")
-    return read_files(spark, path, kind, lake_table, spark_schema), f"{kind} {path}"
+    if kind == "csv":
+        undo.csv_text = check_csv(spark, path, undo.encoding)
+    return read_files(spark, path, kind, lake_table, undo.given_schema, undo.csv_text), f"{kind} {path}"
 
 
 def read_files(
-    spark: SparkSession, path: str, kind: str, lake_table: Table | None = None, schema: StructType | None = None
+    spark: SparkSession,
+    path: str,
+    kind: str,
+    lake_table: Table | None = None,
+    schema: StructType | None = None,
+    csv_text: CsvText | None = None,
 ) -> DataFrame:
     """A CSV, JSON or Parquet file or folder as a DataFrame, every value parsed or the job fails.
 
@@ -640,21 +661,22 @@ def read_files(
     needs a header; its columns may come in any order. In CSV an empty unquoted field is
     NULL and a quoted ``""`` the empty string, as Spark writes them: Spark's default reads
     both as NULL (its ``nullValue`` is the empty string), so the ``nullValue`` here is a
-    character no text field holds.
+    character no text field holds. ``csv_text`` is how :func:`sluice.lake.csv_text.check_csv`
+    found a CSV is to be read (its encoding, and ``multiLine`` when a record may span lines).
     """
     if kind == "parquet":
         return spark.read.parquet(path)
     known = {field.name: spark_type(field.field_type) for field in lake_table.schema().fields} if lake_table else {}
     if schema is None and kind == "csv":
-        header = spark.read.options(header=True, inferSchema=False).csv(path).columns
+        header = spark.read.options(header=True, inferSchema=False, **csv_options(csv_text)).csv(path).columns
         if all(name in known for name in header):
             schema = _struct([(name, known[name]) for name in header])
     if schema is None:
-        inferred = _reader(spark, kind, None, "PERMISSIVE").load(path).schema
+        inferred = _reader(spark, kind, None, "PERMISSIVE", csv_text).load(path).schema
         schema = _struct([(field.name, known.get(field.name, field.dataType)) for field in inferred.fields])
     else:
         schema = _struct([(field.name, known.get(field.name, field.dataType)) for field in schema.fields])
-    return _reader(spark, kind, schema, "FAILFAST").load(path)
+    return _reader(spark, kind, schema, "FAILFAST", csv_text).load(path)
 
 
 def _struct(fields: list[tuple[str, DataType]]) -> StructType:
@@ -663,13 +685,19 @@ def _struct(fields: list[tuple[str, DataType]]) -> StructType:
     return StructType([StructField(name, kind) for name, kind in fields])
 
 
-def _reader(spark: SparkSession, kind: str, schema: StructType | None, mode: str) -> DataFrameReader:
+def _reader(
+    spark: SparkSession, kind: str, schema: StructType | None, mode: str, csv_text: CsvText | None
+) -> DataFrameReader:
     reader = spark.read.format(kind).option("mode", mode)
     if schema is not None:
         reader = reader.schema(schema)
     if kind == "csv":
         reader = reader.options(
-            header=True, enforceSchema=False, nullValue=CSV_NO_NULL_TEXT, inferSchema=schema is None
+            header=True,
+            enforceSchema=False,
+            nullValue=CSV_NO_NULL_TEXT,
+            inferSchema=schema is None,
+            **csv_options(csv_text),
         )
     return reader
 

@@ -34,6 +34,10 @@ from sluice.types import (
 )
 
 
+class ZoneNameError(ValueError):
+    """A session time zone that is no zone's name by its shape (checked before any lookup)."""
+
+
 class NotRepresentable(Exception):
     """Spark's coercion of a constant cannot be mirrored exactly; the reason says why."""
 
@@ -137,13 +141,34 @@ def parse_timestamp(text: str, zone: str | None) -> dt.datetime | None:
         return None
 
 
+#: the longest zone name :func:`session_zone` looks up (IANA's longest is 32 characters)
+MAX_ZONE_NAME = 64
+#: an IANA region name: at most four ``/``-separated parts of letters, digits, ``_``, ``+``, ``-``
+#: (``Europe/Paris``, ``America/Argentina/Buenos_Aires``, ``Etc/GMT+5``)
+_ZONE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}")
+
+
 def session_zone(zone: str) -> dt.tzinfo:
+    """The tzinfo of a Spark session time zone: ``UTC``, an offset (``+05:30``, ``GMT-8``) or
+    an IANA name.
+
+    A name is checked for length and shape before :class:`~zoneinfo.ZoneInfo` sees it:
+    ZoneInfo resolves a name as a resource path, one package per ``/`` part, and a name of
+    a thousand parts (a Flight request can carry one) exhausts Python's recursion limit
+    there. Raises :class:`ZoneNameError` for such a name, ZoneInfo's own errors for an unknown one.
+    """
     if zone.upper() in ("UTC", "Z", "GMT"):
         return dt.timezone.utc
     match = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?", zone)
     if match:
         sign = -1 if match[1] == "-" else 1
         return dt.timezone(sign * dt.timedelta(hours=int(match[2]), minutes=int(match[3] or 0)))
+    if len(zone) > MAX_ZONE_NAME or not _ZONE_NAME.fullmatch(zone):
+        raise ZoneNameError(
+            f"{zone[:MAX_ZONE_NAME]!r}{'...' if len(zone) > MAX_ZONE_NAME else ''} is not a time zone name: "
+            f"expected an IANA name such as 'Europe/Paris' (at most {MAX_ZONE_NAME} characters, four parts) "
+            "or an offset such as '+05:30'"
+        )
     return ZoneInfo(zone)
 
 

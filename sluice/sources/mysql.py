@@ -24,6 +24,7 @@ from sluice.errors import BindError, ConfigError, SourceError, no_such_table
 from sluice.planner.join_cost import TableStatistics
 from sluice.sources.arrow import conform, strict_booleans
 from sluice.sources.base import ReadTask, SqlSource, key_ranges
+from sluice.sources.rust_panics import panic_reports_held_back
 from sluice.timeouts import waited
 from sluice.types import Column, Kind, SparkType, TableSchema
 
@@ -259,9 +260,20 @@ class MysqlSource(SqlSource):
         return key_ranges(key, low, high, count)
 
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
+        """The task's rows from connectorx, as Arrow batches.
+
+        connectorx reports a failure mid-stream (a server error, a value it cannot convert)
+        as a Rust panic, whose report Rust writes to stderr before Python sees it: the read
+        runs with such reports held back (:mod:`sluice.sources.rust_panics`), so the one
+        :class:`SourceError` is all the user sees.
+        """
+        self._verify(task)
+        with panic_reports_held_back():
+            yield from self._stream(task)
+
+    def _stream(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         import connectorx
 
-        self._verify(task)
         try:
             reader = connectorx.read_sql(
                 self._reader_url(),

@@ -7,9 +7,11 @@ the shared ``spark`` session (America/New_York) and a fresh lake per test.
 
 from __future__ import annotations
 
+import csv as csv_module
 import datetime as dt
 import hashlib
 import random
+import re
 import sqlite3
 from pathlib import Path
 
@@ -377,3 +379,104 @@ def test_optimize_leaves_one_sorted_file_per_partition_in_one_snapshot(spark, we
     assert answer(fed.sql("SELECT * FROM mylake.weather.obs")) == answer(expected.unionAll(expected).unionAll(expected))
     assert main(["lake", "optimize", url, "--namespace", "weather", "--table", "obs"], spark=spark) == 0
     assert "nothing to do" in capsys.readouterr().out
+
+
+def _with_bytes(path: Path, line: int, old: str, new: bytes) -> Path:
+    """``path`` with the first ``old`` on 1-based ``line`` replaced by raw ``new`` bytes."""
+    lines = path.read_bytes().split(b"\n")
+    lines[line - 1] = lines[line - 1].replace(old.encode(), new, 1)
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+@pytest.mark.parametrize("table", ["existing", "new"])
+def test_a_csv_byte_that_is_not_utf8_fails_naming_file_and_line(
+    spark, weather_lake, tmp_path: Path, capsys, table: str
+) -> None:
+    """Spark's CSV reader stores a byte that is not UTF-8 as U+FFFD (caf\\xe9 became caf\\ufffd):
+    the job must fail naming the file and line, and leave the lake as it was (issue 23)."""
+    from sluice.lake.ingest import ingest
+
+    _, url, csv, _ = weather_lake
+    bad = tmp_path / "bad.csv"  # a copy with one Latin-1 byte past line 1500
+    bad.write_bytes(csv.read_bytes())
+    line = next(n for n, text in enumerate(bad.read_text().splitlines(), 1) if n > 1500 and ",Oslo," in text)
+    _with_bytes(bad, line, ",Oslo,", b",caf\xe9,")
+    expected = rf"{bad} line {line}: byte\(s\) e9 are not utf-8 text, in b'[^']*,caf\\xe9,"
+    before = state(tmp_path / "lake")
+    if table == "existing":
+        with pytest.raises(ConfigError, match=expected):
+            ingest(spark, url, bad, namespace="weather", table="obs", report=quiet)
+    else:
+        assert (
+            main(["lake", "ingest", url, "--from", str(bad), "--namespace", "fresh", "--table", "t"], spark=spark) == 2
+        )
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1 and re.search(expected, error), error
+    assert state(tmp_path / "lake") == before
+    assert not open_catalog(LakeLocation.from_url(url)).table_exists(("fresh", "t"))
+
+
+def test_a_declared_encoding_keeps_every_character(spark, tmp_path: Path, capsys) -> None:
+    """``--encoding latin1``: the file's characters arrive as written (Python's own Latin-1
+    decoding is the reference), quoted line breaks and quotes included."""
+    from sluice import Federation
+
+    text = write_weather(tmp_path / "weather.csv", rows=200).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    lines[17] = lines[17].replace(lines[17].split(",")[2], '"café, crème\nsur deux lignes"', 1)
+    latin1 = tmp_path / "latin1.csv"
+    latin1.write_bytes("\n".join(lines).encode("latin1"))
+    url = lake_url(tmp_path / "lake")
+    command = ["lake", "ingest", url, "--from", str(latin1), "--namespace", "w", "--table", "t", "--encoding", "latin1"]
+    assert main(command, spark=spark) == 0, capsys.readouterr().err
+    fed = Federation(spark=spark)
+    fed.attach("l1", url)
+    stored = answer(fed.sql("SELECT id, station FROM l1.w.t"))
+    with open(latin1, encoding="latin1", newline="") as handle:
+        written = sorted(((int(row["id"]), row["station"] or None) for row in csv_module.DictReader(handle)), key=repr)
+    assert stored == written
+    assert (int(lines[17].split(",")[0]), "café, crème\nsur deux lignes") in stored
+
+
+def test_a_quoted_line_break_is_read_as_part_of_its_value(spark, tmp_path: Path) -> None:
+    """A valid CSV whose quoted field holds a line break (RFC 4180) was refused: the reader
+    split records at every line break."""
+    from sluice.lake.ingest import ingest
+
+    path = tmp_path / "notes.csv"
+    path.write_text('id,note\n1,"first line\nsecond line"\n2,plain\n3,"a, b"\n4,"ends\r\n"\n')
+    url = lake_url(tmp_path / "lake")
+    summary = ingest(spark, url, path, namespace="n", table="notes", report=quiet)
+    stored = sorted((row["id"], row["note"]) for row in load(url, "n.notes").scan().to_arrow().to_pylist())
+    with open(path, newline="") as handle:
+        written = sorted((int(row["id"]), row["note"]) for row in csv_module.DictReader(handle))
+    assert summary.rows == 4 and stored == written
+
+
+def test_a_duplicate_csv_header_names_the_column_and_file(spark, tmp_path: Path) -> None:
+    from sluice.lake.ingest import ingest
+
+    path = tmp_path / "twice.csv"
+    path.write_text("id,Temp,station,temp\n1,2.5,Oslo,3.5\n")
+    with pytest.raises(ConfigError, match=rf"{path}: the header names column 'temp' twice \(fields 2 and 4\)"):
+        ingest(spark, lake_url(tmp_path / "lake"), path, namespace="n", table="t", report=quiet)
+    assert not (tmp_path / "lake").exists() or not any((tmp_path / "lake").rglob("*"))
+
+
+def test_a_file_removed_mid_job_is_named_in_one_line(spark, tmp_path: Path, capsys) -> None:
+    """A file that vanishes while the job runs (here the input, removed once the job has
+    planned its write) failed with a bare Py4J line: one line must name the file, and the
+    lake is left as it was."""
+    path = write_weather(tmp_path / "weather.csv", rows=200)
+    url = lake_url(tmp_path / "lake")
+
+    def remove_the_input(line: str) -> None:
+        if "writing under" in line:
+            path.unlink()
+
+    from sluice.lake.ingest import ingest
+
+    with pytest.raises(ConfigError, match=rf"^the ingest stopped: {path} was removed while the job ran"):
+        ingest(spark, url, path, namespace="n", table="t", report=remove_the_input)
+    assert not (tmp_path / "lake").exists() or not any((tmp_path / "lake").rglob("*"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pymysql
 import pytest
@@ -113,3 +115,33 @@ def test_a_login_reuses_the_processes_tls_context(fed, monkeypatch) -> None:  # 
         source.read(ReadTask("SELECT id FROM sluice_test.edge WHERE id < 3", pa.schema([("id", pa.int64())]), 0, table))
     )
     assert len(made) <= 1
+
+
+def test_a_failure_mid_read_shows_no_rust_panic_report(fed, capfd) -> None:  # type: ignore[no-untyped-def]
+    """connectorx reports a server error mid-stream (ERROR 1690, a BIGINT overflow in a pushed
+    predicate) and a value it cannot convert (a zero DATE, which MariaDB's default sql_mode
+    stores) as Rust panics, whose reports (with a backtrace under RUST_BACKTRACE) Rust
+    writes to stderr before the clean error: stderr must hold nothing of them (issue 23),
+    and other output written while a read runs must still get through."""
+    source = fed._sources["my"]
+    database = source.database
+    _execute(
+        "SET SESSION sql_mode = ''",
+        f"DROP TABLE IF EXISTS {database}.panics",
+        f"CREATE TABLE {database}.panics (id INT PRIMARY KEY, b BIGINT, d DATE)",
+        f"INSERT INTO {database}.panics VALUES (1, 1, '2024-01-01'), (2, 9223372036854775807, '0000-00-00')",
+    )
+    table = source.describe(database, "panics")
+    capfd.readouterr()
+    rows = source.read(ReadTask(f"SELECT id FROM {database}.panics", pa.schema([("id", pa.int64())]), 0, table))
+    next(rows)  # a reader is running
+    os.write(2, b"other output\n")
+    assert list(rows) == []
+    failing = {
+        f"SELECT b FROM {database}.panics WHERE b + 1 > 0": (pa.int64(), "BIGINT value is out of range"),
+        f"SELECT d FROM {database}.panics": (pa.date32(), "0000-00-00"),
+    }
+    for query, (kind, message) in failing.items():
+        with pytest.raises(SourceError, match=message):
+            list(source.read(ReadTask(query, pa.schema([("x", kind)]), 0, table)))
+    assert capfd.readouterr().err == "other output\n"

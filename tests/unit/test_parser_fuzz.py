@@ -238,6 +238,11 @@ _COLUMN = {"expression_class": "BOUND_COLUMN_REF", "binding": {"column_index": 1
         (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),  # json's C parser: RecursionError
         (b'{"table": ["pg", "t"], "limit": ' + b"9" * 5000 + b"}", "number too long"),  # int() digit limit: ValueError
         (b"path:pg\x00\xff\xfe", "must be UTF-8"),  # the server decoded path names unchecked
+        # flight-json seed 77123 case 1160: ZoneInfo resolves one package per "/" part, RecursionError
+        (
+            _request(None, session_zone="America" + "/Neca" * 1000),
+            "session_zone 'America/Neca/.*'... is not a time zone name",
+        ),
         (_sluice({"op": "=", "args": [{"column": "f"}, {"literal": 10**400, "type": "double"}]}), "not a valid double"),
         # found by the 20,000-case campaign (seed 1): decimal.Overflow typing a constant of a 999,999,999-digit decimal
         (
