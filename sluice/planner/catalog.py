@@ -42,7 +42,7 @@ from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
-from sluice.sources.base import Source
+from sluice.sources.base import Source, SqlSource
 from sluice.sources.iceberg import IcebergSource
 from sluice.types import AsOf, SparkType, TableSchema, table_from_dict, table_to_dict
 
@@ -270,7 +270,7 @@ class CatalogPlanner:
         # rendered from the spec by the source, as its reader renders it: EXPLAIN shows what runs
         remote = source.masked(source.request_text(spec))
         choice, vector = self._lake_reader(source, spec, request, verdicts)
-        order_text = spec.order_sql(source.dialect)
+        order_text = spec.order_sql(source.dialect, qualify=isinstance(source, SqlSource))  # as the reader renders it
         # one id for the scan whatever join keys Spark hands it at run time (its metrics are found by it)
         static = replace(spec, where=planned) if len(pushed) > len(planned) else spec
         scan_id = hashlib.sha256(static.to_json().encode()).hexdigest()[:16]
