@@ -311,6 +311,7 @@ class CatalogPlanner:
             "partitions": 1 if limit is not None or scan.aggregation is not None else spec.partitions,
             "description": _description(source, table, remote, verdicts, scan.limit_note, scan.grouped, at_runtime)
             + (f" | {choice.text()}" if choice is not None else "")
+            + _checked_first(source, spec)
             + _refused_join(request.get("join_refused")),
             "join_refused": request.get("join_refused"),
             "trace": [step.to_dict() for step in steps]
@@ -505,6 +506,16 @@ def _description(
     if limit_note:
         parts.append(limit_note)
     return " | ".join(parts)
+
+
+def _checked_first(source: Source, spec: ScanSpec) -> str:
+    """EXPLAIN's words on the query a SQL source runs before a pushed scan (sources/unreadable.py)."""
+    if not isinstance(source, SqlSource):
+        return ""
+    check = source.read_check(spec)
+    if check is None:
+        return ""
+    return f" | Checked first ({check.reason}): {source.masked(source.check_query(spec, check))}"
 
 
 def _refused_join(refused: dict[str, Any] | None) -> str:
