@@ -257,6 +257,12 @@ class Source(abc.ABC):
         """How the reader selects a computed value (an aggregate) it reads as ``spark_type``."""
         return sql
 
+    def refused(self, column: Column) -> exp.Expression | None:
+        """SQL true on a stored value of ``column`` that its type allows and the reader refuses
+        (PostgreSQL's ``infinity`` dates); None when there is none. Such values are looked for
+        before a pushed scan reads (:meth:`SqlSource.run_check`)."""
+        return None
+
     def pruning(self, spec: ScanSpec) -> Pyramid | None:
         """What the scan skips before reading (lake tables: the pruning pyramid); None: nothing."""
         return None
@@ -315,12 +321,6 @@ class SqlSource(Source):
 
     def request_text(self, spec: ScanSpec) -> str:
         return spec.query(self)
-
-    def refused(self, column: Column) -> exp.Expression | None:
-        """SQL true on a stored value of ``column`` that its type allows and the reader refuses
-        (PostgreSQL's ``infinity`` dates); None when there is none. Such values are looked for
-        before a pushed scan reads (:meth:`run_check`)."""
-        return None
 
     def read_check(self, spec: ScanSpec) -> Check | None:
         """What :meth:`run_check` looks for before ``spec`` is read (None: nothing)."""

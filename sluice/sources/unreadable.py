@@ -39,11 +39,13 @@ class Check:
 
 def columns_used(spec: ScanSpec) -> tuple[str, ...]:
     """The table's columns the reference read of ``spec``'s query reads: those read, those its
-    pushed conjuncts test and those its pushed aggregates compute from."""
+    pushed conjuncts test, those its pushed ORDER BY sorts by and those its pushed aggregates
+    compute from."""
     trees = [conjunct.sql_tree() for conjunct in spec.where]
     if spec.aggregate is not None:
         trees += [o.argument.sql_tree() for o in spec.aggregate.outputs if o.argument is not None]
-    names = list(spec.columns) + [column.name for tree in trees for column in tree.find_all(exp.Column)]
+    names = list(spec.columns) + [key.column for key in spec.order]
+    names += [column.name for tree in trees for column in tree.find_all(exp.Column)]
     found = (spec.table.find(name) for name in names)
     return tuple(dict.fromkeys(column.name for column in found if column is not None))
 

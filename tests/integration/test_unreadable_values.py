@@ -43,6 +43,7 @@ QUERIES = [
     ("SELECT id, v FROM {t} ORDER BY v ASC NULLS FIRST, id LIMIT 2", True),
     ("SELECT id FROM {t} WHERE id < 3", False),
     ("SELECT count(*) FROM {t} WHERE id > 1", False),
+    ("SELECT count(*) FROM {t}", False),  # reads one column without pushdown: not v
 ]
 LOWS = {
     "date": "DATE '2024-01-01'",
