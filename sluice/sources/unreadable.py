@@ -67,8 +67,8 @@ def scan_check(spec: ScanSpec, refused: Callable[[Column], exp.Expression | None
         condition = exp.Or(this=condition, expression=exp.Paren(this=guard))
     names = tuple(name for name, _ in guards)
     reason = (
-        f"checked first: no row holds a value Spark cannot read in {', '.join(names)} "
-        "(the pushed query could skip a row the reference read fails on)"
+        f"a row holding a value Spark cannot read in {', '.join(names)} fails the query, as it fails "
+        "the reference read; the pushed query could skip it"
     )
     return Check(names, condition, reason)
 
