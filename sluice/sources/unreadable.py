@@ -42,9 +42,10 @@ def columns_used(spec: ScanSpec) -> tuple[str, ...]:
     pushed conjuncts test, those its pushed ORDER BY sorts by and those its pushed aggregates
     compute from."""
     trees = [conjunct.sql_tree() for conjunct in spec.where]
-    if spec.aggregate is not None:
+    if spec.aggregate is not None:  # its columns are the table's (Spark prunes no column of an aggregated scan)
         trees += [o.argument.sql_tree() for o in spec.aggregate.outputs if o.argument is not None]
-    names = list(spec.columns) + [key.column for key in spec.order]
+    names = [] if spec.aggregate is not None else list(spec.columns)
+    names += [key.column for key in spec.order]
     names += [column.name for tree in trees for column in tree.find_all(exp.Column)]
     found = (spec.table.find(name) for name in names)
     return tuple(dict.fromkeys(column.name for column in found if column is not None))
