@@ -102,9 +102,10 @@ class ScanSpec:
         golden files share (:meth:`Dialect.render`)."""
         return [dialect.render(conjunct.sql_tree()) for conjunct in self.where]
 
-    def order_sql(self, dialect: Dialect) -> str | None:
-        """The pushed ``ORDER BY`` in ``dialect``'s SQL (None: no order pushed)."""
-        return order_by(dialect, self.table, self.order)
+    def order_sql(self, dialect: Dialect, qualify: bool = True) -> str | None:
+        """The pushed ``ORDER BY`` in ``dialect``'s SQL (None: no order pushed), each key qualified
+        by the table's name unless ``qualify`` is false (:func:`~sluice.planner.remote.order_by`)."""
+        return order_by(dialect, self.table, self.order, qualify)
 
     def query(self, source: SqlSource, partition_predicate: str | None = None) -> str:
         if self.join is not None:  # one partition: the joined query is never split

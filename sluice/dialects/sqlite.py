@@ -126,6 +126,8 @@ class SqliteDialect(Dialect):
         """
         if column.type.kind is Kind.BOOLEAN or (column.type.kind is Kind.INTEGRAL and column.type.bits < 64):
             return self._out_of_range(column)
+        if column.type.kind is Kind.DATE:
+            return self._loose_date(column)
         if column.type.kind is not Kind.DECIMAL:
             return None
         _, scale = column.type.precision_scale
@@ -166,6 +168,28 @@ class SqliteDialect(Dialect):
         why = (
             f"{column.describe()}: SQLite may hold values {column.type} cannot (another storage class, or outside "
             f"{low}..{high}); rows holding them are returned so the read fails as it does without pushdown"
+        )
+        return guard, why
+
+    def _loose_date(self, column: Column) -> tuple[exp.Expression, str]:
+        """A DATE column's values the reader refuses or reads as a date SQLite does not compare as
+        one: anything but TEXT spelled ``YYYY-MM-DD`` of a real day from 0001-01-01 (SQLite keeps
+        ``'garbage'``, ``'2024-02-30'`` and a BLOB in a DATE column; ``date(v, '+0 days')`` spells
+        a real day back unchanged and normalises or rejects everything else)."""
+        value = exp.column(column.name, quoted=True)
+        storage = exp.In(
+            this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
+            expressions=[exp.Literal.string("text"), exp.Literal.string("null")],
+        )
+        spelled = exp.Anonymous(this="date", expressions=[value.copy(), exp.Literal.string("+0 days")])
+        guard = _or(
+            exp.Not(this=exp.Paren(this=storage)),
+            exp.Not(this=exp.Paren(this=exp.NullSafeEQ(this=spelled, expression=value.copy()))),
+            exp.LT(this=value.copy(), expression=exp.Literal.string("0001-01-01")),
+        )
+        why = (
+            f"{column.describe()}: SQLite may hold values that are no date in a DATE column (text in another "
+            "spelling, numbers, BLOBs); rows holding them are returned so the read fails as it does without pushdown"
         )
         return guard, why
 

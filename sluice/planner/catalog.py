@@ -43,7 +43,7 @@ from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
 from sluice.scan import ScanSpec
 from sluice.sources import open_source
-from sluice.sources.base import Source
+from sluice.sources.base import Source, SqlSource
 from sluice.sources.iceberg import IcebergSource
 from sluice.types import AsOf, SparkType, TableSchema, table_from_dict, table_to_dict
 
@@ -271,7 +271,7 @@ class CatalogPlanner:
         # rendered from the spec by the source, as its reader renders it: EXPLAIN shows what runs
         remote = source.masked(source.request_text(spec))
         choice, vector = self._lake_reader(source, spec, request, verdicts)
-        order_text = spec.order_sql(source.dialect)
+        order_text = spec.order_sql(source.dialect, qualify=isinstance(source, SqlSource))  # as the reader renders it
         # one id for the scan whatever join keys Spark hands it at run time (its metrics are found by it)
         static = replace(spec, where=planned) if len(pushed) > len(planned) else spec
         scan_id = hashlib.sha256(static.to_json().encode()).hexdigest()[:16]
@@ -285,6 +285,7 @@ class CatalogPlanner:
         description = (
             _description(source, table, remote, verdicts, scan.limit_note, scan.grouped, at_runtime)
             + (f" | {choice.text()}" if choice is not None else "")
+            + _checked_first(source, spec)
             + _refused_join(request.get("join_refused"))
         )
         answer: Answer = {
@@ -511,6 +512,16 @@ def _description(
     if limit_note:
         parts.append(limit_note)
     return " | ".join(parts)
+
+
+def _checked_first(source: Source, spec: ScanSpec) -> str:
+    """EXPLAIN's words on the query a SQL source runs before a pushed scan (sources/unreadable.py)."""
+    if not isinstance(source, SqlSource):
+        return ""
+    check = source.read_check(spec)
+    if check is None:
+        return ""
+    return f" | Checked first ({check.reason}): {source.masked(source.check_query(spec, check))}"
 
 
 def _refused_join(refused: dict[str, Any] | None) -> str:

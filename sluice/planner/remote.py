@@ -23,14 +23,22 @@ class OrderKey:
 AND_CHUNK = 256
 
 
-def order_by(dialect: Dialect, table: TableSchema, keys: tuple[OrderKey, ...]) -> str | None:
-    """``ORDER BY`` with NULL placement spelled out and text under a binary collation."""
+def order_by(dialect: Dialect, table: TableSchema, keys: tuple[OrderKey, ...], qualify: bool = True) -> str | None:
+    """``ORDER BY`` with NULL placement spelled out and text under a binary collation.
+
+    With ``qualify`` each key names its table (``"orders"."amount"``): ORDER BY binds a bare
+    name to a select-list output of that name first (PostgreSQL, MySQL, SQLite and DuckDB
+    alike), and a reader selects some columns through a cast (PostgreSQL's ``"amount"::text``
+    is an output named ``amount``), so a bare key would sort the cast's text, not the column.
+    Only a query that selects from another relation (the lake's DuckDB reader, whose select
+    list is the bare columns) renders them bare.
+    """
     if not keys:
         return None
     parts = []
     for key in keys:
         column = table.column(key.column)
-        sql: exp.Expression = exp.column(column.name, quoted=True)
+        sql: exp.Expression = exp.column(column.name, table=table.name if qualify else None, quoted=True)
         if column.type.kind is Kind.STRING and dialect.text_rules(column).ordering == "collate_c":
             sql = dialect.binary_collation(sql)
         parts.append(dialect.order_key(dialect.render(sql), key.descending, key.nulls_first))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -21,8 +20,24 @@ if TYPE_CHECKING:
 #: Spark's calendar: dates and timestamps (UTC for instants) from 0001-01-01 to 9999-12-31
 _FIRST_DAY, _LAST_DAY = -719162, 2932896
 _FIRST_US, _LAST_US = _FIRST_DAY * 86_400_000_000, (_LAST_DAY + 1) * 86_400_000_000 - 1
-#: beyond this many days from 1970 a value is no calendar date: an infinity as the driver encodes it
-_INFINITE_DAYS = 100_000_000
+#: how drivers encode ``infinity`` and ``-infinity`` (raw int32 days, int64 microseconds): the
+#: type's extremes, or, from PostgreSQL through ADBC, those extremes (PostgreSQL counts from
+#: 2000-01-01) moved to 1970's epoch with the wrap-around of the integer
+_DAYS_INFINITY = {
+    2**31 - 1: "'infinity'",
+    -(2**31): "'-infinity'",
+    -2147472692: "'infinity'",
+    -2147472691: "'-infinity'",
+}
+_US_INFINITY = {
+    2**63 - 1: "'infinity'",
+    -(2**63): "'-infinity'",
+    -9222425352054775809: "'infinity'",
+    -9222425352054775808: "'-infinity'",
+}
+#: PostgreSQL's first timestamp (4714-11-24 BC); a raw value below it is a late timestamp
+#: (after about year 294247) whose microseconds since 1970 wrapped around int64 in the driver
+_PG_FIRST_US = -210866803200000000
 
 
 def conform(batch: pa.RecordBatch, schema: pa.Schema, table: TableSchema | None = None) -> pa.RecordBatch:
@@ -89,17 +104,44 @@ def _check_calendar(array: pa.Array, field: pa.Field, table: TableSchema) -> Non
     outside = pc.filter(raw, pc.or_(pc.less(raw, low), pc.greater(raw, high)))
     if len(outside) == 0:
         return
-    value = outside[0].as_py()
-    days = value if unit == "D" else value // 86_400_000_000
-    shown = "'infinity' or '-infinity'" if abs(days) > _INFINITE_DAYS else str(np.datetime64(value, unit))
-    if days < _FIRST_DAY and abs(days) <= _INFINITE_DAYS:
-        shown += " (astronomical years: year 0 is 1 BC)"
+    shown = _shown_instant(outside[0].as_py(), unit)
     raise SourceError(
         table.source,
         f"{table.qualified_name}: column {field.name!r} holds {shown}, outside Spark's "
         f"{'dates' if unit == 'D' else 'timestamps'} (0001-01-01 to 9999-12-31"
         f"{' UTC' if getattr(field.type, 'tz', None) else ''})",
     )
+
+
+def _shown_instant(value: int, unit: Literal["D", "us"]) -> str:
+    """A raw date or timestamp outside Spark's range as the source wrote it: ``'infinity'`` only
+    for the encodings of infinity, else its calendar value (astronomical years: year 0 is 1 BC)."""
+    infinities = _DAYS_INFINITY if unit == "D" else _US_INFINITY
+    if value in infinities:
+        return infinities[value]
+    if unit == "us" and value < _PG_FIRST_US:
+        value += 2**64
+    days, micros = divmod(value, 86_400_000_000) if unit == "us" else (value, 0)
+    shown = _civil(days)
+    if unit == "us":
+        seconds, fraction = divmod(micros, 1_000_000)
+        shown += f"T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{fraction:06d}"
+    return shown + (" (astronomical years: year 0 is 1 BC)" if days < _FIRST_DAY else "")
+
+
+def _civil(days: int) -> str:
+    """Days since 1970-01-01 as a proleptic Gregorian date of any year (numpy and Python's
+    datetime stop long before PostgreSQL's 294276 and 5874897): H. Hinnant's civil_from_days."""
+    shifted = days + 719468
+    era = shifted // 146097
+    day_of_era = shifted - era * 146097
+    year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36524 - day_of_era // 146096) // 365
+    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
+    month_index = (5 * day_of_year + 2) // 153
+    day = day_of_year - (153 * month_index + 2) // 5 + 1
+    month = month_index + 3 if month_index < 10 else month_index - 9
+    year = year_of_era + era * 400 + (month <= 2)
+    return f"{year:04d}-{month:02d}-{day:02d}"
 
 
 def strict_booleans(integers: pa.Array) -> pa.Array:

@@ -29,6 +29,7 @@ from sluice.planner.aggregates import Decision, decide
 from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
+from sluice.sources.unreadable import Check, check_schema, scan_check
 from sluice.timeouts import connect_timeout
 from sluice.types import AsOf, Column, SparkType, TableSchema
 from sluice.urls import parse_source_url
@@ -256,6 +257,12 @@ class Source(abc.ABC):
         """How the reader selects a computed value (an aggregate) it reads as ``spark_type``."""
         return sql
 
+    def refused(self, column: Column) -> exp.Expression | None:
+        """SQL true on a stored value of ``column`` that its type allows and the reader refuses
+        (PostgreSQL's ``infinity`` dates); None when there is none. Such values are looked for
+        before a pushed scan reads (:meth:`SqlSource.run_check`)."""
+        return None
+
     def pruning(self, spec: ScanSpec) -> Pyramid | None:
         """What the scan skips before reading (lake tables: the pruning pyramid); None: nothing."""
         return None
@@ -288,6 +295,7 @@ class SqlSource(Source):
             return [
                 ReadTask(spec.query(self), spec.arrow_schema(), 0, joined, tables=(spec.join.left, spec.join.right))
             ]
+        self.run_check(spec)
         count = 1 if spec.limit is not None or spec.aggregate is not None else spec.partitions
         # the estimate sizes the read: fewer partitions, or a small read by the driver
         wanted = spec.where and spec.limit is None and spec.aggregate is None
@@ -313,6 +321,26 @@ class SqlSource(Source):
 
     def request_text(self, spec: ScanSpec) -> str:
         return spec.query(self)
+
+    def read_check(self, spec: ScanSpec) -> Check | None:
+        """What :meth:`run_check` looks for before ``spec`` is read (None: nothing)."""
+        return scan_check(spec, self.refused)
+
+    def check_query(self, spec: ScanSpec, check: Check) -> str:
+        """The query returning one row that holds a value ``check`` looks for."""
+        select = [self.select_expression(name, spec.table) for name in check.columns]
+        table = self.dialect.quote_table(spec.table.schema, spec.table.name)
+        return build_query(select, table, [self.dialect.render(check.condition)], None, 1)
+
+    def run_check(self, spec: ScanSpec) -> None:
+        """Fail as the reference read fails when a row the pushed query may skip holds a value the
+        reader refuses (sluice/sources/unreadable.py): that row is read, and refused, first."""
+        check = self.read_check(spec)
+        if check is None:
+            return
+        task = ReadTask(self.check_query(spec, check), check_schema(spec.table, check), 0, spec.table)
+        for _ in self.read(task):
+            pass
 
     def guarded_request(self, spec: ScanSpec, partition_predicate: str | None) -> str | None:
         """The filtered read that also returns, marked by a last column ``sluice_guard``, the

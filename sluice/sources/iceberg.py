@@ -198,7 +198,7 @@ class IcebergSource(Source):
             "read": read,
             "mapping": mapping,
             "where": spec.where_sql(self.dialect),
-            "order": spec.order_sql(self.dialect),
+            "order": spec.order_sql(self.dialect, qualify=False),  # the select list over lake_rows is bare columns
             "limit": spec.limit,
             "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None,
         }
@@ -238,7 +238,7 @@ class IcebergSource(Source):
                 " or has delete files)"
             )
         if spec.order:
-            text += f" {spec.order_sql(self.dialect)}"
+            text += f" {spec.order_sql(self.dialect, qualify=False)}"
         if spec.limit is not None:
             text += f" LIMIT {spec.limit}"
         return text

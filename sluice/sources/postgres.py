@@ -13,10 +13,12 @@ import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote, urlencode
 
 import pyarrow as pa
+import sqlglot
+from sqlglot import exp
 
 from sluice.dialects.postgres import PostgresDialect
 from sluice.errors import ConfigError, SourceError, no_such_table
@@ -44,6 +46,12 @@ _SIMPLE_TYPES = {
     "timestamp": "timestamp_ntz",
     "timestamptz": "timestamp",
     "bytea": "binary",
+}
+#: Spark's calendar as PostgreSQL spells its bounds, per kind (a session's TimeZone is UTC)
+_CALENDAR = {
+    Kind.DATE: ("0001-01-01", "9999-12-31", "DATE"),
+    Kind.TIMESTAMP_NTZ: ("0001-01-01 00:00:00", "9999-12-31 23:59:59.999999", "TIMESTAMP"),
+    Kind.TIMESTAMP: ("0001-01-01 00:00:00+00", "9999-12-31 23:59:59.999999+00", "TIMESTAMPTZ"),
 }
 _DESCRIBE = """
 SELECT a.attname, t.typname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
@@ -177,6 +185,20 @@ class PostgresSource(SqlSource):
     def select_value(self, sql: str, spark_type: SparkType) -> str:
         # ``sql`` is a column or a function call, which bind tighter than ``::``
         return f"{sql}::text" if spark_type.kind is Kind.DECIMAL else sql
+
+    def refused(self, column: Column) -> exp.Expression | None:
+        """Dates and timestamps outside Spark's 0001-01-01..9999-12-31 (``infinity``, BC, year
+        10000 and later) and an unconstrained numeric's values decimal(38,10) cannot hold (NaN,
+        Infinity, 28 integer digits, more than 10 decimals)."""
+        quoted = self.dialect.render_identifier(column.name)
+        if column.remote_type.startswith("numeric") and column.unpushable is not None:  # read as decimal(38,10)
+            sql = f"abs({quoted}) >= 1e28 OR {quoted} <> round({quoted}, 10)"
+        elif column.type.kind in _CALENDAR:
+            low, high, kind = _CALENDAR[column.type.kind]
+            sql = f"NOT ({quoted} BETWEEN CAST('{low}' AS {kind}) AND CAST('{high}' AS {kind}))"
+        else:
+            return None
+        return cast(exp.Expression, sqlglot.parse_one(sql, read="postgres"))  # typed as the Expr mixin
 
     # ------------------------------------------------------------ reading
     def split(self, table: TableSchema, count: int) -> list[str | None]:

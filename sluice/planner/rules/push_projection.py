@@ -7,9 +7,13 @@ rows still arrive one by one at the smallest cost.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from sluice.planner.rules.base import Draft, Rule, Step
-from sluice.types import Kind, TableSchema
+from sluice.types import Column, Kind, TableSchema
+
+if TYPE_CHECKING:
+    from sluice.sources.base import Source
 
 #: bytes per value Spark should assume when sizing a scan (it broadcasts below 10 MiB)
 WIDTH = {
@@ -26,9 +30,15 @@ WIDTH = {
 }
 
 
-def narrowest(table: TableSchema) -> str:
-    """The table's column that costs least to read."""
-    return min(table.columns, key=lambda column: WIDTH[column.type.kind]).name
+def narrowest(table: TableSchema, source: Source) -> str:
+    """The table's column that costs least to read, among those holding no value ``source``'s
+    reader may refuse when the table has one: a count(*) read of an infinity date, a NaN numeric
+    or 2 in a MySQL TINYINT(1) would fail where the query reads no column."""
+
+    def refusable(column: Column) -> bool:
+        return source.dialect.suspect(column) is not None or source.refused(column) is not None
+
+    return min(table.columns, key=lambda column: (refusable(column), WIDTH[column.type.kind])).name
 
 
 class PushProjection(Rule):
@@ -36,7 +46,7 @@ class PushProjection(Rule):
 
     def apply(self, draft: Draft) -> tuple[Draft, Step]:
         asked = draft.request.get("columns") or []
-        columns = tuple(draft.table.column(name).name for name in asked) or (narrowest(draft.table),)
+        columns = tuple(draft.table.column(name).name for name in asked) or (narrowest(draft.table, draft.source),)
         if draft.aggregation is not None:
             text = f"read {', '.join(output.name for output in draft.aggregation.outputs)}"
         else:

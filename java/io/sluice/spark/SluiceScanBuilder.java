@@ -155,11 +155,13 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
     return pushed;
   }
 
+  /**
+   * Read only the columns the query uses, pushdown on or off: pruning changes no value and no
+   * row, and a reference read of every column failed on a value in a column the query never uses.
+   */
   @Override
   public void pruneColumns(StructType requiredSchema) {
-    if (table.source.pushdown) {
-      required = requiredSchema;
-    }
+    required = requiredSchema;
   }
 
   @Override
