@@ -60,11 +60,15 @@ def _outcome(fed, case: Case, table: str, pushdown: bool) -> object:  # type: ig
 
 def compare(fed, table: str, view: str, cases: list[tuple[int, Case]]) -> list[str]:  # type: ignore[no-untyped-def]
     """The cases whose rows differ between pushdown on over ``table`` and Spark over ``view``; a
-    batch that raises is rerun case by case, and a case agrees when both paths raise."""
+    batch that raises is halved until the cases that raise are alone (a case agrees when both
+    paths raise)."""
     try:
         actual: Mapping[int, object] = _rows(fed, cases, table, True)
         expected: Mapping[int, object] = _rows(fed, cases, view, False)
-    except Exception:  # noqa: BLE001 - find the case that raises
+    except Exception:  # noqa: BLE001 - find the cases that raise
+        if len(cases) > 1:
+            half = len(cases) // 2
+            return compare(fed, table, view, cases[:half]) + compare(fed, table, view, cases[half:])
         actual = {tag: _outcome(fed, case, table, True) for tag, case in cases}
         expected = {tag: _outcome(fed, case, view, False) for tag, case in cases}
     failures = []

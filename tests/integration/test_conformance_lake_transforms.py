@@ -87,8 +87,9 @@ _DATE_EXTREMES = (
 _MONTHS_TS = (
     "months(ts): rows at the start of a UTC month are lost or kept wrongly with pushdown "
     "(ts = TIMESTAMP '1970-01-01 00:00:00Z' returns none of Spark's ids 6, 14; ts < that instant returns "
-    "them): the rows are where the session zone (America/New_York) is still in the previous month, so the "
-    "stored month and the projected one disagree (found by this matrix; days and hours agree)"
+    "them): the rows are where the session zone (America/New_York) is still in the previous month. Likely the "
+    "writer's month of a timestamptz (pyiceberg-core over Arrow timestamps carrying the session zone, "
+    "sluice/lake/partitioning.py) where days is computed in UTC from unix_micros (found by this matrix)"
 )
 #: table -> the bug its cases show today (a strict xfail: the fix flips it)
 KNOWN = {
