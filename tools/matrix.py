@@ -365,6 +365,13 @@ _SOURCES: dict[type[Dialect], Source] = {
 }
 
 
+def _source_of(profile: Profile) -> Source:
+    """The never-connected source of the profile's kind, answering with the profile's dialect."""
+    source = _SOURCES[type(profile.dialect)]
+    source.dialect = profile.dialect
+    return source
+
+
 @dataclass(frozen=True)
 class Cell:
     """The translator's verdict for one shape on one profile."""
@@ -385,10 +392,13 @@ def classify(profile: Profile, shape: Shape) -> Cell:
     return Cell(translation.level, translation.reason, remote)
 
 
-def classify_aggregate(profile: Profile, shape: AggregateShape) -> Cell:
-    """One aggregates cell: EXACT with the remote query when the source answers it completely."""
-    source = _SOURCES[type(profile.dialect)]
-    source.dialect = profile.dialect
+def classify_aggregate(profile: Profile, shape: AggregateShape, source: Source | None = None) -> Cell:
+    """One aggregates cell: EXACT with the remote query when the source answers it completely.
+
+    ``source``: a real attached source whose table ``profile.table`` is (the conformance
+    matrix asks for its claims); by default a never-connected source of the profile's kind.
+    """
+    source = source or _source_of(profile)
     offered = {
         "group_by": [_operand(key) for key in shape.group_by],
         "aggregates": [
@@ -530,10 +540,10 @@ JOIN_SHAPES: tuple[JoinShape, ...] = (
 )
 
 
-def classify_join(profile: Profile, shape: JoinShape) -> Cell:
-    """One joins cell: EXACT with the joined query when the source runs the join."""
-    source = _SOURCES[type(profile.dialect)]
-    source.dialect = profile.dialect
+def classify_join(profile: Profile, shape: JoinShape, source: Source | None = None) -> Cell:
+    """One joins cell: EXACT with the joined query when the source runs the join (``source``:
+    as for :func:`classify_aggregate`)."""
+    source = source or _source_of(profile)
     decision = joins.decide(source, shape.offer(profile.table))
     if decision.join is not None:
         spec = ScanSpec.for_source(
