@@ -316,6 +316,8 @@ class AggregateShape:
     label: str
     group_by: tuple[str, ...]
     functions: tuple[tuple[str, str | None, bool], ...]
+    #: the SUMs are Spark's rewrite of an AVG of the same argument (the offer carries the AVG)
+    averaged: bool = False
 
     @property
     def spark_sql(self) -> str:
@@ -331,6 +333,11 @@ def _aggregate(label: str, keys: tuple[str, ...], *functions: tuple[str, str | N
     return AggregateShape(label, keys, functions)
 
 
+def _average(label: str, column: str) -> AggregateShape:
+    """``avg(column)`` as Spark offers it once the AVG is declined: SUM and COUNT of the column."""
+    return AggregateShape(label, (), (("SUM", column, False), ("COUNT", column, False)), averaged=True)
+
+
 _STAR = ("COUNT_STAR", None, False)
 AGGREGATE_SHAPES: tuple[AggregateShape, ...] = (
     _aggregate("COUNT(*)", (), _STAR),
@@ -344,7 +351,8 @@ AGGREGATE_SHAPES: tuple[AggregateShape, ...] = (
     _aggregate("SUM(int), SUM(bigint)", (), ("SUM", "i", False), ("SUM", "b", False)),
     _aggregate("SUM(decimal)", (), ("SUM", "d", False)),
     _aggregate("SUM(double)", (), ("SUM", "f", False)),
-    _aggregate("AVG(decimal), as Spark rewrites it", (), ("SUM", "d", False), ("COUNT", "d", False)),
+    _average("AVG(decimal), as Spark rewrites it", "d"),
+    _average("AVG(int), as Spark rewrites it", "i"),
     _aggregate("MIN, MAX (int, date)", (), ("MIN", "i", False), ("MAX", "dt", False)),
     _aggregate("MIN, MAX (string)", (), ("MIN", "s", False), ("MAX", "s", False)),
     _aggregate("MAX(double)", (), ("MAX", "f", False)),
@@ -406,6 +414,12 @@ def classify_aggregate(profile: Profile, shape: AggregateShape, source: Source |
             for fn, column, distinct in shape.functions
         ],
     }
+    if shape.averaged:
+        offered["averaged"] = [
+            {"fn": "AVG", "distinct": distinct, "args": [_operand(column)] if column else []}
+            for fn, column, distinct in shape.functions
+            if fn == "SUM"
+        ]
     decision = aggregates.decide(source, profile.table, offered, [], ansi=True, session_zone=SESSION_ZONE)
     if decision.aggregation is not None:
         spec = ScanSpec.for_source(

@@ -162,6 +162,12 @@ class Dialect:
         reads (None: they cannot). Called after :meth:`incomparable` and :meth:`suspect`."""
         return None
 
+    def joined(self, column: Column) -> str | None:
+        """Why a join the source runs over ``column`` could answer where Spark reading the tables
+        would fail or convert (a stored value the reader refuses, on a row the join skips); None:
+        it cannot. Called after :meth:`suspect`."""
+        return None
+
     def text_rules(self, column: Column) -> TextRules:
         raise NotImplementedError
 

@@ -115,6 +115,14 @@ class SqliteDialect(Dialect):
             )
         return None
 
+    def joined(self, column: Column) -> str | None:
+        if not column.remote_type.endswith(" STRICT"):
+            return (
+                f"{column.describe()}: outside a STRICT table a SQLite column may hold values of any storage class "
+                "(text in a DATE column), which the reader refuses or converts"
+            )
+        return None
+
     def suspect(self, column: Column) -> tuple[exp.Expression, str] | None:
         """Booleans and narrow integers outside their type (``_out_of_range``), and a decimal column's TEXT or BLOB values (SQLite orders them after every number) and
         the values the reader refuses (more decimals than the scale, more integer digits than

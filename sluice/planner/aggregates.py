@@ -19,8 +19,15 @@ Each grouping key and each aggregate gets a verdict and a reason, like a filter.
   ``decimal(38,s)`` and Spark casts it to its result type (``bigint``, ``decimal(p+10,s)``),
   raising on overflow as its own ``SUM`` does. Floating-point sums depend on the order of
   additions (and SQLite and DuckDB compensate rounding errors), so they stay with Spark.
-* ``AVG`` is never pushed as such: Spark then rewrites it into ``SUM``/``COUNT`` and asks
-  again, and computes the division itself, exactly as its own ``AVG`` does.
+* ``AVG`` is never pushed as such: Spark then rewrites it into ``SUM``/``COUNT`` of the same
+  argument, asks again, and divides itself. The rewritten ``SUM`` is a plain ``SUM`` (not over a
+  cast to double), so the scan tells it apart by the ``AVG`` it was offered first (the offer's
+  ``averaged`` list). Spark's own ``AVG`` of integers adds *doubles*: with ``9007199254740993``
+  and ``-9007199254740992`` it answers 0.0 where an exact sum gives 0.5, and it never overflows
+  where a ``bigint`` sum raises. Such a ``SUM`` is pushed only where the exact sum provably
+  equals the double one (every value and partial sum an integer within 2**53): decimals (Spark's
+  decimal ``AVG`` sums exactly too), ``tinyint`` and ``smallint`` (a group would need 2**38 rows
+  of extreme values to leave that range); ``int`` and ``bigint`` averages stay with Spark.
 * Every column read must be read by the source as Spark reads it (not as text, no stored value
   the reader would refuse, SQLite only in STRICT tables).
 * A key or argument that is an expression (``GROUP BY i % 10``, ``sum(a + b)``) is pushed where
@@ -60,6 +67,10 @@ AVERAGES = "AVG: Spark rewrites it into SUM and COUNT and divides itself (as its
 FILTERED = "a filter is not EXACT: Spark aggregates what it filters"
 #: the reason AVG is not pushed as such
 AVG_REASON = "AVG is pushed as SUM and COUNT (Spark rewrites it and divides itself)"
+#: the widest integer whose AVG-derived SUM is pushed: 2**15 per value leaves 2**38 rows a group
+#: before a partial sum can leave the integers a double holds exactly (2**53); an int would allow
+#: only 2**22 rows, which no table's size bounds
+_AVERAGED_BITS = 16
 
 
 #: the aggregate functions a source computes, as the sqlglot nodes its dialect renders
@@ -179,7 +190,7 @@ def decide(
     session_zone: str = "UTC",
 ) -> Decision:
     """Classify Spark's offered aggregation (``{"group_by": [expr], "aggregates": [fn]}``) for ``source``."""
-    builder = _Builder(source, table, ansi, session_zone)
+    builder = _Builder(source, table, ansi, session_zone, offered.get("averaged") or [])
     verdicts = [builder.group_key(expression) for expression in offered.get("group_by", [])]
     verdicts += [builder.aggregate(function) for function in offered.get("aggregates", [])]
     note = None
@@ -210,8 +221,12 @@ class _Operand:
 
 
 class _Builder:
-    def __init__(self, source: Any, table: TableSchema, ansi: bool, session_zone: str) -> None:
+    def __init__(
+        self, source: Any, table: TableSchema, ansi: bool, session_zone: str, averaged: list[dict[str, Any]]
+    ) -> None:
         self.source = source
+        #: the AVG functions Spark offered before it rewrote them into SUM and COUNT
+        self.averaged = averaged
         self.dialect: Dialect = source.dialect
         self.table = table
         self.ansi = ansi
@@ -270,7 +285,10 @@ class _Builder:
         if name == "COUNT":
             return value, SparkType("bigint"), _computed(operand, "non-NULL values counted by the source"), operand
         if name == "SUM":
-            return (value, *self._sum(operand), operand)
+            read_type, reason = self._sum(operand)
+            if any(bool(a.get("distinct")) == distinct and (a.get("args") or []) == args for a in self.averaged):
+                reason = f"{self._averaged_sum(operand)}; {reason}"
+            return value, read_type, reason, operand
         if operand.type.kind not in _ORDERED:
             raise _Refused(f"{name} of {operand.type}: not pushed")
         ordered = self._ordered(operand, value)
@@ -296,6 +314,22 @@ class _Builder:
             "summed exactly by the source, read as decimal(38) and cast by Spark to its SUM type (raising on overflow)",
         )
         return read_type, reason
+
+    def _averaged_sum(self, operand: _Operand) -> str:
+        """Why the SUM Spark made of an AVG equals that AVG's sum, or :class:`_Refused`: Spark's AVG
+        adds each value cast to double, which equals the exact sum only while every value and every
+        partial sum is an integer within 2**53 (decimals: Spark's decimal AVG sums exactly)."""
+        if operand.type.kind is Kind.DECIMAL:
+            return "AVG's sum: Spark's decimal AVG sums exactly too"
+        if operand.type.bits > _AVERAGED_BITS:
+            raise _Refused(
+                f"AVG of {operand.describe()}: Spark's AVG adds the values as doubles, which round past 2**53 "
+                "(and never overflow), so the source's exact SUM could differ: Spark averages the rows itself"
+            )
+        return (
+            f"AVG's sum: every partial sum of {operand.type} values stays an integer a double holds exactly "
+            f"(within 2**53) below 2**{53 - _AVERAGED_BITS + 1} rows, so Spark's double sum is the exact one"
+        )
 
     # ------------------------------------------------------------ operands
     def _operand(self, expression: Any) -> _Operand:

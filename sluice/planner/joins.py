@@ -302,8 +302,9 @@ def _need(names: list[str], column: str) -> None:
 def _check_read(source: Any, column: Column) -> None:
     """A column the join reads must be read as Spark reads it with pushdown off."""
     suspect = source.dialect.suspect(column)
-    if suspect is not None:
-        raise _Refused(f"{suspect[1]} (the reference read would fail on such a row; a pushed join could skip it)")
+    why = suspect[1] if suspect is not None else source.dialect.joined(column)
+    if why is not None:
+        raise _Refused(f"{why} (the reference read would fail on such a row; a pushed join could skip it)")
 
 
 def _classify(source: Any, join: JoinRead, key: dict[str, Any], zone: str) -> Verdict:

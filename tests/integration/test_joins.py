@@ -266,3 +266,35 @@ def test_mariadb_keeps_a_large_join_with_spark_until_it_can_estimate_the_filter(
             fed.detach("jbig")
     finally:
         connection.close()
+
+
+def test_sqlite_join_over_a_loose_column_is_refused_as_documented(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Outside a STRICT table a SQLite DATE column may hold text: Spark reading the table fails
+    on the row holding 'garbage'; a pushed join skipped that unmatched row and answered. The join
+    is refused (the reason in EXPLAIN), so both fail alike; a STRICT table's join is still pushed."""
+    from sluice import Federation
+    from tests.integration.test_aggregates import query_outcome
+
+    path = tmp_path / "loose.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE ld (id INTEGER, dt DATE)")
+        connection.execute("CREATE TABLE lr (id INTEGER, w INTEGER)")
+        connection.executemany("INSERT INTO ld VALUES (?, ?)", [(1, "2024-01-02"), (2, "garbage")])
+        connection.executemany("INSERT INTO lr VALUES (?, ?)", [(1, 10), (3, 30)])
+        connection.execute("CREATE TABLE sd (id INTEGER, w INTEGER) STRICT")
+        connection.execute("CREATE TABLE sr (id INTEGER, w INTEGER) STRICT")
+        connection.executemany("INSERT INTO sd VALUES (?, ?)", [(1, 1), (2, 2)])
+        connection.executemany("INSERT INTO sr VALUES (?, ?)", [(1, 10), (3, 30)])
+    connection.close()
+    fed = Federation(spark=spark)
+    fed.attach("jloose", f"sqlite:///{path}")
+    try:
+        query = "SELECT l.id, l.dt, r.w FROM jloose.ld l JOIN jloose.lr r ON l.id = r.id"
+        assert query_outcome(fed, query, True) == query_outcome(fed, query, False) == ("error", True)
+        assert all(scan.spec.join is None for scan in fed.plan(query).scans)
+        assert "outside a STRICT table" in fed.explain(query)
+        strict = "SELECT l.id, l.w, r.w FROM jloose.sd l JOIN jloose.sr r ON l.id = r.id"
+        assert any(scan.spec.join is not None for scan in fed.plan(strict).scans)
+        assert query_outcome(fed, strict, True) == query_outcome(fed, strict, False)
+    finally:
+        fed.detach("jloose")

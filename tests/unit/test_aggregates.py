@@ -108,6 +108,33 @@ def test_avg_is_left_for_spark_to_rewrite() -> None:
     assert not decision.complete and "SUM and COUNT" in (decision.note or "")
 
 
+def test_the_sum_spark_makes_of_an_avg_follows_avgs_double_sum() -> None:
+    """Spark's rewrite of avg(x) is a plain SUM(x): the offer's ``averaged`` list tells it apart.
+    Spark's AVG adds doubles, so the exact sum is pushed only where it equals that: decimals and
+    integers of 16 bits or fewer; a user's SUM(i) beside no AVG is pushed as before."""
+    table = TableSchema("pg", "public", "t", (*PG_TABLE.columns, _column("s", "smallint", "smallint")))
+
+    def rewritten(column: str, distinct: bool = False) -> aggregates.Decision:
+        offered = {
+            "group_by": [],
+            "aggregates": [fn("SUM", column, distinct=distinct), fn("COUNT", column, distinct=distinct)],
+            "averaged": [fn("AVG", column, distinct=distinct)],
+        }
+        return aggregates.decide(PG, table, offered, [], True)
+
+    for refused in (rewritten("i"), rewritten("id"), rewritten("i", distinct=True)):
+        assert not refused.complete
+        assert "adds the values as doubles" in refused.verdicts[0].reason, refused.verdicts
+    for pushed in (rewritten("s"), rewritten("d"), rewritten("s", distinct=True)):
+        assert pushed.complete, pushed.verdicts
+        assert "AVG's sum" in pushed.verdicts[0].reason
+    assert decide(PG, table, [], [fn("SUM", "i"), fn("COUNT", "i")]).complete
+    other = aggregates.decide(
+        PG, table, {"group_by": [], "aggregates": [fn("SUM", "i")], "averaged": [fn("AVG", "s")]}, [], True
+    )
+    assert other.complete, other.verdicts
+
+
 def test_sum_needs_ansi_mode() -> None:
     assert decide(PG, PG_TABLE, [], [fn("SUM", "i")], ansi=True).complete
     off = decide(PG, PG_TABLE, [], [fn("SUM", "i")], ansi=False)

@@ -52,6 +52,12 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
   /** The last aggregation offered (EXPLAIN says why it was not pushed) and the one pushed. */
   private ObjectNode offeredAggregation;
   private ObjectNode pushedAggregation;
+  /**
+   * The AVG functions Spark offered. Declined, Spark rewrites each into a plain SUM and COUNT of the
+   * same argument and offers again: every offer carries them ({@code "averaged"}), so the planner
+   * holds such a SUM to Spark's AVG (which adds doubles), not to its SUM.
+   */
+  private final ArrayNode averaged = Bridge.JSON.createArrayNode();
   /** The planner's answer to the join pushed into this scan, or to the last one it refused (EXPLAIN says why). */
   private JsonNode pushedJoin;
   private JsonNode refusedJoin;
@@ -187,8 +193,31 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
     return true;
   }
 
-  private JsonNode aggregateAnswer(Aggregation aggregation) {
+  /** The aggregation as the planner reads it, with the AVG functions offered so far on this scan. */
+  private ObjectNode offer(Aggregation aggregation) {
     ObjectNode offered = Expressions.aggregation(aggregation);
+    for (JsonNode function : offered.path("aggregates")) {
+      if (function.path("fn").asText().equals("AVG") && !contains(averaged, function)) {
+        averaged.add(function);
+      }
+    }
+    if (!averaged.isEmpty()) {
+      offered.set("averaged", averaged.deepCopy());
+    }
+    return offered;
+  }
+
+  private static boolean contains(ArrayNode nodes, JsonNode node) {
+    for (JsonNode each : nodes) {
+      if (each.equals(node)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private JsonNode aggregateAnswer(Aggregation aggregation) {
+    ObjectNode offered = offer(aggregation);
     offeredAggregation = offered;
     return aggregateAnswers.computeIfAbsent(offered.toString(), key -> {
       ObjectNode request = request();
@@ -211,7 +240,7 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
     if (!supportCompletePushDown(aggregation)) {
       return false;
     }
-    pushedAggregation = Expressions.aggregation(aggregation);
+    pushedAggregation = offer(aggregation);
     return true;
   }
 
