@@ -134,11 +134,23 @@ def arrow_transform(values: pa.Array, transform: str, source_type: str, value_ty
 
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
-    values = aligned(values)
+    values = in_utc(aligned(values))
     result = parse_transform(transform).pyarrow_transform(PrimitiveType.model_validate(source_type))(values)
     if value_type == "string":
         return result.cast(pa.string())
     return result.cast(pa.int64() if value_type == "long" else pa.int32())
+
+
+def in_utc(values: pa.Array) -> pa.Array:
+    """``values`` shown in UTC when they are timestamps of a zone (the same instants).
+
+    Iceberg's year, month and day of a timestamptz are those of its UTC calendar, and the
+    readers prune with that; arrow-rs takes the calendar of the array's own zone, and Spark
+    hands the session's (America/New_York: 1970-01-01 00:00Z would land in December 1969's
+    month and be pruned away by a query for it)."""
+    if pa.types.is_timestamp(values.type) and values.type.tz is not None and values.type.tz != "UTC":
+        return values.cast(pa.timestamp(values.type.unit, tz="UTC"))
+    return values
 
 
 #: the alignment pyiceberg-core (arrow-rs) demands of a decimal128/256 value buffer it imports

@@ -74,30 +74,15 @@ TRANSFORMS: dict[str, tuple[str, str]] = {
     "months_ts": ("months(ts)", "ts"),
 }
 
-_TRUNCATE_MIN = (
-    "lake truncate near the integer minimum: the writer stores the wrapped partition value "
-    "(truncate(10, -2147483648) = 2147483646), pruning projects with PyIceberg's unwrapped one and "
-    "drops the rows (issue 23, fixed on branch h-lake)"
-)
 _DATE_EXTREMES = (
     "years/months over a date: a comparison with DATE '0001-01-01' or '9999-12-31' makes PyIceberg's "
     "projection step past the date range (OverflowError in transforms._truncate_number): the query fails "
     "with pushdown where Spark answers (found by this matrix)"
 )
-_MONTHS_TS = (
-    "months(ts): rows at the start of a UTC month are lost or kept wrongly with pushdown "
-    "(ts = TIMESTAMP '1970-01-01 00:00:00Z' returns none of Spark's ids 6, 14; ts < that instant returns "
-    "them): the rows are where the session zone (America/New_York) is still in the previous month. Likely the "
-    "writer's month of a timestamptz (pyiceberg-core over Arrow timestamps carrying the session zone, "
-    "sluice/lake/partitioning.py) where days is computed in UTC from unix_micros (found by this matrix)"
-)
 #: table -> the bug its cases show today (a strict xfail: the fix flips it)
 KNOWN = {
-    "truncate_i": _TRUNCATE_MIN,
-    "truncate_b": _TRUNCATE_MIN,
     "years_dt": _DATE_EXTREMES,
     "months_dt": _DATE_EXTREMES,
-    "months_ts": _MONTHS_TS,
 }
 #: a transform of each kind in the main suite (truncate at INT_MIN, months at a month's start);
 #: the others are the slow tier

@@ -46,17 +46,11 @@ _MARIADB_WIDENING = (
     "and the MariaDB dialect refuses that widening ('MariaDB cannot cast int to bigint the way Spark does'): "
     "never pushed"
 )
-_PG_NUMERIC_TOP_N = (
-    'PostgreSQL top-N over numeric sorts as text: the remote query selects "d"::text and ORDER BY "d" '
-    "binds to that output column (issue 23, fixed on branch h-topn)"
-)
 #: (source, case text) -> the bug it shows: a strict xfail each (test_known_mismatch_still_differs)
 KNOWN: dict[tuple[str, str], str] = {
     ("my", "i = b"): _MARIADB_WIDENING,
     ("my", "i < b"): _MARIADB_WIDENING,
     ("my", "i + b > 5"): _MARIADB_WIDENING,
-    ("pg", "ORDER BY d ASC NULLS FIRST LIMIT 12"): _PG_NUMERIC_TOP_N,
-    ("pg", "ORDER BY d ASC NULLS LAST LIMIT 12"): _PG_NUMERIC_TOP_N,
 }
 _LIKE = (
     "Spark 4.3 offers a DataSource V2 scan only the LIKE patterns it rewrites to StartsWith / EndsWith / "

@@ -11,6 +11,8 @@ test vector.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -98,3 +100,29 @@ def test_bucket_of_decimals_in_an_eight_byte_aligned_buffer(source_type: str) ->
     expected = [None if d is None else reference(d.quantize(Decimal(1).scaleb(-scale))) for d in decimals]
     shifted = arrow_transform(_eight_bytes_off(values), "bucket[16]", source_type, "int")
     assert shifted.to_pylist() == expected == arrow_transform(values, "bucket[16]", source_type, "int").to_pylist()
+
+
+@pytest.mark.parametrize("transform", ["year", "month", "day", "hour"])
+@pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata", "UTC"])
+def test_calendar_transforms_of_a_timestamptz_are_those_of_utc_whatever_the_arrays_zone(
+    transform: str, zone: str
+) -> None:
+    """Spark hands the writer timestamps in the session's zone; Iceberg (and the readers' pruning,
+    PyIceberg's Python transforms) take the UTC calendar. Found by the conformance matrix: months(ts)
+    in America/New_York put 1970-01-01 00:00Z in December 1969 and pruning dropped it."""
+    from pyiceberg.transforms import parse_transform
+    from pyiceberg.types import TimestamptzType
+
+    instants = [
+        dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc),
+        dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc),
+        dt.datetime(2024, 3, 1, 2, 30, tzinfo=dt.timezone.utc),
+        dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc),
+    ]
+    values = pa.array(instants, pa.timestamp("us", tz=zone))
+    python = parse_transform(transform).transform(TimestamptzType())
+    expected = [
+        python(int((t - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) / dt.timedelta(microseconds=1)))
+        for t in instants
+    ]
+    assert arrow_transform(values, transform, "timestamptz", "int").to_pylist() == expected
