@@ -181,6 +181,16 @@ class _Refused(Exception):
     """One item cannot be pushed; the message is the reason."""
 
 
+def is_averaged_sum(function: dict[str, Any], averaged: list[dict[str, Any]]) -> bool:
+    """Whether an offered SUM is the one Spark made of an offered AVG (the same argument and
+    DISTINCT): Spark's AVG adds doubles, so such a SUM is pushed only where the two agree."""
+    return str(function.get("fn")) == "SUM" and any(
+        bool(a.get("distinct")) == bool(function.get("distinct"))
+        and (a.get("args") or []) == (function.get("args") or [])
+        for a in averaged
+    )
+
+
 def decide(
     source: Any,
     table: TableSchema,
@@ -286,7 +296,7 @@ class _Builder:
             return value, SparkType("bigint"), _computed(operand, "non-NULL values counted by the source"), operand
         if name == "SUM":
             read_type, reason = self._sum(operand)
-            if any(bool(a.get("distinct")) == distinct and (a.get("args") or []) == args for a in self.averaged):
+            if is_averaged_sum({"fn": name, "distinct": distinct, "args": args}, self.averaged):
                 reason = f"{self._averaged_sum(operand)}; {reason}"
             return value, read_type, reason, operand
         if operand.type.kind not in _ORDERED:

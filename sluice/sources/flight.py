@@ -55,6 +55,14 @@ _OPTIONS = ("tls_root_certs", "override_hostname", URL_OPTION)
 _REUSE = "arrow-flight-reuse-connection://?"
 _METADATA_TIMEOUT_S = 60.0
 
+#: why the SUM Spark makes of an AVG stays with Spark on a Flight source: the server is not told the
+#: SUM is an AVG's (the request has no field for it), and would sum integers exactly where Spark's
+#: AVG adds doubles (planner/aggregates.py); Spark then averages the rows itself
+AVERAGED_SUM = (
+    "AVG's sum: a Flight request cannot say a SUM is Spark's rewrite of an AVG (whose integer sums Spark "
+    "adds as doubles), so Spark averages the rows itself"
+)
+
 
 def spark_type(arrow: pa.DataType) -> SparkType | None:
     """The Spark type a column of Arrow type ``arrow`` is read as, or None if Sluice cannot read it."""
@@ -313,7 +321,11 @@ class FlightSource(Source):
         keys, functions = list(offered.get("group_by", [])), list(offered.get("aggregates", []))
         labels = [aggregates.key_label(k) for k in keys] + [aggregates.function_label(f) for f in functions]
         items: list[dict[str, Any] | AggregateFunction | str] = []  # an item's JSON, or why it is not sent
+        averaged = offered.get("averaged") or []
         for index, item in enumerate(keys + functions):
+            if index >= len(keys) and aggregates.is_averaged_sum(item, averaged):
+                items.append(AVERAGED_SUM)
+                continue
             try:
                 items.append(
                     self._operand_json(item, session_zone, table)
@@ -326,7 +338,12 @@ class FlightSource(Source):
         if note is None and any(str(f.get("fn")) == "AVG" for f in functions):
             note = aggregates.AVERAGES
         sent = [item for item in items if not isinstance(item, str)]
-        if not sent or (note is not None and note != aggregates.AVERAGES):
+        if AVERAGED_SUM in items:  # the aggregation is pushed whole or not at all: no server round trip
+            note = AVERAGED_SUM
+        # a request carries at least one function (the schema's rule): keys alone stay with Spark
+        if not any(isinstance(item, AggregateFunction) for item in sent) or (
+            note is not None and note != aggregates.AVERAGES
+        ):
             refused = [
                 Verdict(label, Level.UNSUPPORTED, note or str(why)) for label, why in zip(labels, items, strict=True)
             ]
