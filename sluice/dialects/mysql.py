@@ -122,6 +122,10 @@ class MariadbDialect(Dialect):
             return exp.Cast(this=paren(sql), to=exp.DataType.build(f"DECIMAL({precision}, {scale})", dialect="mysql"))
         if target.kind is Kind.FLOAT and source.kind in (Kind.FLOAT, Kind.INTEGRAL):
             return super().cast(sql, target, source)
+        if target.kind is Kind.INTEGRAL and source.kind is Kind.INTEGRAL and target.bits >= source.bits:
+            # Spark widens an int compared with a bigint; MySQL compares and computes integers as
+            # BIGINT already (and raises on its overflow), so the widened value is the value itself
+            return sql
         raise Unsupported(f"{self.name} cannot cast {source} to {target} the way Spark does")
 
     # ------------------------------------------------------------- text

@@ -70,12 +70,14 @@ def _partition_test(table: Table, expression: BooleanExpression, *, strict: bool
     """Whether a file's partition record may match ``expression`` (inclusive projection) or
     proves every row matches it (``strict`` projection), per partition spec. A partition
     value a truncate wrapped (:mod:`sluice.lake.wrapped`) may match and proves nothing."""
-    from pyiceberg.expressions.visitors import expression_evaluator, inclusive_projection, strict_projection
+    from pyiceberg.expressions.visitors import expression_evaluator
     from pyiceberg.schema import Schema
+
+    from sluice.lake import projection
 
     schema = table.metadata.schema()
     specs = table.specs()
-    project = strict_projection if strict else inclusive_projection
+    project = projection.strict if strict else projection.inclusive
     tests: dict[int, Callable[[DataFile], bool]] = {}
 
     def test(data_file: DataFile) -> bool:

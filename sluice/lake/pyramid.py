@@ -34,13 +34,12 @@ from pyiceberg.expressions.visitors import (
     _InclusiveMetricsEvaluator,
     _StrictMetricsEvaluator,
     expression_evaluator,
-    inclusive_projection,
     manifest_evaluator,
-    strict_projection,
 )
 from pyiceberg.manifest import ManifestContent
 from pyiceberg.schema import Schema
 
+from sluice.lake import projection
 from sluice.lake.deletes import EQUALITY, POSITION, DeleteIndex, DeleteRef
 from sluice.lake.expressions import IcebergFilter, combined, conjunct_filter, with_value_sets
 from sluice.lake.fields import name_mapping, parse_mapping
@@ -316,10 +315,10 @@ _LEVELS = (
 
 
 def _conjunct_pruning(sql: str, conjunct: IcebergFilter, schema: Schema, spec: PartitionSpec) -> ConjunctPruning:
-    inclusive = inclusive_projection(schema, spec)(conjunct.expression)
+    inclusive = projection.inclusive(schema, spec)(conjunct.expression)
     if isinstance(inclusive, AlwaysTrue):
         partition = "none"
-    elif conjunct.exact and _comparable(strict_projection(schema, spec)(conjunct.expression)) == _comparable(inclusive):
+    elif conjunct.exact and _comparable(projection.strict(schema, spec)(conjunct.expression)) == _comparable(inclusive):
         partition = "exact"
     else:
         partition = "conservative"
@@ -363,7 +362,7 @@ class _Pruner:
         # bound once per spec, not once per data file (planning walks every file); narrow
         # integer ranges as value sets, which bucket partitions can prune
         partition_expression = with_value_sets(self.expression, schema)
-        projected = {sid: inclusive_projection(schema, spec)(partition_expression) for sid, spec in self.specs.items()}
+        projected = {sid: projection.inclusive(schema, spec)(partition_expression) for sid, spec in self.specs.items()}
         self.partition_filters = projected
         self.partition_admits = {
             sid: expression_evaluator(Schema(*spec.partition_type(schema).fields), projected[sid], True)

@@ -16,7 +16,7 @@ in PyIceberg (``None == v`` is false, ``None in {...}`` is false).
 
 from __future__ import annotations
 
-from pyiceberg.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, BoundTerm
+from pyiceberg.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, BoundPredicate, BoundTerm
 from pyiceberg.expressions.literals import Literal
 from pyiceberg.expressions.visitors import ResidualEvaluator, residual_evaluator_of
 from pyiceberg.partitioning import PartitionSpec
@@ -28,7 +28,15 @@ def _truth(holds: bool) -> BooleanExpression:
 
 
 class _NullSafeResidualEvaluator(ResidualEvaluator):
-    """PyIceberg's residual evaluator with range comparisons false on a NULL partition value."""
+    """PyIceberg's residual evaluator with range comparisons false on a NULL partition value,
+    and a predicate it cannot project (a literal at its type's end: :mod:`sluice.lake.projection`)
+    kept whole as the residual."""
+
+    def visit_bound_predicate(self, predicate: BoundPredicate) -> BooleanExpression:
+        try:
+            return super().visit_bound_predicate(predicate)
+        except OverflowError:
+            return predicate
 
     def visit_less_than(self, term: BoundTerm, literal: Literal) -> BooleanExpression:
         value = term.eval(self.struct)

@@ -74,16 +74,8 @@ TRANSFORMS: dict[str, tuple[str, str]] = {
     "months_ts": ("months(ts)", "ts"),
 }
 
-_DATE_EXTREMES = (
-    "years/months over a date: a comparison with DATE '0001-01-01' or '9999-12-31' makes PyIceberg's "
-    "projection step past the date range (OverflowError in transforms._truncate_number): the query fails "
-    "with pushdown where Spark answers (found by this matrix)"
-)
 #: table -> the bug its cases show today (a strict xfail: the fix flips it)
-KNOWN = {
-    "years_dt": _DATE_EXTREMES,
-    "months_dt": _DATE_EXTREMES,
-}
+KNOWN: dict[str, str] = {}
 #: a transform of each kind in the main suite (truncate at INT_MIN, months at a month's start);
 #: the others are the slow tier
 FAST = {"identity_i", "bucket_b", "truncate_i", "truncate_s", "days_ts", "months_ts"}

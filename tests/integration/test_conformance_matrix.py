@@ -41,17 +41,8 @@ pytestmark = pytest.mark.integration
 #: branches per Spark query (each its own scan)
 BATCH = 120
 
-_MARIADB_WIDENING = (
-    "claim not held: docs/pushdown-matrix.md says EXACT for MariaDB, but Spark offers CAST(i AS BIGINT) "
-    "and the MariaDB dialect refuses that widening ('MariaDB cannot cast int to bigint the way Spark does'): "
-    "never pushed"
-)
 #: (source, case text) -> the bug it shows: a strict xfail each (test_known_mismatch_still_differs)
-KNOWN: dict[tuple[str, str], str] = {
-    ("my", "i = b"): _MARIADB_WIDENING,
-    ("my", "i < b"): _MARIADB_WIDENING,
-    ("my", "i + b > 5"): _MARIADB_WIDENING,
-}
+KNOWN: dict[tuple[str, str], str] = {}
 _LIKE = (
     "Spark 4.3 offers a DataSource V2 scan only the LIKE patterns it rewrites to StartsWith / EndsWith / "
     "Contains; a LIKE with '_' or an ESCAPE character is never offered, so the translator's claim is never used"
