@@ -139,9 +139,11 @@ def _broken_claim(result: Checked) -> str | None:
     return None
 
 
-def run_matrix(fed, source: str, view: str, cases: list[Case]) -> tuple[list[str], dict[str, int]]:  # type: ignore[no-untyped-def]
-    """Plan every case (claim vs plan), then run the pushed ones in batches; failures and counts.
-    Cases of :data:`KNOWN` are left to their own xfail test."""
+def run_matrix(  # type: ignore[no-untyped-def]
+    fed, source: str, view: str, cases: list[Case], *, claims: bool = True
+) -> tuple[list[str], dict[str, int]]:
+    """Plan every case (claim vs plan, unless ``claims`` is false), then run the pushed ones in
+    batches; failures and counts. Cases of :data:`KNOWN` are left to their own xfail test."""
     started = time.monotonic()
     failures, checked = [], []
     for case in cases:
@@ -149,7 +151,7 @@ def run_matrix(fed, source: str, view: str, cases: list[Case]) -> tuple[list[str
             continue
         result = check_plan(fed, source, case)
         checked.append(result)
-        broken = _broken_claim(result)
+        broken = _broken_claim(result) if claims else None
         if broken:
             failures.append(f"{case.text}: {broken}: {result.note}")
     run = [(tag, c.case) for tag, c in enumerate(checked) if c.pushed]
@@ -181,9 +183,12 @@ def test_every_claim_holds(fed, references, source: str) -> None:  # type: ignor
 @pytest.mark.slow
 @pytest.mark.parametrize("source", sorted(EDGE_TABLES))
 def test_every_comparison_holds_at_the_edge_literals(fed, references, source: str) -> None:  # type: ignore[no-untyped-def]
-    """The comparison shapes swept over every operator and every edge literal of tests/corpus.py."""
+    """The comparison shapes swept over every operator and every edge literal of tests/corpus.py: the
+    rows only. A claim is the matrix's at its own constants (test_every_claim_holds); a literal of
+    another type (2147483648 or 1.5 against an int, NULL) makes Spark cast or fold the predicate it
+    offers, which the shape's claim does not describe."""
     swept = [c for c in conformance.predicate_cases(sweep=True) if c not in set(conformance.predicate_cases())]
-    failures, counts = run_matrix(fed, source, references[source], swept)
+    failures, counts = run_matrix(fed, source, references[source], swept, claims=False)
     _assert_clean(source, failures, counts)
 
 
