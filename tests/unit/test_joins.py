@@ -193,12 +193,22 @@ def test_int_against_decimal_key_is_pushed_where_the_engine_compares_numbers_exa
     assert decision.pushed, decision
 
 
-def test_mysql_int_to_bigint_cast_is_refused_with_the_classifier_reason() -> None:
-    condition = eq(cast(ref("id"), "int", "bigint"), ref("id_1"))
+def test_mysql_pushes_an_int_key_spark_widens_and_refuses_a_cast_it_cannot_spell() -> None:
+    """Spark widens an int key compared with a bigint one; MySQL computes integers as BIGINT, so the
+    widened key is the column itself. A cast MySQL cannot spell as Spark does keeps the join with Spark."""
     big = TableSchema("my", "db", "b", (_column("id", "bigint", "bigint"),))
-    decision = decide(MY, offer(side(MY_A, [("id", None)]), side(big, [("id", "id_1")]), condition))
-    assert not decision.pushed
-    assert "cast" in decision.verdicts[0].reason
+    widened = decide(
+        MY,
+        offer(
+            side(MY_A, [("id", None)]), side(big, [("id", "id_1")]), eq(cast(ref("id"), "int", "bigint"), ref("id_1"))
+        ),
+    )
+    assert widened.pushed, widened
+    text = TableSchema("my", "db", "s", (_column("id", "string", "varchar(20)"),))
+    as_text = eq(cast(ref("id"), "int", "string"), ref("id_1"))
+    refused = decide(MY, offer(side(MY_A, [("id", None)]), side(text, [("id", "id_1")]), as_text))
+    assert not refused.pushed
+    assert "CAST(int AS string)" in refused.verdicts[0].reason
 
 
 @pytest.mark.parametrize(
