@@ -123,7 +123,7 @@ def test_explain_formatted_prints_the_pushed_keys_one_a_line(fed) -> None:  # ty
     queries = {
         "SELECT id FROM pg.sluice_test.edge WHERE id > 2 AND f > 1.5 ORDER BY id LIMIT 3": [
             r"PushedFilters: \[.*`id` > 2.*\]",
-            r"PushedTopN: ORDER BY \"id\" ASC NULLS FIRST LIMIT 3",
+            r"PushedTopN: ORDER BY \"edge\".\"id\" ASC NULLS FIRST LIMIT 3",  # keys qualified: never an output name
             r"RemoteQuery: SELECT .*",
             r"Sluice: .*\[EXACT\] `id` > 2 -- .*",
         ],
