@@ -70,7 +70,8 @@ def _same(fed, query: str) -> list[tuple]:  # type: ignore[no-untyped-def,type-a
 def test_flight_aggregates_equal_spark_aggregating_itself(flight_aggregates, source: str) -> None:
     """Every grouping key of the edge table (and none) x every column under COUNT(*), COUNT,
     COUNT(DISTINCT), MIN, MAX, SUM, AVG: the server's groups equal Spark's, and most are pushed."""
-    check_classes(flight_aggregates, source, SERVED[source], 0.25, STRIDE)
+    # AVG stays with Spark through Flight (AVERAGED_SUM), so classes averaging a column are not pushed
+    check_classes(flight_aggregates, source, SERVED[source], 0.2, STRIDE)
 
 
 @pytest.mark.parametrize("source", sorted(SERVED))
@@ -127,7 +128,7 @@ def test_groups_over_null_case_and_space_variants(flight_aggregates, source: str
 def test_empty_input_and_result_types(flight_aggregates, source: str) -> None:
     table = SERVED[source]
     for query in (
-        f"SELECT count(*), count(i), sum(i), min(i), max(t), avg(i) FROM {table} WHERE id < 0",
+        f"SELECT count(*), count(i), sum(i), min(i), max(t) FROM {table} WHERE id < 0",  # avg: Spark (AVERAGED_SUM)
         f"SELECT i, count(*) FROM {table} WHERE id < 0 GROUP BY i",
         f"SELECT dt, count(*), sum(id) FROM {table} GROUP BY dt",
     ):
