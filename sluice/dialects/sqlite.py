@@ -108,20 +108,10 @@ class SqliteDialect(Dialect):
         return None
 
     def aggregated(self, column: Column) -> str | None:
-        if not column.remote_type.endswith(" STRICT"):
-            return (
-                f"{column.describe()}: outside a STRICT table a SQLite column may hold values of any storage class, "
-                "which SQLite aggregates where the reader would refuse or convert them"
-            )
-        return None
+        return _loose(column, ", which SQLite aggregates where the reader would refuse or convert them")
 
     def joined(self, column: Column) -> str | None:
-        if not column.remote_type.endswith(" STRICT"):
-            return (
-                f"{column.describe()}: outside a STRICT table a SQLite column may hold values of any storage class "
-                "(text in a DATE column), which the reader refuses or converts"
-            )
-        return None
+        return _loose(column, " (text in a DATE column), which the reader refuses or converts")
 
     def suspect(self, column: Column) -> tuple[exp.Expression, str] | None:
         """Booleans and narrow integers outside their type (``_out_of_range``), and a decimal column's TEXT or BLOB values (SQLite orders them after every number) and
@@ -245,3 +235,12 @@ def _integer_digits(column: Column) -> int:
 def _or(*conditions: exp.Expr) -> exp.Expression:
     """sqlglot's ``or_``, typed as what it returns (an Or node; sqlglot types it as the Condition mixin)."""
     return cast(exp.Expression, exp.or_(*conditions))
+
+
+def _loose(column: Column, consequence: str) -> str | None:
+    """Why a column outside a STRICT table cannot be trusted to hold its declared type, or None."""
+    if column.remote_type.endswith(" STRICT"):
+        return None
+    return (
+        f"{column.describe()}: outside a STRICT table a SQLite column may hold values of any storage class{consequence}"
+    )
