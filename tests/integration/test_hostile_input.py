@@ -353,13 +353,23 @@ def test_predicates_nested_1000_levels_deep_give_sparks_answer_or_sparks_error(h
     """Spark parses the query now; whatever it makes of 1,000 levels (an answer or its own
     error), pushdown changes nothing, and Sluice pushes at most 100 levels (TOO_DEEP)."""
     query = f"SELECT id FROM {TABLE['lite']} WHERE {shape}"
-    try:
-        expected = sorted(r.id for r in hostile.sql(query, pushdown=False).collect())
-    except Exception as error:  # noqa: BLE001 - Spark's own refusal: the pushdown path must refuse alike
-        with pytest.raises(type(error)):
-            hostile.sql(query).collect()
-        return
-    assert sorted(r.id for r in hostile.sql(query).collect()) == expected
+    assert _parsed_outcome(hostile, query, pushdown=True) == _parsed_outcome(hostile, query, pushdown=False)
+
+
+def _parsed_outcome(hostile: Federation, query: str, *, pushdown: bool) -> list[int] | str:
+    """The query's ids, or Spark's error: its type, or ``TOO_COMPLEX`` when the parser gives up.
+
+    Whether Spark's ANTLR parser overflows its stack on 1,000 levels depends on what it has
+    parsed before (its prediction cache warms up), not on pushdown, which runs after parsing:
+    so a parser refusal is retried a few times before it counts as Spark's answer.
+    """
+    for _ in range(3):
+        try:
+            return sorted(r.id for r in hostile.sql(query, pushdown=pushdown).collect())
+        except Exception as error:  # noqa: BLE001 - Spark's own refusal is an outcome the other path must share
+            if "FAILED_TO_PARSE_TOO_COMPLEX" not in str(error):
+                return type(error).__name__
+    return "TOO_COMPLEX"
 
 
 def test_thousands_of_flat_terms_are_pushed_as_sql_every_engine_parses(hostile: Federation) -> None:
