@@ -518,10 +518,10 @@ def _checked_first(source: Source, spec: ScanSpec) -> str:
     """EXPLAIN's words on the query a SQL source runs before a pushed scan (sources/unreadable.py)."""
     if not isinstance(source, SqlSource):
         return ""
-    check = source.read_check(spec)
-    if check is None:
-        return ""
-    return f" | Checked first ({check.reason}): {source.masked(source.check_query(spec, check))}"
+    return "".join(
+        f" | Checked first ({check.reason}): {source.masked(source.check_query(check))}"
+        for check in source.read_checks(spec)
+    )
 
 
 def _refused_join(refused: dict[str, Any] | None) -> str:

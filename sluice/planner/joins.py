@@ -23,7 +23,9 @@ Rules, each refusal with its reason (Spark then joins, which is always correct):
   NULL-safe equality in the dialect's spelling (``IS NOT DISTINCT FROM``, ``<=>``, ``IS``).
   Floating-point keys are refused: Spark normalises NaN and -0.0 in join keys;
 * no column read by the join has a value the reader would refuse (``Dialect.suspect``): the
-  reference path reads such a value and fails, a pushed join could skip its row;
+  reference path reads such a value and fails, a pushed join could skip its row. Values a
+  column's type allows and Spark's cannot hold (PostgreSQL's ``infinity``) are looked for in
+  both tables before the joined query runs instead (sluice/sources/unreadable.py);
 * the source would not run it slower than Spark joining two scans, by its own statistics
   (join_cost.py: MariaDB without statistics for a filtered column or an index on a key).
 

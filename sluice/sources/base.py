@@ -29,7 +29,7 @@ from sluice.planner.aggregates import Decision, decide
 from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
-from sluice.sources.unreadable import Check, check_schema, scan_check
+from sluice.sources.unreadable import Check, check_schema, scan_checks
 from sluice.timeouts import connect_timeout
 from sluice.types import AsOf, Column, SparkType, TableSchema
 from sluice.urls import parse_source_url
@@ -260,7 +260,7 @@ class Source(abc.ABC):
     def refused(self, column: Column) -> exp.Expression | None:
         """SQL true on a stored value of ``column`` that its type allows and the reader refuses
         (PostgreSQL's ``infinity`` dates); None when there is none. Such values are looked for
-        before a pushed scan reads (:meth:`SqlSource.run_check`)."""
+        before a pushed scan reads (:meth:`SqlSource.run_checks`)."""
         return None
 
     def pruning(self, spec: ScanSpec) -> Pyramid | None:
@@ -290,12 +290,12 @@ class SqlSource(Source):
         filter the source expects to keep few rows (a partition per ``ROWS_PER_PARTITION``):
         splitting 10 rows into 8 partitions costs 8 sessions and 8 tasks for nothing.
         A pushed join is one query over both tables, never split."""
+        self.run_checks(spec)
         if spec.join is not None:
             joined = spec.join.read_table(spec.columns)
             return [
                 ReadTask(spec.query(self), spec.arrow_schema(), 0, joined, tables=(spec.join.left, spec.join.right))
             ]
-        self.run_check(spec)
         count = 1 if spec.limit is not None or spec.aggregate is not None else spec.partitions
         # the estimate sizes the read: fewer partitions, or a small read by the driver
         wanted = spec.where and spec.limit is None and spec.aggregate is None
@@ -322,25 +322,23 @@ class SqlSource(Source):
     def request_text(self, spec: ScanSpec) -> str:
         return spec.query(self)
 
-    def read_check(self, spec: ScanSpec) -> Check | None:
-        """What :meth:`run_check` looks for before ``spec`` is read (None: nothing)."""
-        return scan_check(spec, self.refused)
+    def read_checks(self, spec: ScanSpec) -> tuple[Check, ...]:
+        """What :meth:`run_checks` looks for before ``spec`` is read, per table (none: nothing)."""
+        return scan_checks(spec, self.refused)
 
-    def check_query(self, spec: ScanSpec, check: Check) -> str:
+    def check_query(self, check: Check) -> str:
         """The query returning one row that holds a value ``check`` looks for."""
-        select = [self.select_expression(name, spec.table) for name in check.columns]
-        table = self.dialect.quote_table(spec.table.schema, spec.table.name)
+        select = [self.select_expression(name, check.table) for name in check.columns]
+        table = self.dialect.quote_table(check.table.schema, check.table.name)
         return build_query(select, table, [self.dialect.render(check.condition)], None, 1)
 
-    def run_check(self, spec: ScanSpec) -> None:
+    def run_checks(self, spec: ScanSpec) -> None:
         """Fail as the reference read fails when a row the pushed query may skip holds a value the
         reader refuses (sluice/sources/unreadable.py): that row is read, and refused, first."""
-        check = self.read_check(spec)
-        if check is None:
-            return
-        task = ReadTask(self.check_query(spec, check), check_schema(spec.table, check), 0, spec.table)
-        for _ in self.read(task):
-            pass
+        for check in self.read_checks(spec):
+            task = ReadTask(self.check_query(check), check_schema(check), 0, check.table)
+            for _ in self.read(task):
+                pass
 
     def guarded_request(self, spec: ScanSpec, partition_predicate: str | None) -> str | None:
         """The filtered read that also returns, marked by a last column ``sluice_guard``, the

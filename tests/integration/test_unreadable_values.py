@@ -63,6 +63,8 @@ def unreadable(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
             connection.execute(
                 f"INSERT INTO sluice_unreadable.{name} VALUES (1, {first}), (2, {second}), (3, NULL), (4, {bad})"
             )
+        connection.execute("CREATE TABLE sluice_unreadable.ids (id int)")  # joined with inf_date
+        connection.execute("INSERT INTO sluice_unreadable.ids VALUES (1), (2)")
     path = tmp_path_factory.mktemp("unreadable") / "loose.db"
     lite = sqlite3.connect(path)
     lite.execute("CREATE TABLE loose (id INTEGER PRIMARY KEY, v DATE)")
@@ -115,3 +117,22 @@ def test_postgres_check_is_shown_in_explain(unreadable) -> None:  # type: ignore
     frame = unreadable.sql("SELECT id FROM pg.sluice_unreadable.inf_date WHERE v > DATE '2024-01-01'")
     text = frame._jdf.queryExecution().executedPlan().toString()  # the scan's description, as EXPLAIN shows it
     assert "Checked first" in text and 'NOT ("v" BETWEEN' in text, text
+
+
+#: pushed joins of two PostgreSQL tables (one holding ``infinity`` in ``v``): the joined query
+#: returns only rows 1 and 2, the reference read reads every row of each side's columns
+JOINS = [
+    "SELECT a.id, b.v FROM {t} a JOIN {t} b ON a.id = b.id WHERE a.id < 3",
+    "SELECT a.id, b.v FROM {u} a JOIN {t} b ON a.id = b.id",
+    "SELECT a.id FROM {u} a LEFT JOIN {t} b ON a.id = b.id WHERE b.v > DATE '2020-01-01'",
+]
+
+
+@pytest.mark.parametrize("template", JOINS)
+def test_postgres_pushed_join_over_a_value_spark_cannot_hold_fails_as_unpushed(unreadable, template: str) -> None:  # type: ignore[no-untyped-def]
+    query = template.format(t="pg.sluice_unreadable.inf_date", u="pg.sluice_unreadable.ids")
+    scans = unreadable.plan(query).scans
+    assert any(scan.spec.join is not None for scan in scans), [scan.join_note for scan in scans]  # the join is pushed
+    pushed, reference = (_outcome(unreadable, query, pushdown) for pushdown in (True, False))
+    assert pushed[0] == reference[0] == "error", (pushed, reference)
+    assert "column 'v' holds 'infinity'," in str(pushed[1]), pushed
