@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psycopg
 
-from tests.sources import MYSQL_URL, PG_URL
+from tests.sources import MYSQL_URL, PG_URL, mariadb
 
 UTC = dt.timezone.utc
 TEXTS = [
@@ -193,16 +193,8 @@ def create_sqlite(path: str) -> None:
 
 def create_mysql(url: str) -> None:
     """Database sluice_test: ``edge`` (t in the default *_general_ci, tc utf8mb4_bin, ch CHAR(20))."""
-    import pymysql
 
-    connection = pymysql.connect(
-        host="127.0.0.1",
-        port=3306,
-        user="root",
-        charset="utf8mb4",
-        autocommit=True,
-        init_command="SET time_zone = '+00:00'",
-    )
+    connection = mariadb(init_command="SET time_zone = '+00:00'")
     try:
         cursor = connection.cursor()
         cursor.execute("DROP DATABASE IF EXISTS sluice_test")

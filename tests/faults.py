@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from tests.sources import mariadb
+
 if TYPE_CHECKING:
     import pymysql
 
@@ -148,9 +150,7 @@ def terminate_postgres(url: str, marker: str) -> list[int]:
 
 def mariadb_connection(database: str | None = None) -> pymysql.connections.Connection:
     """An administrative connection to the test MariaDB (root, no password)."""
-    import pymysql
-
-    return pymysql.connect(host="127.0.0.1", port=3306, user="root", database=database, autocommit=True)
+    return mariadb(database)
 
 
 def kill_mariadb(marker: str) -> list[int]:

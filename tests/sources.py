@@ -9,9 +9,32 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
 PG_URL = os.environ.get("SLUICE_PG_URL", "postgresql://root@127.0.0.1:5432/test")
 MYSQL_URL = os.environ.get("SLUICE_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
+_MYSQL = urlsplit(MYSQL_URL)
+#: ``host:port`` of the test MariaDB server (MYSQL_URL's), for URLs naming another database or user on it
+MYSQL_SERVER = f"{_MYSQL.hostname or '127.0.0.1'}:{_MYSQL.port or 3306}"
+
+
+def mariadb(database: str | None = None, **options: Any) -> Any:
+    """A connection to the test MariaDB server as MYSQL_URL's user (root), autocommit, utf8mb4.
+
+    Tests make their own databases on that server; every connection goes through here so a
+    run with SLUICE_MYSQL_URL pointing at another server stays on it."""
+    import pymysql
+
+    settings: dict[str, Any] = {"charset": "utf8mb4", "autocommit": True, **options}
+    return pymysql.connect(
+        host=_MYSQL.hostname or "127.0.0.1",
+        port=_MYSQL.port or 3306,
+        user=unquote(_MYSQL.username or "root"),
+        password=unquote(_MYSQL.password or ""),
+        database=database,
+        **settings,
+    )
 
 
 @dataclass(frozen=True)

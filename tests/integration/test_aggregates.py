@@ -17,7 +17,7 @@ import collections
 import pytest
 
 from tests.edge_data import COLUMNS
-from tests.sources import BY_NAME, EDGE_TABLES, MYSQL_URL
+from tests.sources import BY_NAME, EDGE_TABLES, MYSQL_URL, mariadb
 
 pytestmark = pytest.mark.integration
 
@@ -178,11 +178,10 @@ def test_inexact_filter_keeps_the_aggregate_with_spark(fed) -> None:
 # ---------------------------------------------------------------- traps, one table each
 @pytest.fixture(scope="module")
 def mysql_variants(spark):  # type: ignore[no-untyped-def]
-    import pymysql
 
     from sluice import Federation
 
-    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", charset="utf8mb4", autocommit=True)
+    connection = mariadb()
     try:
         cursor = connection.cursor()
         cursor.execute("CREATE DATABASE IF NOT EXISTS sluice_agg CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci")

@@ -18,13 +18,12 @@ from pathlib import Path
 
 import duckdb
 import psycopg
-import pymysql
 import pytest
 
 from sluice import Federation
 from sluice.pushdown.levels import Level
 from tests.plans import stated
-from tests.sources import MYSQL_URL, PG_URL
+from tests.sources import MYSQL_URL, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
 
@@ -74,7 +73,7 @@ def _load_pg() -> str:
 
 
 def _load_my() -> str:
-    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", charset="utf8mb4", autocommit=True)
+    connection = mariadb()
     try:
         with connection.cursor() as cursor:
             cursor.execute("CREATE DATABASE IF NOT EXISTS sluice_arith")

@@ -18,12 +18,11 @@ from urllib.parse import urlparse
 
 import duckdb
 import psycopg
-import pymysql
 import pytest
 
 from sluice import Federation
 from tests.integration.test_aggregates import query_outcome
-from tests.sources import MYSQL_URL, PG_URL
+from tests.sources import MYSQL_URL, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
 
@@ -91,7 +90,7 @@ def _load_pg() -> str:
 
 def _load_my() -> str:
     database = urlparse(MYSQL_URL).path.lstrip("/")
-    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", autocommit=True)
+    connection = mariadb()
     try:
         with connection.cursor() as cursor:
             cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")

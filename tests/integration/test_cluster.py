@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from tests.sources import mariadb
 from tools import cluster as loopback
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(540)]
@@ -69,7 +70,6 @@ def payments() -> list[tuple[Any, ...]]:
 def create_sources(folder: Path) -> None:
     """orders in PostgreSQL, payments in MariaDB, customers in SQLite, events and missions in DuckDB."""
     import duckdb
-    import pymysql
 
     with psycopg.connect(
         os.environ.get("SLUICE_PG_URL", "postgresql://root@127.0.0.1:5432/test"), autocommit=True
@@ -85,7 +85,7 @@ def create_sources(folder: Path) -> None:
                 copy.write_row(row)
         pg.execute("ANALYZE sluice_cluster.orders")
 
-    my = pymysql.connect(host="127.0.0.1", port=3306, user="root", charset="utf8mb4", autocommit=True)
+    my = mariadb()
     try:
         cursor = my.cursor()
         cursor.execute("DROP DATABASE IF EXISTS sluice_cluster")

@@ -20,6 +20,7 @@ from sluice import Federation
 from sluice.cli import main
 from sluice.errors import ConfigError, SourceError
 from tests.silent_server import SilentServer
+from tests.sources import MYSQL_SERVER
 
 pytestmark = pytest.mark.integration
 
@@ -78,7 +79,7 @@ def test_the_catalog_option_bounds_the_cli_before_spark_starts(
 @pytest.mark.parametrize("value", ["0", "-1", "inf", "soon"])
 def test_a_bad_connect_timeout_is_a_config_error(fed: Federation, value: str) -> None:
     with pytest.raises(ConfigError, match="connect_timeout_s must be a positive number|must be a number of seconds"):
-        fed.attach("bad", f"mysql://root@127.0.0.1:3306/test?connect_timeout_s={value}")
+        fed.attach("bad", f"mysql://root@{MYSQL_SERVER}/test?connect_timeout_s={value}")
 
 
 def test_libpq_connect_timeout_in_a_postgresql_url_is_refused_as_ambiguous(fed: Federation) -> None:

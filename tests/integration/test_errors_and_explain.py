@@ -9,7 +9,7 @@ import pytest
 
 from sluice import BindError, Federation, QuerySyntaxError, SluiceError, SourceError
 from sluice.errors import TimeTravelError
-from tests.sources import EDGE_TABLES
+from tests.sources import EDGE_TABLES, mariadb
 
 pytestmark = pytest.mark.integration
 EXAMPLE = """SELECT t.i, count(*) AS n, sum(p.d) AS total
@@ -35,12 +35,11 @@ def test_not_found_names_the_schema_asked_and_its_closest_tables_only(fed, pg_ur
     """A misspelt table names its schema and the close names in it; other schemas' and other
     databases' tables (here one whose name says it is secret) are nobody's business."""
     import psycopg
-    import pymysql
 
     with psycopg.connect(pg_url, autocommit=True) as connection:
         connection.execute("CREATE SCHEMA IF NOT EXISTS ux_other")
         connection.execute("CREATE TABLE IF NOT EXISTS ux_other.edge_secret (x int)")
-    with pymysql.connect(host="127.0.0.1", port=3306, user="root", autocommit=True) as connection:
+    with mariadb() as connection:
         connection.cursor().execute("CREATE DATABASE IF NOT EXISTS ux_other")
         connection.cursor().execute("CREATE TABLE IF NOT EXISTS ux_other.edge_secret (x int)")
     for name, table in EDGE_TABLES.items():

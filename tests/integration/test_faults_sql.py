@@ -25,6 +25,7 @@ import pytest
 from sluice import Federation, SourceError
 from sluice.sources.base import ReadTask, Source
 from tests.faults import TcpProxy, kill_mariadb, mariadb_connection, terminate_postgres, wait_for
+from tests.sources import MYSQL_SERVER
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -286,7 +287,7 @@ def test_mariadb_wrong_password_names_the_user_never_a_password(spark, servers) 
         f"GRANT SELECT ON {SCHEMA}.* TO '{user}'@'%'",
     )
     try:
-        url = f"mysql://{user}@127.0.0.1:3306/{SCHEMA}"
+        url = f"mysql://{user}@{MYSQL_SERVER}/{SCHEMA}"
         fed = Federation(spark=spark)
         with pytest.raises(SourceError) as refused:
             fed.attach("pw", url, password=wrong)

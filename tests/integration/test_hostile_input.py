@@ -23,7 +23,6 @@ from pathlib import Path
 
 import duckdb
 import psycopg
-import pymysql
 import pytest
 from sqlglot import exp
 
@@ -32,11 +31,11 @@ from sluice.pushdown.levels import Level
 from sluice.pushdown.translator import MAX_PUSHED_CHARS
 from sluice.scan import ScanSpec
 from tests.plans import stated
-from tests.sources import PG_URL
+from tests.sources import MYSQL_SERVER, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
 
-MY_URL = "mysql://root@127.0.0.1:3306/sluice_hostile"
+MY_URL = f"mysql://root@{MYSQL_SERVER}/sluice_hostile"
 INJECTION = "x'; DROP TABLE t; --"
 #: quotes of every kind, backslashes (MySQL), comment starters, semicolons, NUL, line breaks,
 #: look-alikes of the quote (U+2019, U+FF07, U+02BC), LIKE metacharacters, 1 MB
@@ -110,7 +109,7 @@ def _pg(*statements: str, rows: list[tuple] | None = None, insert: str | None = 
 
 
 def _my(*statements: str, rows: list[tuple] | None = None, insert: str | None = None) -> list[tuple]:  # type: ignore[type-arg]
-    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", charset="utf8mb4", autocommit=True)
+    connection = mariadb()
     try:
         with connection.cursor() as cursor:
             out: list[tuple] = []  # type: ignore[type-arg]

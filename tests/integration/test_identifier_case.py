@@ -15,7 +15,6 @@ from pathlib import Path
 
 import duckdb
 import psycopg
-import pymysql
 import pytest
 
 from sluice import Federation
@@ -23,7 +22,7 @@ from sluice.catalog import SourceConfig
 from sluice.serve.allowlist import AllowList
 from sluice.serve.publish import PublishedTables
 from sluice.serve.server import open_sources
-from tests.sources import MYSQL_URL, PG_URL
+from tests.sources import MYSQL_URL, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +44,7 @@ def pg_pair() -> str:
 
 @pytest.fixture(scope="module")
 def my_pair() -> str:
-    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", charset="utf8mb4", autocommit=True)
+    connection = mariadb()
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT @@lower_case_table_names")

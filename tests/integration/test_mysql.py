@@ -5,18 +5,18 @@ from __future__ import annotations
 import os
 
 import pyarrow as pa
-import pymysql
 import pytest
 
 from sluice import Federation, SourceError
 from sluice.sources.base import ReadTask
 from tests.plans import stated
+from tests.sources import MYSQL_SERVER, mariadb
 
 pytestmark = pytest.mark.integration
 
 
 def _execute(*statements: str) -> None:
-    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", charset="utf8mb4", autocommit=True)
+    connection = mariadb()
     try:
         with connection.cursor() as cursor:
             for statement in statements:
@@ -86,7 +86,7 @@ def test_unreachable_server_and_wrong_password_name_the_problem_not_the_secret(s
         federation.attach("down", "mysql://root:hunter2secret@127.0.0.1:1/test")
     assert "cannot connect" in str(unreachable.value) and "hunter2secret" not in str(unreachable.value)
     with pytest.raises(SourceError) as denied:
-        federation.attach("bad", "mysql://root@127.0.0.1:3306/test", password="topsecret42")
+        federation.attach("bad", f"mysql://root@{MYSQL_SERVER}/test", password="topsecret42")
     assert "Access denied" in str(denied.value) and "topsecret42" not in str(denied.value)
 
 

@@ -33,11 +33,11 @@ from psycopg import sql
 from sluice import Federation, SourceError
 from sluice.sources import open_source
 from sluice.sources.base import ReadTask
-from tests.sources import PG_URL
+from tests.sources import MYSQL_SERVER, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
 
-MY_URL = "mysql://root@127.0.0.1:3306/sluice_ro"
+MY_URL = f"mysql://root@{MYSQL_SERVER}/sluice_ro"
 ONE_INT = pa.schema([("x", pa.int64())])
 #: a table and a column whose names would end the statement if spliced unquoted
 ODD_TABLE = "odd'\"`; DROP TABLE victim; --"
@@ -86,7 +86,7 @@ def _pg(*statements: str | sql.Composable, fetch: bool = False) -> list[tuple]: 
 
 
 def _my(*statements: str, args: tuple | None = None) -> list[tuple]:  # type: ignore[type-arg]
-    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", charset="utf8mb4", autocommit=True)
+    connection = mariadb()
     try:
         with connection.cursor() as cursor:
             rows: list[tuple] = []  # type: ignore[type-arg]
@@ -123,7 +123,7 @@ def _create_servers() -> None:
         f"CREATE TABLE sluice_ro.{quoted(ODD_TABLE, '`')} (id BIGINT PRIMARY KEY, {quoted(ODD_COLUMN, '`')} VARCHAR(100))",
         "CREATE VIEW sluice_ro.slow AS SELECT 1 AS x FROM (SELECT SLEEP(30)) s",
     )
-    connection = pymysql.connect(host="127.0.0.1", user="root", database="sluice_ro", autocommit=True)
+    connection = mariadb("sluice_ro")
     with connection.cursor() as cursor:
         for table in ("victim", quoted(ODD_TABLE, "`")):
             cursor.executemany(f"INSERT INTO {table} VALUES (%s, %s)", rows)

@@ -17,18 +17,17 @@ from decimal import Decimal
 import psycopg
 import pyarrow as pa
 import pyarrow.flight as flight
-import pymysql
 import pytest
 
 from sluice import Federation
-from tests.sources import MYSQL_URL, PG_URL
+from tests.sources import MYSQL_URL, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def my_types(spark):  # type: ignore[no-untyped-def]
-    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", charset="utf8mb4", autocommit=True)
+    connection = mariadb()
     try:
         with connection.cursor() as cursor:
             cursor.execute("CREATE DATABASE IF NOT EXISTS sluice_types")

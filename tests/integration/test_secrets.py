@@ -23,14 +23,13 @@ from urllib.parse import quote
 
 import psycopg
 import pyarrow.flight as flight
-import pymysql
 import pytest
 
 from sluice import Federation, SourceError
 from sluice.catalog import SourceConfig, open_sources
 from sluice.flight.auth import Credentials
 from sluice.serve.server import SluiceFlightServer
-from tests.sources import PG_URL
+from tests.sources import MYSQL_SERVER, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
 
@@ -84,7 +83,7 @@ def exception_texts(error: BaseException) -> str:
 
 # ---------------------------------------------------------------- the secured sources
 def _my(*statements: str, args: tuple | None = None) -> None:  # type: ignore[type-arg]
-    connection = pymysql.connect(host="127.0.0.1", user="root", charset="utf8mb4", autocommit=True)
+    connection = mariadb()
     try:
         with connection.cursor() as cursor:
             for statement in statements:
@@ -213,10 +212,10 @@ def test_no_secret_in_errors_logs_explain_plans_or_spark(spark, secured, caplog,
     federation = Federation(spark=spark)
 
     refused = {  # wrong secrets: each attach must fail, saying why
-        "mysql, wrong password": ("my", f"mysql://{MY_USER}@127.0.0.1:3306/sluice_sec", WRONG["my"], "Access denied"),
+        "mysql, wrong password": ("my", f"mysql://{MY_USER}@{MYSQL_SERVER}/sluice_sec", WRONG["my"], "Access denied"),
         "mysql, wrong password in the URL": (
             "my",
-            f"mysql://{MY_USER}:{quote(WRONG['my'], safe='')}@127.0.0.1:3306/sluice_sec",
+            f"mysql://{MY_USER}:{quote(WRONG['my'], safe='')}@{MYSQL_SERVER}/sluice_sec",
             None,
             "Access denied",
         ),
@@ -240,7 +239,7 @@ def test_no_secret_in_errors_logs_explain_plans_or_spark(spark, secured, caplog,
         captured[f"error ({what})"] = exception_texts(error.value)
 
     federation.attach(
-        "my", f"mysql://{MY_USER}:{quote(MY_PASSWORD, safe='')}@127.0.0.1:3306/sluice_sec"
+        "my", f"mysql://{MY_USER}:{quote(MY_PASSWORD, safe='')}@{MYSQL_SERVER}/sluice_sec"
     )  # encoded in the URL
     federation.attach("pg", f"postgresql://{PG_USER}@127.0.0.1:5432/test", password=PG_PASSWORD)
     federation.attach("fl", secured["flight"], password=FL_TOKEN)
@@ -258,7 +257,7 @@ def test_no_secret_in_errors_logs_explain_plans_or_spark(spark, secured, caplog,
     # the DataFrame API: a password in the URL option, and one in the password option
     by_url = (
         spark.read.format("sluice")
-        .option("url", f"mysql://{MY_USER}:{quote(MY_PASSWORD, safe='')}@127.0.0.1:3306/sluice_sec")
+        .option("url", f"mysql://{MY_USER}:{quote(MY_PASSWORD, safe='')}@{MYSQL_SERVER}/sluice_sec")
         .option("table", "sluice_sec.t")
         .load()
     )

@@ -23,14 +23,13 @@ from pathlib import Path
 import psycopg
 import pyarrow as pa
 import pyarrow.flight as flight
-import pymysql
 import pytest
 
 from sluice.catalog import SourceConfig, open_sources
 from sluice.serve.allowlist import AllowList
 from sluice.serve.server import SluiceFlightServer
 from sluice.serve.tickets import TicketSigner
-from tests.sources import MYSQL_URL, PG_URL
+from tests.sources import MYSQL_URL, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
 
@@ -53,7 +52,7 @@ def schemas() -> None:
             connection.execute(
                 f"CREATE TABLE {schema}.{table} AS SELECT g AS id, 'pg-{table}' AS what FROM generate_series(1, 3) g"
             )
-    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="", autocommit=True)
+    connection = mariadb()
     with connection.cursor() as cursor:
         for database, table in (
             ("sluice_pub_shop", "orders"),

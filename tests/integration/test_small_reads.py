@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from sluice.spark.bridge import CALLBACK
-from tests.sources import EDGE_TABLES, PG_URL
+from tests.sources import EDGE_TABLES, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
 
@@ -67,13 +67,12 @@ def test_the_driver_reads_small_scans_and_returns_sparks_rows(fed, source: str, 
 def test_a_slow_mariadb_read_leaves_the_drivers_python_running(fed, mysql_url) -> None:  # type: ignore[no-untyped-def]
     """connectorx holds the GIL while MariaDB works, so the driver reads MariaDB in a read process:
     a slow small query (5 rows behind SLEEP(0.3) each) must not freeze the driver's other threads."""
-    import pymysql
 
     from sluice import Federation
 
     if "my" not in EDGE_TABLES:
         pytest.skip("MariaDB not selected")
-    connection = pymysql.connect(host="127.0.0.1", user="root", autocommit=True)
+    connection = mariadb()
     with connection.cursor() as cursor:
         cursor.execute("CREATE DATABASE IF NOT EXISTS sluice_small")
         cursor.execute("CREATE OR REPLACE TABLE sluice_small.five (id BIGINT PRIMARY KEY)")

@@ -17,11 +17,10 @@ from urllib.parse import urlparse
 
 import duckdb
 import psycopg
-import pymysql
 import pytest
 
 from sluice import Federation
-from tests.sources import MYSQL_URL, PG_URL
+from tests.sources import MYSQL_URL, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +44,7 @@ def topn(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
         wide = ["9" * 38, "10", "-" + "9" * 38, "2", "100", "10", None]
         connection.execute(f"INSERT INTO sluice_topn.orders VALUES {_rows([list(p) for p in zip(AMOUNTS, wide)])}")
     database = urlparse(MYSQL_URL).path.lstrip("/")
-    connection = pymysql.connect(host="127.0.0.1", port=3306, user="root", autocommit=True)
+    connection = mariadb()
     try:
         with connection.cursor() as cursor:
             cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")

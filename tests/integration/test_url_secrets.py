@@ -29,6 +29,7 @@ import pytest
 from sluice import Federation
 from sluice.cli import main
 from sluice.serve.server import serve_in_background
+from tests.sources import MYSQL_SERVER
 from tests.unit.test_urls import leaks, secret_of
 
 pytestmark = pytest.mark.integration
@@ -37,8 +38,8 @@ SEED = 20261124
 CASES = 40
 TOKEN = "flight-token-for-url-secrets"
 HAND_PICKED = [
-    "mysql://root:Qz7sEcr/Wv4pAss@127.0.0.1:3306/test",  # the issue: '/' in a MySQL password
-    "mysql://root:Qz7sEcr%2FWv4pAss@127.0.0.1:3306/test",  # the same, encoded: access denied
+    f"mysql://root:Qz7sEcr/Wv4pAss@{MYSQL_SERVER}/test",  # the issue: '/' in a MySQL password
+    f"mysql://root:Qz7sEcr%2FWv4pAss@{MYSQL_SERVER}/test",  # the same, encoded: access denied
     "mariadb://root:Qz7sEcr@Wv4pAss@[::1]:3306/test",
     "mysql://root:Qz7sEcrWv4pAss/test",  # the host forgotten: the "port" is the password
     "mysql://root:Qz7sEcr@127.0.0.1:99999/test",
