@@ -97,8 +97,10 @@ def _message(cls: type, data: object, where: str, path: str) -> object:
     return cls(**values)
 
 
-def _value(hint: Any, value: object, where: str, key: str) -> Any:
-    """``value`` checked against ``hint`` (and decoded, for a nested message)."""
+def _value(hint: Any, value: object, where: str, key: str, expected: str | None = None) -> Any:
+    """``value`` checked against ``hint`` (and decoded, for a nested message); ``expected``
+    names the type in errors when ``hint`` is one option of a union."""
+    expected = expected or _shown(hint)
     if hint is Any:
         return value
     origin = typing.get_origin(hint)
@@ -109,24 +111,24 @@ def _value(hint: Any, value: object, where: str, key: str) -> Any:
                 return None
         else:
             for option in options:
-                if option is not type(None):
-                    return _value(option, value, where, key)
+                if option is not type(None):  # the protocol's unions are X | None
+                    return _value(option, value, where, key, _shown(hint))
         raise ProtocolError(f"{where}: key {key!r} is null, expected {_shown(hint)}")
     if origin is list:
         (item,) = typing.get_args(hint)
         if not isinstance(value, list):
-            raise ProtocolError(f"{where}: key {key!r} is {_kind(value)}, expected {_shown(hint)}")
+            raise ProtocolError(f"{where}: key {key!r} is {_kind(value)}, expected {expected}")
         return [_value(item, v, where, f"{key}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         _, item = typing.get_args(hint)
         if not isinstance(value, dict):
-            raise ProtocolError(f"{where}: key {key!r} is {_kind(value)}, expected {_shown(hint)}")
+            raise ProtocolError(f"{where}: key {key!r} is {_kind(value)}, expected {expected}")
         return {k: _value(item, v, where, f"{key}.{k}") for k, v in value.items()}
     if dataclasses.is_dataclass(hint):
         return _message(hint, value, where, key + ".")  # type: ignore[arg-type]  # is_dataclass narrows to a class here
     if _fits(hint, value):
         return float(value) if hint is float else value  # type: ignore[arg-type]  # _fits checked it is a number
-    raise ProtocolError(f"{where}: key {key!r} is {_kind(value)}, expected {_shown(hint)}")
+    raise ProtocolError(f"{where}: key {key!r} is {_kind(value)}, expected {expected}")
 
 
 def _fits(hint: Any, value: object) -> bool:
