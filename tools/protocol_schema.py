@@ -13,12 +13,15 @@ so a key renamed in Python is renamed in Java by regenerating, and
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
+import typing
 from pathlib import Path
 from typing import Any
 
+from sluice.protocol.base import ErrorAnswer
 from sluice.protocol.codec import hints, wire_fields
 from sluice.protocol.schema import required_answer_keys, schema
 from sluice.spark.bridge import METHODS
@@ -37,10 +40,7 @@ def keys() -> list[str]:
     """Every key of every message (requests, answers, the messages nested in them)."""
     found: set[str] = set()
     seen: set[type] = set()
-    pending: list[type] = [t for m in METHODS.values() for t in (m.request, m.answer)]
-    from sluice.protocol.base import ErrorAnswer
-
-    pending.append(ErrorAnswer)
+    pending: list[type] = [t for m in METHODS.values() for t in (m.request, m.answer)] + [ErrorAnswer]
     while pending:
         cls = pending.pop()
         if cls in seen:
@@ -48,15 +48,12 @@ def keys() -> list[str]:
         seen.add(cls)
         for field in wire_fields(cls):
             found.add(field.name)
-            pending += [t for t in _nested(hints(cls)[field.name])]
+            pending += _nested(hints(cls)[field.name])
     return sorted(found)
 
 
 def _nested(hint: Any) -> list[type]:
     """The message classes a field's type holds (``list[TableName]``, ``JoinAnswer | None``)."""
-    import dataclasses
-    import typing
-
     if dataclasses.is_dataclass(hint):
         return [hint]  # type: ignore[list-item]  # is_dataclass narrows to a class here
     return [t for arg in typing.get_args(hint) for t in _nested(arg)]

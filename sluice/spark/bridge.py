@@ -163,6 +163,7 @@ class PlannerCallback:
     def _answer(self, method: str, request: str, jdf: JavaObject | None = None) -> str:
         try:
             found = METHODS.get(method)
+            # only Planner.write carries rows (a Dataset): "write" through call() has none to write
             if found is None or (method == "write") != (jdf is not None):
                 return _error("error", f"the Sluice planner has no method {method!r}")
             decoded = decode(found.request, json.loads(request), f"the {method!r} request")
