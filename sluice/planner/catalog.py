@@ -59,7 +59,6 @@ from sluice.protocol.catalog import (
     WriteAnswer,
     WriteRequest,
 )
-from sluice.protocol.codec import decode
 from sluice.protocol.scan import (
     AggregateAnswer,
     AggregateRequest,
@@ -274,10 +273,14 @@ class CatalogPlanner:
     def join(self, request: JoinRequest) -> JoinAnswer:
         """Whether the source runs the offered join of two of its tables, with each key's verdict."""
         decision = joins.decide(self.source(request), request)
-        answer = decode(JoinAnswer, decision.to_dict(), "the 'join' answer")
-        if decision.join is not None:  # what the joined scan reads until Spark prunes columns
-            answer = replace(answer, read_schema=_struct(decision.join.fields()))
-        return answer
+        return JoinAnswer(
+            pushed=decision.pushed,
+            verdicts=[v.to_dict() for v in decision.verdicts],
+            note=decision.note,
+            join=decision.join.to_dict() if decision.join is not None else None,
+            # what the joined scan reads until Spark prunes columns
+            read_schema=_struct(decision.join.fields()) if decision.join is not None else None,
+        )
 
     def plan(self, request: PlanRequest) -> PlanAnswer:
         if request.join is not None:

@@ -180,16 +180,6 @@ class Decision:
     join: JoinRead | None = None
     note: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        answer: dict[str, Any] = {
-            "pushed": self.pushed,
-            "verdicts": [v.to_dict() for v in self.verdicts],
-            "note": self.note,
-        }
-        if self.join is not None:
-            answer["join"] = self.join.to_dict()
-        return answer
-
 
 class _Refused(Exception):
     """The join is not pushed; the message is why."""
