@@ -85,9 +85,11 @@ fuzz: setup services
 fuzz-parsers: setup
 	$(PY) -m fuzz.parsers --target all --cases $(N) $(FUZZ_ARGS)
 
-# docs/pushdown-matrix.md is generated from the dialect code; a unit test fails when it is stale.
+# docs/pushdown-matrix.md is generated from the dialect code, sluice/protocol/schema.json and
+# java/io/sluice/spark/Protocol.java from sluice/protocol; a unit test fails when one is stale.
 docs: setup
 	$(PY) -m tools.matrix --write docs/pushdown-matrix.md
+	$(PY) -m tools.protocol_schema
 
 clean:
 	rm -rf .venv build *.egg-info demo-data .pytest_cache

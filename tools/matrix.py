@@ -51,6 +51,8 @@ from sluice.dialects.mysql import MariadbDialect
 from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.planner import aggregates, joins
+from sluice.protocol.codec import decode
+from sluice.protocol.scan import JoinRequest
 from sluice.pushdown.levels import Level
 from sluice.pushdown.translator import Translator
 from sluice.scan import ScanSpec
@@ -558,7 +560,7 @@ def classify_join(profile: Profile, shape: JoinShape, source: Source | None = No
     """One joins cell: EXACT with the joined query when the source runs the join (``source``:
     as for :func:`classify_aggregate`)."""
     source = source or _source_of(profile)
-    decision = joins.decide(source, shape.offer(profile.table))
+    decision = joins.decide(source, decode(JoinRequest, shape.offer(profile.table), "the 'join' request"))
     if decision.join is not None:
         spec = ScanSpec.for_source(
             source, profile.table, tuple(o.name for o in decision.join.outputs), join=decision.join

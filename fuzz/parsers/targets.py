@@ -37,6 +37,8 @@ from sluice.errors import BindError, PushdownError, SluiceError
 from sluice.flight import filter_json
 from sluice.flight.protocol import RequestError, parse_request, path_request
 from sluice.planner.catalog import CatalogPlanner
+from sluice.protocol.codec import decode, encode
+from sluice.protocol.scan import FiltersRequest
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.translator import classify_conjuncts
 from sluice.serve import planning
@@ -95,7 +97,8 @@ def filters(source: str, predicates: list[Any]) -> dict[str, Any]:
         "table": {"table": table_to_dict(TABLES[source])},
         "predicates": predicates,
     }
-    return json.loads(json.dumps(_planner().filters(request)))
+    answer = _planner().filters(decode(FiltersRequest, request, "the 'filters' request"))
+    return json.loads(json.dumps(encode(answer)))
 
 
 def run_v2(data: bytes) -> None:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from pyiceberg.schema import Schema
 
     from sluice.lake.pyramid import FileLayout, Pyramid
+    from sluice.protocol.base import SourceRequest
     from sluice.types import SparkType
 
 VECTORISED, PYTHON = "vectorised", "python"
@@ -90,24 +91,24 @@ class Mode:
     small_rows: int = 10_000
 
 
-def mode_of(request: dict[str, Any]) -> Mode:
+def mode_of(request: SourceRequest) -> Mode:
     """The settings a request carries (``spark.sluice.lakeReader``, ``spark.sluice.lakeVectorisedFraction``,
     ``spark.sluice.smallReadRows``)."""
     from sluice.errors import ConfigError
 
-    mode = str(request.get("lake_reader") or "auto").strip().lower()
+    mode = (request.lake_reader or "auto").strip().lower()
     if mode not in MODES:
         raise ConfigError(f"spark.sluice.lakeReader is {mode!r}: use one of {', '.join(MODES)}")
     try:
-        fraction = float(request.get("lake_vectorised_fraction") or DEFAULT_FRACTION)
+        fraction = float(request.lake_vectorised_fraction or DEFAULT_FRACTION)
     except ValueError:
         raise ConfigError(
-            f"spark.sluice.lakeVectorisedFraction is {request.get('lake_vectorised_fraction')!r}: not a number"
+            f"spark.sluice.lakeVectorisedFraction is {request.lake_vectorised_fraction!r}: not a number"
         ) from None
     try:
-        small = int(str(request.get("small_read_rows") or "10000").strip())
+        small = int((request.small_read_rows or "10000").strip())
     except ValueError:
-        raise ConfigError(f"spark.sluice.smallReadRows is {request.get('small_read_rows')!r}: not an integer") from None
+        raise ConfigError(f"spark.sluice.smallReadRows is {request.small_read_rows!r}: not an integer") from None
     return Mode(mode, fraction, small)
 
 

@@ -39,6 +39,37 @@ from sluice.planner import aggregates, joins, rules, runtime, writes
 from sluice.planner.metadata import join_metadata, scan_metadata
 from sluice.planner.rules import classify_filters, push_aggregates
 from sluice.planner.rules.push_projection import WIDTH
+from sluice.protocol.base import SourceRequest
+from sluice.protocol.catalog import (
+    AlterTableAnswer,
+    AlterTableRequest,
+    CreateNamespaceAnswer,
+    CreateNamespaceRequest,
+    CreateTableAnswer,
+    CreateTableRequest,
+    DescribeAnswer,
+    DescribeRequest,
+    DropTableAnswer,
+    DropTableRequest,
+    NamespacesAnswer,
+    NamespacesRequest,
+    TableName,
+    TablesAnswer,
+    TablesRequest,
+    WriteAnswer,
+    WriteRequest,
+)
+from sluice.protocol.scan import (
+    AggregateAnswer,
+    AggregateRequest,
+    FiltersAnswer,
+    FiltersRequest,
+    JoinAnswer,
+    JoinRequest,
+    PlanAnswer,
+    PlanRequest,
+    TraceStep,
+)
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
 from sluice.scan import ScanSpec
@@ -48,10 +79,7 @@ from sluice.sources.iceberg import IcebergSource
 from sluice.types import AsOf, SparkType, TableSchema, table_from_dict, table_to_dict
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
-
-Request = dict[str, Any]
-Answer = dict[str, Any]
+    from pyspark.sql import SparkSession
 
 #: the name a DataFrame reader's table is planned under (its options name no catalog)
 READER_SOURCE = "sluice"
@@ -103,8 +131,8 @@ class CatalogPlanner:
         with self._lock:
             self._sources[_key(catalog, options)] = source
 
-    def source(self, request: Request) -> Source:
-        key = _key(request.get("catalog"), request.get("options", {}))
+    def source(self, request: SourceRequest) -> Source:
+        key = _key(request.catalog, request.options)
         with self._lock:
             known = self._sources.get(key)
         if known is not None:
@@ -113,13 +141,13 @@ class CatalogPlanner:
         with self._lock:
             return self._sources.setdefault(key, opened)
 
-    def _table(self, request: Request, namespace: list[str], name: str) -> TableSchema:
+    def _table(self, request: DescribeRequest, namespace: list[str], name: str) -> TableSchema:
         source = self.source(request)
         schema = namespace[0] if len(namespace) == 1 else None
         as_of = _as_of(request)
         # matched the way the source matches names ("Cs" and cs are two PostgreSQL tables, one SQLite table)
         key = (
-            _key(request.get("catalog"), request.get("options", {})),
+            _key(request.catalog, request.options),
             (len(namespace), *source.table_key(schema, name), as_of),
         )
         with self._lock:
@@ -138,83 +166,87 @@ class CatalogPlanner:
             return self._tables.setdefault(key, described)
 
     # ------------------------------------------------------------ catalog
-    def namespaces(self, request: Request) -> Answer:
+    def namespaces(self, request: NamespacesRequest) -> NamespacesAnswer:
         schemas = sorted({schema for schema, _ in self.source(request).tables() if schema})
-        return {"namespaces": [[schema] for schema in schemas]}
+        return NamespacesAnswer(namespaces=[[schema] for schema in schemas])
 
-    def tables(self, request: Request) -> Answer:
+    def tables(self, request: TablesRequest) -> TablesAnswer:
         source = self.source(request)
-        namespace = request.get("namespace") or []
+        namespace = request.namespace
         wanted = namespace[0] if namespace else source.default_schema
         listed = [(schema, name) for schema, name in source.tables() if wanted is None or schema == wanted]
-        return {"tables": [{"namespace": [schema] if schema else [], "name": name} for schema, name in listed]}
+        return TablesAnswer(
+            tables=[TableName(namespace=[schema] if schema else [], name=name) for schema, name in listed]
+        )
 
-    def describe(self, request: Request) -> Answer:
-        if request.get("catalog") is None:  # a DataFrame reader: option "table" is [schema.]name
-            options = request.get("options", {})
+    def describe(self, request: DescribeRequest) -> DescribeAnswer:
+        if request.catalog is None:  # a DataFrame reader: option "table" is [schema.]name
+            options = request.options
             if "url" not in options or "table" not in options:
                 raise ConfigError("format('sluice') needs options 'url' and 'table' ([schema.]name)")
             schema, _, name = options["table"].rpartition(".")
             namespace = [schema] if schema else []
         else:
-            namespace, name = list(request.get("namespace") or []), request["name"]
+            if request.name is None:
+                raise ConfigError("the 'describe' request names no table (key 'name')")
+            namespace, name = list(request.namespace), request.name
         table = self._table(request, namespace, name)
         source = self.source(request)
-        return {
-            "name": table.qualified_name,
-            "schema": _struct([(c.name, c.type) for c in table.columns]),
-            "handle": {"table": table_to_dict(table)},
+        return DescribeAnswer(
+            name=table.qualified_name,
+            schema=_struct([(c.name, c.type) for c in table.columns]),
+            handle={"table": table_to_dict(table)},
             # a catalog's lake table: what Spark takes in INSERT ... PARTITION (column = value)
-            "partitioning": writes.identity_partitions(source, namespace, name)
-            if request.get("catalog") is not None
-            else [],
-        }
+            partitioning=writes.identity_partitions(source, namespace, name) if request.catalog is not None else [],
+        )
 
     # ------------------------------------------------------------ lake DDL and writes
-    def create_table(self, request: Request) -> Answer:
+    def create_table(self, request: CreateTableRequest) -> CreateTableAnswer:
         try:
-            return {"created": writes.create_table(_session(), self.source(request), request)}
+            return CreateTableAnswer(created=writes.create_table(_session(), self.source(request), request))
         finally:
-            self.forget_tables(request.get("catalog"))
+            self.forget_tables(request.catalog)
 
-    def drop_table(self, request: Request) -> Answer:
+    def drop_table(self, request: DropTableRequest) -> DropTableAnswer:
         try:
-            return {"dropped": writes.drop_table(self.source(request), request)}
+            return DropTableAnswer(dropped=writes.drop_table(self.source(request), request))
         finally:
-            self.forget_tables(request.get("catalog"))
+            self.forget_tables(request.catalog)
 
-    def alter_table(self, request: Request) -> Answer:
+    def alter_table(self, request: AlterTableRequest) -> AlterTableAnswer:
         try:
-            return {"done": writes.alter_table(self.source(request), request)}
+            return AlterTableAnswer(done=writes.alter_table(self.source(request), request))
         finally:
-            self.forget_tables(request.get("catalog"))
+            self.forget_tables(request.catalog)
 
-    def create_namespace(self, request: Request) -> Answer:
-        return {"created": writes.create_namespace(self.source(request), request)}
+    def create_namespace(self, request: CreateNamespaceRequest) -> CreateNamespaceAnswer:
+        return CreateNamespaceAnswer(created=writes.create_namespace(self.source(request), request))
 
-    def write(self, request: Request, frame: DataFrame) -> Answer:
-        """Write Spark's INSERT or CTAS query to the lake table the request names.
+    def write(self, request: WriteRequest) -> WriteAnswer:
+        """Write Spark's INSERT or CTAS query (``request.frame``) to the lake table the request names.
 
         Its commit makes the planner forget lake tables (:func:`sluice.lake.commit.on_commit`)."""
-        return writes.write(frame.sparkSession, self.source(request), request, frame)
+        if request.frame is None:
+            raise ConfigError("the 'write' request carries no rows (a Dataset beside its JSON)")
+        return writes.write(request.frame.sparkSession, self.source(request), request, request.frame)
 
     # ------------------------------------------------------------ negotiation
-    def filters(self, request: Request) -> Answer:
+    def filters(self, request: FiltersRequest) -> FiltersAnswer:
         """One verdict per offered conjunct, in order."""
-        table = table_from_dict(request["table"]["table"])
-        zone = request.get("session_zone") or "UTC"
-        predicates = request.get("predicates", [])
+        table = table_from_dict(request.table["table"])
+        zone = request.zone
+        predicates = request.predicates
         source = self.source(request)
         verdicts = classify_filters.classify(source, table, predicates, zone)
         if isinstance(source, IcebergSource) and any(v.level is Level.EXACT for v in verdicts):
             verdicts = self._lake_filters(source, table, verdicts, request)
-        return {
-            "verdicts": [verdict.to_dict() for verdict in verdicts],
-            "selective": [runtime.likely_selective(offered) for offered in predicates],
-        }
+        return FiltersAnswer(
+            verdicts=[verdict.to_dict() for verdict in verdicts],
+            selective=[runtime.likely_selective(offered) for offered in predicates],
+        )
 
     def _lake_filters(
-        self, source: IcebergSource, table: TableSchema, answered: list[Verdict], request: Request
+        self, source: IcebergSource, table: TableSchema, answered: list[Verdict], request: FiltersRequest
     ) -> list[Verdict]:
         """A lake scan Spark's vectorised Parquet reader will read (it keeps most of the rows)
         applies no conjunct: the EXACT ones become INEXACT (they prune; Spark filters)."""
@@ -231,28 +263,30 @@ class CatalogPlanner:
             for v in answered
         ]
 
-    def aggregate(self, request: Request) -> Answer:
+    def aggregate(self, request: AggregateRequest) -> AggregateAnswer:
         """Whether the source answers the offered aggregation completely, with each item's verdict."""
-        decision = push_aggregates.decide(self.source(request), request, request["aggregation"])
-        return {
-            "complete": decision.complete,
-            "verdicts": [v.to_dict() for v in decision.verdicts],
-            "note": decision.note,
-        }
+        decision = push_aggregates.decide(self.source(request), request, request.aggregation)
+        return AggregateAnswer(
+            complete=decision.complete, verdicts=[v.to_dict() for v in decision.verdicts], note=decision.note
+        )
 
-    def join(self, request: Request) -> Answer:
+    def join(self, request: JoinRequest) -> JoinAnswer:
         """Whether the source runs the offered join of two of its tables, with each key's verdict."""
         decision = joins.decide(self.source(request), request)
-        answer = decision.to_dict()
-        if decision.join is not None:  # what the joined scan reads until Spark prunes columns
-            answer["read_schema"] = _struct(decision.join.fields())
-        return answer
+        return JoinAnswer(
+            pushed=decision.pushed,
+            verdicts=[v.to_dict() for v in decision.verdicts],
+            note=decision.note,
+            join=decision.join.to_dict() if decision.join is not None else None,
+            # what the joined scan reads until Spark prunes columns
+            read_schema=_struct(decision.join.fields()) if decision.join is not None else None,
+        )
 
-    def plan(self, request: Request) -> Answer:
-        if request.get("join") is not None:
-            return self._plan_join(request, joins.JoinRead.from_dict(request["join"]))
+    def plan(self, request: PlanRequest) -> PlanAnswer:
+        if request.join is not None:
+            return self._plan_join(request, joins.JoinRead.from_dict(request.join))
         source = self.source(request)
-        table = table_from_dict(request["table"]["table"])
+        table = table_from_dict(request.table["table"])
         scan, steps = rules.run(rules.Draft(request, source, table))
         verdicts, at_runtime, limit = list(scan.verdicts), list(scan.runtime), scan.limit
         planned = _pushed(verdicts)
@@ -275,8 +309,8 @@ class CatalogPlanner:
         # one id for the scan whatever join keys Spark hands it at run time (its metrics are found by it)
         static = replace(spec, where=planned) if len(pushed) > len(planned) else spec
         scan_id = hashlib.sha256(static.to_json().encode()).hexdigest()[:16]
-        if request.get("metrics_dir"):
-            metrics_dir = os.path.join(request["metrics_dir"], scan_id)
+        if request.metrics_dir:
+            metrics_dir = os.path.join(request.metrics_dir, scan_id)
             spec = replace(spec, metrics_dir=metrics_dir)
             os.makedirs(metrics_dir, exist_ok=True)
         if vector is not None and spec.metrics_dir:
@@ -286,63 +320,63 @@ class CatalogPlanner:
             _description(source, table, remote, verdicts, scan.limit_note, scan.grouped, at_runtime)
             + (f" | {choice.text()}" if choice is not None else "")
             + _checked_first(source, spec)
-            + _refused_join(request.get("join_refused"))
+            + _refused_join(request.join_refused)
         )
-        answer: Answer = {
-            "scan": spec.to_json(),
-            "scan_id": scan_id,
-            "columns": [name for name, _ in read],
-            "table": table.qualified_name,
-            "read_schema": _struct(read),
-            "aggregates": [v.shown() for v in scan.grouped.verdicts] if scan.grouped else [],
-            "aggregates_pushed": scan.aggregation is not None,
-            "runtime": [v.shown() for v in at_runtime],
-            # a filter Spark's dynamic pruning would call selective was pushed EXACT (SelectiveScans.java)
-            "selective_exact": any(
-                v.level is Level.EXACT and bool(s)
-                for v, s in zip(verdicts, request.get("selective") or [], strict=False)
-            ),
-            # the reference path (pushdown off) takes no join keys either
-            "runtime_columns": (
-                runtime.filterable([table.column(c) for c in scan.columns])
-                if scan.aggregation is None and limit is None and request.get("pushdown", True)
-                else []
-            ),
-            "source": source.name,
-            "source_url": mask_url(source.url),
-            "remote_query": remote,
-            "verdicts": [v.to_dict() for v in verdicts],
-            "limit": limit,
-            "order": order_text,
-            "limit_note": scan.limit_note,
-            "partitions": 1 if limit is not None or scan.aggregation is not None else spec.partitions,
-            "description": description,
-            "metadata": scan_metadata(description, remote, verdicts, scan.grouped, limit, order_text),
-            "join_refused": request.get("join_refused"),
-            "trace": [step.to_dict() for step in steps]
-            + ([{"rule": "choose_reader", "text": choice.text(), "changed": choice.vectorised}] if choice else []),
-            "reader": choice.reader if choice is not None else None,
-            "reader_reason": choice.reason if choice is not None else None,
-        }
-        if vector is not None:
-            answer["vector"] = vector
+        rows: int | None = None
+        size: int | None = None
         if scan.aggregation is not None and not scan.aggregation.group_by:  # one row, whatever the table holds
-            answer["rows"], answer["bytes"] = 1, sum(WIDTH[kind.kind] for _, kind in read)
+            rows, size = 1, sum(WIDTH[kind.kind] for _, kind in read)
         elif table.row_estimate is not None:  # at most the table's rows (a grouped answer has fewer)
             rows = table.row_estimate if limit is None else min(limit, table.row_estimate)
-            answer["rows"] = rows
-            answer["bytes"] = max(1, rows) * max(1, sum(WIDTH[kind.kind] for _, kind in read))
-        return answer
+            size = max(1, rows) * max(1, sum(WIDTH[kind.kind] for _, kind in read))
+        return PlanAnswer(
+            scan=spec.to_json(),
+            scan_id=scan_id,
+            columns=[name for name, _ in read],
+            table=table.qualified_name,
+            read_schema=_struct(read),
+            aggregates=[v.shown() for v in scan.grouped.verdicts] if scan.grouped else [],
+            aggregates_pushed=scan.aggregation is not None,
+            runtime=[v.shown() for v in at_runtime],
+            # a filter Spark's dynamic pruning would call selective was pushed EXACT (SelectiveScans.java)
+            selective_exact=any(
+                v.level is Level.EXACT and bool(s) for v, s in zip(verdicts, request.selective, strict=False)
+            ),
+            # the reference path (pushdown off) takes no join keys either
+            runtime_columns=(
+                runtime.filterable([table.column(c) for c in scan.columns])
+                if scan.aggregation is None and limit is None and request.pushdown
+                else []
+            ),
+            source=source.name,
+            source_url=mask_url(source.url),
+            remote_query=remote,
+            verdicts=[v.to_dict() for v in verdicts],
+            limit=limit,
+            order=order_text,
+            limit_note=scan.limit_note,
+            partitions=1 if limit is not None or scan.aggregation is not None else spec.partitions,
+            description=description,
+            metadata=scan_metadata(description, remote, verdicts, scan.grouped, limit, order_text),
+            join_refused=request.join_refused,
+            trace=[TraceStep(rule=step.rule, text=step.text, changed=step.changed) for step in steps]
+            + ([TraceStep(rule="choose_reader", text=choice.text(), changed=choice.vectorised)] if choice else []),
+            reader=choice.reader if choice is not None else None,
+            reader_reason=choice.reason if choice is not None else None,
+            vector=vector,
+            rows=rows,
+            bytes=size,
+        )
 
     def _lake_reader(
-        self, source: Source, spec: ScanSpec, request: Request, verdicts: list[Verdict]
+        self, source: Source, spec: ScanSpec, request: PlanRequest, verdicts: list[Verdict]
     ) -> tuple[lake_reader.Choice | None, dict[str, Any] | None]:
         """Which reader reads a lake scan (None for other sources), and what Spark's Parquet reader reads."""
         if not isinstance(source, IcebergSource):
             return None, None
         mode = lake_reader.mode_of(request)
         blocker = None
-        if not request.get("pushdown", True):  # the reference path counts every row it reads
+        if not request.pushdown:  # the reference path counts every row it reads
             blocker = "pushdown off: the reference path reads with the Python reader, which counts its rows"
         elif spec.aggregate is not None:
             blocker = "aggregates pushed: the Python reader answers them"
@@ -353,67 +387,63 @@ class CatalogPlanner:
             mode=mode,
             blocker=blocker,
             verdicts=verdicts,
-            parallelism=int(request.get("parallelism") or 2),
+            parallelism=request.parallelism or 2,
         )
 
-    def _plan_join(self, request: Request, join: joins.JoinRead) -> Answer:
+    def _plan_join(self, request: PlanRequest, join: joins.JoinRead) -> PlanAnswer:
         """The scan of a pushed join: one query over both tables, one partition; Spark applies
         any LIMIT and aggregate above it itself (neither is pushed through a join)."""
         source = self.source(request)
-        names = tuple(join.output(name).name for name in request.get("columns", [])) or tuple(
-            o.name for o in join.outputs
-        )
+        names = tuple(join.output(name).name for name in request.columns) or tuple(o.name for o in join.outputs)
         spec = ScanSpec.for_source(source, join.left, names, partitions=1, fewer_when_selective=False, join=join)
         remote = source.masked(source.request_text(spec))
         scan_id = hashlib.sha256(spec.to_json().encode()).hexdigest()[:16]
-        if request.get("metrics_dir"):
-            spec = replace(spec, metrics_dir=os.path.join(request["metrics_dir"], scan_id))
+        if request.metrics_dir:
+            spec = replace(spec, metrics_dir=os.path.join(request.metrics_dir, scan_id))
             os.makedirs(spec.metrics_dir or "", exist_ok=True)
-        keys = [Verdict.from_dict(v) for v in request.get("join_verdicts", [])]
-        offered = request.get("aggregation_offered")
+        keys = [Verdict.from_dict(v) for v in request.join_verdicts]
+        offered = request.aggregation_offered
         notes = (
             ["Aggregates not pushed: aggregates over a pushed join: Spark aggregates the joined rows"]
             if offered
             else []
         )
-        if request.get("limit") is not None:
-            notes.append(f"LIMIT {request['limit']} over a pushed join: Spark applies it")
+        if request.limit is not None:
+            notes.append(f"LIMIT {request.limit} over a pushed join: Spark applies it")
         description = " | ".join(
             [f"Sluice {join.title()} on {source.name} ({mask_url(source.url)})", f"RemoteQuery: {remote}"]
             + [f"[JOIN {v.level.value}] {v.sql} -- {v.reason}" for v in keys]
             + notes
         )
-        return {
-            "scan": spec.to_json(),
-            "scan_id": scan_id,
-            "columns": list(names),
-            "table": join.title(),
-            "read_schema": _struct(join.fields(names)),
-            "aggregates": [],
-            "aggregates_pushed": False,
-            "join": join.to_dict(),
-            "join_verdicts": [v.to_dict() for v in keys],
-            "runtime": [],
-            "runtime_columns": [],
-            "source": source.name,
-            "source_url": mask_url(source.url),
-            "remote_query": remote,
-            "verdicts": [],
-            "limit": None,
-            "order": None,
-            "limit_note": notes[-1] if request.get("limit") is not None else None,
-            "partitions": 1,
-            "description": description,
-            "metadata": join_metadata(description, remote, join.title(), keys),
-            "trace": [
-                {
-                    "rule": "push_join",
-                    "text": f"{join.title()} pushed; " + "; ".join(v.sql for v in keys),
-                    "changed": True,
-                },
-                {"rule": "push_projection", "text": f"read {', '.join(names)}", "changed": True},
+        return PlanAnswer(
+            scan=spec.to_json(),
+            scan_id=scan_id,
+            columns=list(names),
+            table=join.title(),
+            read_schema=_struct(join.fields(names)),
+            aggregates=[],
+            aggregates_pushed=False,
+            join=join.to_dict(),
+            join_verdicts=[v.to_dict() for v in keys],
+            runtime=[],
+            runtime_columns=[],
+            source=source.name,
+            source_url=mask_url(source.url),
+            remote_query=remote,
+            verdicts=[],
+            limit=None,
+            order=None,
+            limit_note=notes[-1] if request.limit is not None else None,
+            partitions=1,
+            description=description,
+            metadata=join_metadata(description, remote, join.title(), keys),
+            trace=[
+                TraceStep(
+                    rule="push_join", text=f"{join.title()} pushed; " + "; ".join(v.sql for v in keys), changed=True
+                ),
+                TraceStep(rule="push_projection", text=f"read {', '.join(names)}", changed=True),
             ],
-        }
+        )
 
 
 def _session() -> SparkSession:
@@ -423,22 +453,22 @@ def _session() -> SparkSession:
     return SparkSession.builder.getOrCreate()
 
 
-def _as_of(request: Request) -> AsOf | None:
+def _as_of(request: DescribeRequest) -> AsOf | None:
     """The point in the table's history a request names, if any: Spark's ``VERSION AS OF`` /
     ``TIMESTAMP AS OF`` (``version``; ``timestamp`` in microseconds), or the reader options
     ``snapshot-id`` / ``as-of-timestamp`` (milliseconds), as Iceberg's Spark runtime names them."""
-    options = request.get("options", {})
+    options = request.options
     try:
-        if request.get("version") is not None:
-            return AsOf(snapshot_id=int(request["version"]))
-        if request.get("timestamp") is not None:
-            return AsOf(timestamp_ms=int(request["timestamp"]) // 1000)
+        if request.version is not None:
+            return AsOf(snapshot_id=int(request.version))
+        if request.timestamp is not None:
+            return AsOf(timestamp_ms=request.timestamp // 1000)
         if options.get("snapshot-id") is not None:
             return AsOf(snapshot_id=int(options["snapshot-id"]))
         if options.get("as-of-timestamp") is not None:
             return AsOf(timestamp_ms=int(options["as-of-timestamp"]))
     except ValueError:
-        given = request.get("version") or options.get("snapshot-id") or options.get("as-of-timestamp")
+        given = request.version or options.get("snapshot-id") or options.get("as-of-timestamp")
         raise ConfigError(f"time travel names a snapshot by its id (an integer), not {given!r}") from None
     return None
 
@@ -524,12 +554,12 @@ def _checked_first(source: Source, spec: ScanSpec) -> str:
     )
 
 
-def _refused_join(refused: dict[str, Any] | None) -> str:
+def _refused_join(refused: JoinAnswer | None) -> str:
     """EXPLAIN's words on a join Spark offered this scan and the planner left to Spark."""
-    if not refused:
+    if refused is None:
         return ""
-    parts = [f"Join not pushed: {refused.get('note') or 'a key is not EXACT'}"]
-    parts += [f"[JOIN {v['level']}] {v['sql']} -- {v['reason']}" for v in refused.get("verdicts", [])]
+    parts = [f"Join not pushed: {refused.note or 'a key is not EXACT'}"]
+    parts += [f"[JOIN {v['level']}] {v['sql']} -- {v['reason']}" for v in refused.verdicts]
     return " | " + " | ".join(parts)
 
 

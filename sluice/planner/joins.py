@@ -47,6 +47,7 @@ from typing import Any
 
 from sluice.planner import join_cost, v2
 from sluice.planner.remote import build_query
+from sluice.protocol.scan import JoinRequest, JoinSide
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import Unsupported
@@ -181,22 +182,12 @@ class Decision:
     join: JoinRead | None = None
     note: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        answer: dict[str, Any] = {
-            "pushed": self.pushed,
-            "verdicts": [v.to_dict() for v in self.verdicts],
-            "note": self.note,
-        }
-        if self.join is not None:
-            answer["join"] = self.join.to_dict()
-        return answer
-
 
 class _Refused(Exception):
     """The join is not pushed; the message is why."""
 
 
-def decide(source: Any, request: dict[str, Any]) -> Decision:
+def decide(source: Any, request: JoinRequest) -> Decision:
     """Classify Spark's offered join (``left``, ``right``, ``join_type``, ``condition``) for ``source``."""
     try:
         return _decide(source, request)
@@ -204,30 +195,29 @@ def decide(source: Any, request: dict[str, Any]) -> Decision:
         return Decision(False, (), None, str(why))
 
 
-def _decide(source: Any, request: dict[str, Any]) -> Decision:
-    left, right = request["left"], request["right"]
-    if not request.get("same_source"):
-        raise _Refused(
-            f"the tables are in different sources ({left.get('catalog')}, {right.get('catalog')}): Spark joins them"
-        )
+def _decide(source: Any, request: JoinRequest) -> Decision:
+    left, right = request.left, request.right
+    if not request.same_source:
+        raise _Refused(f"the tables are in different sources ({left.catalog}, {right.catalog}): Spark joins them")
     if not getattr(source, "joins", False):
         raise _Refused(f"{type(source).__name__} does not run join queries")
-    kind = _TYPES.get(str(request.get("join_type")))
+    kind = _TYPES.get(request.join_type)
     if kind is None:
-        raise _Refused(f"join type {request.get('join_type')} is not pushed")
+        raise _Refused(f"join type {request.join_type} is not pushed")
     for side in (left, right):
-        if side.get("join") is not None:
+        if side.join is not None:
             raise _Refused("a side already holds a pushed join: Sluice pushes joins of two tables")
-        unsure = [Verdict.from_dict(v) for v in side.get("verdicts") or [] if v["level"] != Level.EXACT.value]
+        unsure = [Verdict.from_dict(v) for v in side.verdicts if v["level"] != Level.EXACT.value]
         if unsure:
             raise _Refused(f"a filter is not EXACT ({unsure[0].sql}): Spark joins what it filters")
-    tables = {name: table_from_dict(request[name]["table"]["table"]) for name in _SIDES}
+    sides = {"left": left, "right": right}
+    tables = {name: table_from_dict(sides[name].table["table"]) for name in _SIDES}
     outputs = tuple(
-        Output(c.get("alias") or c["name"], name, tables[name].column(c["name"]).name)
+        Output(c.alias or c.name, name, tables[name].column(c.name).name)
         for name in _SIDES
-        for c in request[name].get("columns", [])
+        for c in sides[name].columns
     )
-    keys = _keys(request.get("condition"))
+    keys = _keys(request.condition)
     used: dict[str, list[str]] = {name: [] for name in _SIDES}
     for output in outputs:
         _need(used[output.side], output.column)
@@ -251,7 +241,7 @@ def _decide(source: Any, request: dict[str, Any]) -> Decision:
         (),
         outputs,
     )
-    verdicts = tuple(_classify(source, join, key, request.get("session_zone") or "UTC") for key in keys)
+    verdicts = tuple(_classify(source, join, key, request.zone) for key in keys)
     if any(v.level is not Level.EXACT for v in verdicts):
         return Decision(False, verdicts, None, "a join key is not EXACT: Spark joins")
     trees = tuple(v.pushed for v in verdicts if v.pushed is not None)
@@ -362,8 +352,8 @@ def _named(text: str, join: JoinRead) -> str:
     return _INNER.sub(shown, text)
 
 
-def _where(side: dict[str, Any]) -> tuple[Pushed, ...]:
-    verdicts = [Verdict.from_dict(v) for v in side.get("verdicts") or []]
+def _where(side: JoinSide) -> tuple[Pushed, ...]:
+    verdicts = [Verdict.from_dict(v) for v in side.verdicts]
     return tuple(v.pushed for v in verdicts if v.level.pushed and v.pushed is not None)
 
 

@@ -9,6 +9,8 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sluice.protocol.codec import decode
+from sluice.protocol.scan import PlanAnswer
 from sluice.pushdown.levels import Verdict
 from sluice.scan import ScanSpec
 
@@ -48,28 +50,26 @@ class ScanPlan:
     reader_reason: str | None = None
 
     @classmethod
-    def from_answer(cls, answer: dict[str, Any]) -> ScanPlan:
-        """The planner's answer for a scan (sluice/spark/planner.py), as Spark kept it."""
-        verdicts = tuple(Verdict.from_dict(v) for v in answer["verdicts"])
-        refused = answer.get("join_refused") or {}
-        trace = tuple(TraceStep(s["rule"], s["text"], s["changed"]) for s in answer.get("trace", []))
+    def from_answer(cls, answer: PlanAnswer) -> ScanPlan:
+        """The planner's answer for a scan (its ``plan`` method), as Spark kept it."""
+        refused = answer.join_refused
         return cls(
-            answer["scan_id"],
-            answer["table"],
-            answer["source"],
-            answer["source_url"],
-            answer["table"],
-            ScanSpec.from_json(answer["scan"]),
-            verdicts,
-            answer["remote_query"],
-            trace,
-            tuple(Verdict.from_dict(v) for v in answer.get("aggregates", [])),
-            tuple(Verdict.from_dict(v) for v in answer.get("runtime", [])),
-            answer.get("order"),
-            tuple(Verdict.from_dict(v) for v in answer.get("join_verdicts") or refused.get("verdicts", [])),
-            refused.get("note"),
-            answer.get("reader"),
-            answer.get("reader_reason"),
+            answer.scan_id,
+            answer.table,
+            answer.source,
+            answer.source_url,
+            answer.table,
+            ScanSpec.from_json(answer.scan),
+            tuple(Verdict.from_dict(v) for v in answer.verdicts),
+            answer.remote_query,
+            tuple(TraceStep(s.rule, s.text, s.changed) for s in answer.trace),
+            tuple(Verdict.from_dict(v) for v in answer.aggregates),
+            tuple(Verdict.from_dict(v) for v in answer.runtime),
+            answer.order,
+            tuple(Verdict.from_dict(v) for v in answer.join_verdicts or (refused.verdicts if refused else [])),
+            refused.note if refused else None,
+            answer.reader,
+            answer.reader_reason,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -112,7 +112,7 @@ class QueryPlan:
         scans: list[ScanPlan] = []
         seen: collections.Counter[str] = collections.Counter()
         for answer in json.loads(scans_json):
-            scan = ScanPlan.from_answer(answer)
+            scan = ScanPlan.from_answer(decode(PlanAnswer, answer, "the 'plan' answer Spark kept"))
             seen[scan.table] += 1
             scans.append(
                 replace(scan, alias=scan.table if seen[scan.table] == 1 else f"{scan.table}#{seen[scan.table]}")

@@ -17,11 +17,21 @@ from typing import TYPE_CHECKING, Any
 from sluice.errors import ConfigError
 from sluice.lake.catalog import LakeLocation, open_catalog, read_table
 from sluice.lake.layout import TRANSFORMS, WITH_NUMBER, PartitionTerm, parse_sort_by
+from sluice.protocol.catalog import WriteAnswer
 from sluice.sources.base import Source
 from sluice.sources.iceberg import IcebergSource
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+    from sluice.protocol.catalog import (
+        AlterTableRequest,
+        CreateNamespaceRequest,
+        CreateTableRequest,
+        DropTableRequest,
+        NamedRequest,
+        WriteRequest,
+    )
 
 _log = logging.getLogger(__name__)
 
@@ -44,10 +54,10 @@ def lake(source: Source, what: str) -> LakeLocation:
     return source.location
 
 
-def _namespace(request: dict[str, Any], what: str) -> str:
-    namespace = request.get("namespace") or []
+def _namespace(request: NamedRequest, what: str) -> str:
+    namespace = request.namespace
     if len(namespace) != 1:
-        name = ".".join([*namespace, request.get("name", "")]).strip(".")
+        name = ".".join([*namespace, request.name]).strip(".")
         raise ConfigError(f"{what}: lake tables are named <catalog>.<namespace>.<table>, not {name!r}")
     return str(namespace[0])
 
@@ -113,16 +123,16 @@ def _quoted(name: str) -> str:
     return f"`{name}`"
 
 
-def create_table(spark: SparkSession, source: Source, request: dict[str, Any]) -> bool:
+def create_table(spark: SparkSession, source: Source, request: CreateTableRequest) -> bool:
     """``CREATE TABLE`` on a lake catalog; False when the table already exists (Spark says so)."""
     from pyspark.sql.types import StructType
 
     from sluice.lake import ingest
 
     location = lake(source, "CREATE TABLE")
-    namespace, name = _namespace(request, "CREATE TABLE"), str(request["name"])
-    terms = partition_terms(request.get("partitioning", []))
-    sort_by, target = _layout(request.get("properties", {}))
+    namespace, name = _namespace(request, "CREATE TABLE"), request.name
+    terms = partition_terms(request.partitioning)
+    sort_by, target = _layout(request.properties)
     if open_catalog(location, create=True, name=source.name).table_exists((namespace, name)):
         return False
     partition_by = ", ".join(
@@ -136,7 +146,7 @@ def create_table(spark: SparkSession, source: Source, request: dict[str, Any]) -
         location.url,
         namespace,
         name,
-        schema=StructType.fromJson(json.loads(request["schema"])),
+        schema=StructType.fromJson(json.loads(request.schema)),
         partition_by=partition_by,
         sort_by=sort_by,
         target_file_size=target,
@@ -144,12 +154,12 @@ def create_table(spark: SparkSession, source: Source, request: dict[str, Any]) -
     return True
 
 
-def drop_table(source: Source, request: dict[str, Any]) -> bool:
+def drop_table(source: Source, request: DropTableRequest) -> bool:
     """``DROP TABLE``: the table leaves the catalog and its folder is deleted; False when missing."""
     from sluice.lake.ingest import remove_folder
 
     location = lake(source, "DROP TABLE")
-    namespace, name = _namespace(request, "DROP TABLE"), str(request["name"])
+    namespace, name = _namespace(request, "DROP TABLE"), request.name
     catalog = open_catalog(location, name=source.name)
     if not catalog.table_exists((namespace, name)):
         return False
@@ -159,25 +169,25 @@ def drop_table(source: Source, request: dict[str, Any]) -> bool:
     return True
 
 
-def alter_table(source: Source, request: dict[str, Any]) -> list[str]:
+def alter_table(source: Source, request: AlterTableRequest) -> list[str]:
     """``ALTER TABLE``: Spark's column changes in one schema update (:mod:`sluice.lake.alter`);
     what was done, in words."""
     from sluice.lake.alter import alter_table as alter
 
     location = lake(source, "ALTER TABLE")
-    namespace, name = _namespace(request, "ALTER TABLE"), str(request["name"])
+    namespace, name = _namespace(request, "ALTER TABLE"), request.name
     catalog = open_catalog(location, name=source.name)
-    done = alter(catalog.load_table((namespace, name)), list(request.get("changes") or []))
+    done = alter(catalog.load_table((namespace, name)), list(request.changes))
     _log.info("ALTER TABLE %s.%s: %s", namespace, name, ", ".join(done) or "nothing to change")
     return done
 
 
-def create_namespace(source: Source, request: dict[str, Any]) -> bool:
+def create_namespace(source: Source, request: CreateNamespaceRequest) -> bool:
     """``CREATE NAMESPACE``; False when it exists (Spark says so, or ignores it with IF NOT EXISTS)."""
     from pyiceberg.exceptions import NamespaceAlreadyExistsError
 
     location = lake(source, "CREATE NAMESPACE")
-    namespace = request.get("namespace") or []
+    namespace = request.namespace
     if len(namespace) != 1:
         raise ConfigError(f"CREATE NAMESPACE {'.'.join(namespace)}: lake namespaces have one level")
     catalog = open_catalog(location, create=True, name=source.name)
@@ -188,7 +198,7 @@ def create_namespace(source: Source, request: dict[str, Any]) -> bool:
     return True
 
 
-def write(spark: SparkSession, source: Source, request: dict[str, Any], frame: DataFrame) -> dict[str, Any]:
+def write(spark: SparkSession, source: Source, request: WriteRequest, frame: DataFrame) -> WriteAnswer:
     """``INSERT INTO`` / ``INSERT OVERWRITE`` / CTAS: Sluice's ingest job over Spark's query.
 
     Spark has already lined the query's columns up with the table's and cast them (its
@@ -204,22 +214,22 @@ def write(spark: SparkSession, source: Source, request: dict[str, Any], frame: D
     from sluice.lake.ingest import ingest
 
     location = lake(source, "INSERT")
-    mode = str(request.get("mode", "append"))
+    mode = request.mode
     where = overwrite_filter(source, request) if mode == "overwrite-filter" else []
     summary = ingest(
         spark,
         location.url,
         frame,
         namespace=_namespace(request, "INSERT"),
-        table=str(request["name"]),
+        table=request.name,
         mode=mode,
         where=where,
         report=_log.info,
     )
-    return {"snapshot_id": summary.snapshot_id, "files": summary.files, "rows": summary.rows}
+    return WriteAnswer(snapshot_id=summary.snapshot_id, files=summary.files, rows=summary.rows)
 
 
-def overwrite_filter(source: Source, request: dict[str, Any]) -> list[str]:
+def overwrite_filter(source: Source, request: WriteRequest) -> list[str]:
     """Spark's overwrite filter (V2 predicates, conjuncts) as the lake dialect's SQL.
 
     Each conjunct must translate EXACTLY (the lake evaluates it as Spark does), or the
@@ -228,10 +238,10 @@ def overwrite_filter(source: Source, request: dict[str, Any]) -> list[str]:
     from sluice.planner.rules.classify_filters import classify
     from sluice.pushdown.levels import Level
 
-    namespace, name = _namespace(request, "INSERT OVERWRITE"), str(request["name"])
+    namespace, name = _namespace(request, "INSERT OVERWRITE"), request.name
     table = source.describe(namespace, name)
-    predicates = [_null_safe_as_equal(p) for p in request.get("predicates") or []]
-    verdicts = classify(source, table, predicates, request.get("session_zone") or "UTC")
+    predicates = [_null_safe_as_equal(p) for p in request.predicates]
+    verdicts = classify(source, table, predicates, request.zone)
     refused = [v for v in verdicts if v.level is not Level.EXACT or v.pushed is None]
     if refused:
         reasons = "; ".join(f"{v.sql}: {v.reason}" for v in refused)

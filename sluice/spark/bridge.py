@@ -3,7 +3,8 @@
 :func:`install` makes a Spark session ready for Sluice catalogs: it registers the reader
 (the Python data source planned scans are read through), starts py4j's callback server and
 hands the JVM a :class:`PlannerCallback`. The catalog layer then calls
-``Planner.call(method, request)``; requests and answers are JSON, so this module is the
+``Planner.call(method, request)``; requests and answers are JSON, typed by the dataclasses
+of :mod:`sluice.protocol` and dispatched by :data:`METHODS`, so this module is the
 only transport-specific code: a sidecar process answering the same JSON over a pipe would
 replace it for drivers without Python (docs/architecture.md).
 
@@ -20,7 +21,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from py4j.java_gateway import JavaClass, JavaObject
@@ -35,6 +36,38 @@ from sluice.errors import ConfigError, SluiceError
 from sluice.lake import commit
 from sluice.masking import guard_py4j_logs, mask_text
 from sluice.planner.catalog import CatalogPlanner, NoSuchTable
+from sluice.protocol.base import ErrorAnswer, ErrorBody
+from sluice.protocol.catalog import (
+    AlterTableAnswer,
+    AlterTableRequest,
+    CreateNamespaceAnswer,
+    CreateNamespaceRequest,
+    CreateTableAnswer,
+    CreateTableRequest,
+    DescribeAnswer,
+    DescribeRequest,
+    DropTableAnswer,
+    DropTableRequest,
+    NamespacesAnswer,
+    NamespacesRequest,
+    TablesAnswer,
+    TablesRequest,
+    WriteAnswer,
+    WriteRequest,
+)
+from sluice.protocol.codec import decode, encode
+from sluice.protocol.methods import Method
+from sluice.protocol.read import FetchAnswer, FetchRequest, ReadAnswer, ReadRequest
+from sluice.protocol.scan import (
+    AggregateAnswer,
+    AggregateRequest,
+    FiltersAnswer,
+    FiltersRequest,
+    JoinAnswer,
+    JoinRequest,
+    PlanAnswer,
+    PlanRequest,
+)
 from sluice.scan import ScanSpec
 from sluice.spark import errors as spark_errors
 from sluice.spark import small_reads
@@ -45,6 +78,57 @@ _log = logging.getLogger(__name__)
 PLANNER = CatalogPlanner()
 _installed: set[int] = set()
 _install_lock = threading.Lock()
+
+
+def _read(planner: CatalogPlanner, request: ReadRequest) -> ReadAnswer:
+    """The scan's read function and partitions, planned here on the driver (see read_info),
+    and whether the driver reads it itself when Spark runs it (:mod:`sluice.spark.small_reads`)."""
+    source = planner.source(request)
+    spec = ScanSpec.from_json(request.scan)
+    reader = SluiceReader(spec, source.credential)
+    schema = StructType.fromJson(json.loads(request.schema))
+    info = read_info(reader, schema, request.max_batch_rows, request.binary_as_bytes)
+    rows = small_reads.SMALL_ROWS if request.small_rows is None else request.small_rows
+    small = small_reads.is_small(spec, reader.planned, rows)
+    return ReadAnswer(read_info=base64.b64encode(info).decode("ascii"), small=small)
+
+
+def _fetch(planner: CatalogPlanner, request: FetchRequest) -> FetchAnswer:
+    """Read a small scan's one partition here and answer its Arrow stream; ``too_large``
+    when it outgrew the bounds (a worker reads it then)."""
+    source = planner.source(request)
+    stream = small_reads.fetch(
+        source,
+        request.scan,
+        source.credential,
+        base64.b64decode(request.partition),
+        request.schema,
+        request.max_batch_rows,
+    )
+    if stream is None:
+        return FetchAnswer(too_large=True)
+    return FetchAnswer(ipc=base64.b64encode(stream).decode("ascii"))
+
+
+#: every method the catalog layer calls: its request and answer messages and its handler.
+#: A new method is a dataclass pair in sluice/protocol and one line here (then
+#: ``python -m tools.protocol_schema`` regenerates the schema and Protocol.java).
+METHODS: dict[str, Method[Any, Any]] = {
+    "namespaces": Method(NamespacesRequest, NamespacesAnswer, CatalogPlanner.namespaces),
+    "tables": Method(TablesRequest, TablesAnswer, CatalogPlanner.tables),
+    "describe": Method(DescribeRequest, DescribeAnswer, CatalogPlanner.describe),
+    "filters": Method(FiltersRequest, FiltersAnswer, CatalogPlanner.filters),
+    "aggregate": Method(AggregateRequest, AggregateAnswer, CatalogPlanner.aggregate),
+    "join": Method(JoinRequest, JoinAnswer, CatalogPlanner.join),
+    "plan": Method(PlanRequest, PlanAnswer, CatalogPlanner.plan),
+    "create_table": Method(CreateTableRequest, CreateTableAnswer, CatalogPlanner.create_table),
+    "drop_table": Method(DropTableRequest, DropTableAnswer, CatalogPlanner.drop_table),
+    "alter_table": Method(AlterTableRequest, AlterTableAnswer, CatalogPlanner.alter_table),
+    "create_namespace": Method(CreateNamespaceRequest, CreateNamespaceAnswer, CatalogPlanner.create_namespace),
+    "write": Method(WriteRequest, WriteAnswer, CatalogPlanner.write),
+    "read": Method(ReadRequest, ReadAnswer, _read),
+    "fetch": Method(FetchRequest, FetchAnswer, _fetch),
+}
 
 
 class PlannerCallback:
@@ -58,33 +142,6 @@ class PlannerCallback:
         self.seconds: collections.defaultdict[str, float] = collections.defaultdict(float)
         self.calls: collections.Counter[str] = collections.Counter()
         self._planner = planner
-
-    def _read(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The scan's read function and partitions, planned here on the driver (see read_info),
-        and whether the driver reads it itself when Spark runs it (:mod:`sluice.spark.small_reads`)."""
-        source = self._planner.source(request)
-        spec = ScanSpec.from_json(request["scan"])
-        reader = SluiceReader(spec, source.credential)
-        schema = StructType.fromJson(json.loads(request["schema"]))
-        info = read_info(reader, schema, int(request["max_batch_rows"]), bool(request["binary_as_bytes"]))
-        small = small_reads.is_small(spec, reader.planned, int(request.get("small_rows", small_reads.SMALL_ROWS)))
-        return {"read_info": base64.b64encode(info).decode("ascii"), "small": small}
-
-    def _fetch(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Read a small scan's one partition here and answer its Arrow stream; ``too_large``
-        when it outgrew the bounds (a worker reads it then)."""
-        source = self._planner.source(request)
-        stream = small_reads.fetch(
-            source,
-            request["scan"],
-            source.credential,
-            base64.b64decode(request["partition"]),
-            request["schema"],
-            int(request["max_batch_rows"]),
-        )
-        if stream is None:
-            return {"too_large": True}
-        return {"ipc": base64.b64encode(stream).decode("ascii")}
 
     def call(self, method: str, request: str) -> str:
         started = time.perf_counter()
@@ -105,33 +162,20 @@ class PlannerCallback:
 
     def _answer(self, method: str, request: str, jdf: JavaObject | None = None) -> str:
         try:
-            data = json.loads(request)
-            if jdf is not None:
-                session = SparkSession(SparkContext._active_spark_context, jdf.sparkSession())  # type: ignore[arg-type]  # set while a driver runs
-                return json.dumps(self._planner.write(data, DataFrame(jdf, session)))
-            handler: Callable[[dict[str, Any]], dict[str, Any]] | None = (
-                self._read
-                if method == "read"
-                else self._fetch
-                if method == "fetch"
-                else getattr(self._planner, method)
-                if method in _PLANNER_METHODS
-                else None
-            )
-            if handler is None:
+            found = METHODS.get(method)
+            # only Planner.write carries rows (a Dataset): "write" through call() has none to write
+            if found is None or (method == "write") != (jdf is not None):
                 return _error("error", f"the Sluice planner has no method {method!r}")
-            return json.dumps(handler(data))
+            decoded = decode(found.request, json.loads(request), f"the {method!r} request")
+            if jdf is not None:  # the write's rows: a Dataset crosses py4j beside the JSON
+                session = SparkSession(SparkContext._active_spark_context, jdf.sparkSession())  # type: ignore[arg-type]  # set while a driver runs
+                decoded = replace(decoded, frame=DataFrame(jdf, session))
+            return json.dumps(encode(found.handler(self._planner, decoded)))
         except NoSuchTable as missing:
-            return json.dumps(
-                {
-                    "error": {
-                        "kind": "no_such_table",
-                        "namespace": missing.namespace,
-                        "name": missing.name,
-                        "message": mask_text(str(missing)),
-                    }
-                }
+            body = ErrorBody(
+                kind="no_such_table", namespace=missing.namespace, name=missing.name, message=mask_text(str(missing))
             )
+            return json.dumps(encode(ErrorAnswer(error=body)))
         except SluiceError as error:
             return _error("error", mask_text(f"{type(error).__name__}: {error}"))
         except (CapturedException, Py4JJavaError) as error:  # Spark failed the write's job: its own reason
@@ -154,26 +198,8 @@ commit.on_commit(PLANNER.forget_lake_tables)  # a lake job's next query sees its
 CALLBACK = PlannerCallback(PLANNER)
 
 
-#: the planner's methods the catalog layer calls (looked up at each call)
-_PLANNER_METHODS = frozenset(
-    {
-        "namespaces",
-        "tables",
-        "describe",
-        "filters",
-        "aggregate",
-        "join",
-        "plan",
-        "create_table",
-        "drop_table",
-        "alter_table",
-        "create_namespace",
-    }
-)
-
-
 def _error(kind: str, message: str) -> str:
-    return json.dumps({"error": {"kind": kind, "message": message}})
+    return json.dumps(encode(ErrorAnswer(error=ErrorBody(kind=kind, message=message))))
 
 
 def install(spark: SparkSession) -> None:

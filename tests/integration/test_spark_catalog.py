@@ -5,11 +5,14 @@ joins with the statistics Sluice reports, and a failing planner fails the query 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 
 import pytest
 
 from sluice import BindError, Federation
 from sluice.planner.catalog import CatalogPlanner
+from sluice.protocol.scan import FiltersAnswer, FiltersRequest
+from sluice.spark import bridge
 
 pytestmark = pytest.mark.integration
 
@@ -143,10 +146,11 @@ def test_a_failing_planner_fails_the_query_clearly(spark, fed, monkeypatch) -> N
     """Fault injection (a planner bug cannot be caused for real): the query fails naming the
     planner step; it never runs with a different pushdown."""
 
-    def broken(self: CatalogPlanner, request: dict) -> dict:  # type: ignore[type-arg]
+    def broken(self: CatalogPlanner, request: FiltersRequest) -> FiltersAnswer:
         raise RuntimeError("injected fault")
 
-    monkeypatch.setattr(CatalogPlanner, "filters", broken)
+    # the bridge dispatches by its method table: the fault goes in the handler it holds
+    monkeypatch.setitem(bridge.METHODS, "filters", replace(bridge.METHODS["filters"], handler=broken))
     with pytest.raises(Exception, match=r"internal error in the Sluice planner \(filters\).*injected fault"):
         spark.sql("SELECT id FROM pg.sluice_test.edge WHERE i = 1").collect()
 

@@ -9,6 +9,8 @@ import pytest
 import sqlglot
 
 from sluice.planner import join_cost, joins
+from sluice.protocol.codec import decode
+from sluice.protocol.scan import JoinRequest
 from sluice.pushdown.levels import Level
 from sluice.pushdown.pushed import Pushed
 from sluice.scan import ScanSpec
@@ -105,7 +107,8 @@ def offer(
 
 
 def decide(source: Any, request: dict[str, Any]) -> joins.Decision:
-    return joins.decide(source, request)
+    """The planner's decision on ``request`` as the bridge decodes it (sluice/protocol)."""
+    return joins.decide(source, decode(JoinRequest, request, "the 'join' request"))
 
 
 def test_pg_inner_join_on_int_keys_is_pushed_with_both_filters() -> None:

@@ -10,6 +10,8 @@ import pytest
 from sluice.planner import rules
 from sluice.planner.rules.base import Draft, Rule, Step
 from sluice.planner.rules.classify_filters import classify
+from sluice.protocol.codec import decode
+from sluice.protocol.scan import PlanRequest
 from sluice.pushdown.levels import Level
 from sluice.sources.postgres import PostgresSource
 from sluice.types import table_to_dict
@@ -40,7 +42,7 @@ def planned(predicates: list[dict[str, Any]], **request: Any) -> tuple[Draft, di
     """The rules run over a request carrying the verdicts ``filters`` gave ``predicates``."""
     verdicts = classify(PG, PG_TABLE, predicates, "UTC")
     full = {"table": {"table": table_to_dict(PG_TABLE)}, "verdicts": [v.to_dict() for v in verdicts], **request}
-    draft, steps = rules.run(Draft(full, PG, PG_TABLE))
+    draft, steps = rules.run(Draft(decode(PlanRequest, full, "the 'plan' request"), PG, PG_TABLE))
     return draft, {step.rule: step for step in steps}
 
 

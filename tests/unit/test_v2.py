@@ -12,6 +12,8 @@ import pytest
 from sluice.dialects.postgres import PostgresDialect
 from sluice.planner import v2
 from sluice.planner.catalog import CatalogPlanner
+from sluice.protocol.codec import decode
+from sluice.protocol.scan import FiltersRequest
 from sluice.pushdown import constants
 from sluice.pushdown.levels import Level
 from sluice.pushdown.terms import Unsupported
@@ -142,7 +144,8 @@ def test_the_planner_answers_one_verdict_per_offered_conjunct() -> None:
     }
     planner = CatalogPlanner()
     planner.remember("pg", request["options"], _DialectOnly())
-    levels = [v["level"] for v in planner.filters(request)["verdicts"]]
+    answer = planner.filters(decode(FiltersRequest, request, "the 'filters' request"))
+    levels = [v["level"] for v in answer.verdicts]
     assert levels == ["EXACT", "UNSUPPORTED", "INEXACT"]
 
 

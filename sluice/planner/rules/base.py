@@ -16,18 +16,17 @@ from typing import Any
 
 from sluice.planner.aggregates import Aggregation, Decision
 from sluice.planner.remote import OrderKey
+from sluice.protocol.scan import PlanRequest
 from sluice.pushdown.levels import Verdict
 from sluice.sources.base import Source
 from sluice.types import TableSchema
-
-Request = dict[str, Any]
 
 
 @dataclass(frozen=True)
 class Draft:
     """The scan as decided so far: what the request offered, and what each rule settled."""
 
-    request: Request
+    request: PlanRequest
     source: Source
     table: TableSchema
     #: the verdicts on Spark's filters, one per conjunct it offered (from the ``filters`` call)
@@ -48,7 +47,7 @@ class Draft:
     @property
     def zone(self) -> str:
         """The session time zone Spark evaluates timestamps in."""
-        return str(self.request.get("session_zone") or "UTC")
+        return self.request.zone
 
 
 @dataclass(frozen=True)

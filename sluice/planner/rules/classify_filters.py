@@ -36,6 +36,6 @@ class ClassifyFilters(Rule):
     name = "classify_filters"
 
     def apply(self, draft: Draft) -> tuple[Draft, Step]:
-        verdicts = tuple(Verdict.from_dict(v) for v in draft.request.get("verdicts", []))
+        verdicts = tuple(Verdict.from_dict(v) for v in draft.request.verdicts)
         text = "; ".join(f"{v.level.value} {v.sql}" for v in verdicts)
         return replace(draft, verdicts=verdicts), self.step(text, bool(verdicts))

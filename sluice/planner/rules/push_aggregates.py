@@ -7,25 +7,24 @@ pushes, and the rule asks it again from the same request, so EXPLAIN shows what 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from sluice.errors import ConfigError
 from sluice.planner import aggregates
-from sluice.planner.rules.base import Draft, Request, Rule, Step
+from sluice.planner.rules.base import Draft, Rule, Step
+from sluice.protocol.codec import JsonObject
+from sluice.protocol.scan import ScanRequest
 from sluice.pushdown.levels import Verdict
 from sluice.sources.base import Source
 from sluice.types import table_from_dict
 
 
-def decide(source: Source, request: Request, offered: dict[str, Any]) -> aggregates.Decision:
+def decide(source: Source, request: ScanRequest, offered: JsonObject) -> aggregates.Decision:
     """The decision on the aggregation Spark offers the request's scan."""
-    if request.get("join") is not None:
+    if request.join is not None:
         return aggregates.Decision(False, (), None, "aggregates over a pushed join: Spark aggregates the joined rows")
-    table = table_from_dict(request["table"]["table"])
-    filters = [Verdict.from_dict(v) for v in request.get("verdicts", [])]
-    return source.decide_aggregation(
-        table, offered, filters, bool(request.get("ansi", True)), request.get("session_zone") or "UTC"
-    )
+    table = table_from_dict(request.table["table"])
+    filters = [Verdict.from_dict(v) for v in request.verdicts]
+    return source.decide_aggregation(table, offered, filters, request.ansi, request.zone)
 
 
 class PushAggregates(Rule):
@@ -33,12 +32,13 @@ class PushAggregates(Rule):
 
     def apply(self, draft: Draft) -> tuple[Draft, Step]:
         request = draft.request
-        offered = request.get("aggregation") or request.get("aggregation_offered")
+        offered = request.aggregation or request.aggregation_offered
         if not offered:
             return draft, self.step("no aggregate offered", False)
         grouped = decide(draft.source, request, offered)
-        aggregation = grouped.aggregation if "aggregation" in request else None
-        if "aggregation" in request and aggregation is None:  # Spark pushed what the planner refused: never
+        pushed = request.aggregation is not None
+        aggregation = grouped.aggregation if pushed else None
+        if pushed and aggregation is None:  # Spark pushed what the planner refused: never
             raise ConfigError("Spark pushed an aggregation the planner did not accept")
         head = (
             "aggregates pushed completely"

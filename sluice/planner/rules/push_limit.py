@@ -35,13 +35,13 @@ class PushLimit(Rule):
     name = "push_limit"
 
     def apply(self, draft: Draft) -> tuple[Draft, Step]:
-        offered = draft.request.get("limit")
+        offered = draft.request.limit
         if offered is None:
             return draft, self.step("no LIMIT offered", False)
         if draft.aggregation is not None:
             spark_applies = "LIMIT over pushed aggregates: Spark applies it"
             return replace(draft, limit_note=spark_applies), self.step(spark_applies, True)
-        limit, order, note = self._decide(draft, int(offered))
+        limit, order, note = self._decide(draft, offered)
         decided = replace(draft, limit=limit, order=order, limit_note=note)
         order_text = f" ORDER BY {', '.join(map(_shown, order))}" if order else ""
         return decided, self.step(note or f"LIMIT {limit}{order_text}", True)
@@ -53,7 +53,7 @@ class PushLimit(Rule):
         source, table = draft.source, draft.table
         keys = []
         translator = Translator(source.dialect, table, draft.zone)
-        for key in draft.request.get("order") or []:
+        for key in draft.request.order:
             expression = key["expr"]
             column = table.column(expression["ref"][0]) if len(expression.get("ref", [])) == 1 else None
             if column is None:

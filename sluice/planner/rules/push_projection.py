@@ -45,7 +45,7 @@ class PushProjection(Rule):
     name = "push_projection"
 
     def apply(self, draft: Draft) -> tuple[Draft, Step]:
-        asked = draft.request.get("columns") or []
+        asked = draft.request.columns
         columns = tuple(draft.table.column(name).name for name in asked) or (narrowest(draft.table, draft.source),)
         if draft.aggregation is not None:
             text = f"read {', '.join(output.name for output in draft.aggregation.outputs)}"

@@ -17,7 +17,7 @@ class RuntimeFilters(Rule):
     name = "runtime_filters"
 
     def apply(self, draft: Draft) -> tuple[Draft, Step]:
-        offered = draft.request.get("runtime") or []
+        offered = draft.request.runtime
         if not offered:
             return draft, self.step("no join keys at run time", False)
         found, notes = [], []

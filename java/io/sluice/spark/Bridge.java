@@ -3,6 +3,9 @@ package io.sluice.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.spark.Protocol.Key;
+import io.sluice.spark.Protocol.Method;
+import java.util.List;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
@@ -48,18 +51,21 @@ public final class Bridge {
     try {
       answer = current.write(JSON.writeValueAsString(request), data);
     } catch (RuntimeException error) {
-      throw new SluiceException("the Sluice planner failed on 'write': " + error.getMessage(), error);
+      throw new SluiceException("the Sluice planner failed on '" + Method.WRITE + "': " + error.getMessage(), error);
     } catch (Exception error) {
       throw new SluiceException("cannot encode a request to the Sluice planner: " + error.getMessage(), error);
     }
     try {
-      answered("write", request, answer);
+      answered(Method.WRITE, request, answer);
     } catch (NoSuchTableException | NoSuchNamespaceException error) {
       throw new SluiceException(error.getMessage(), error);
     }
   }
 
-  /** Ask the planner; its {@code error} answers become Spark's exceptions. */
+  /**
+   * Ask the planner; its {@code error} answers become Spark's exceptions, and an answer without a
+   * key the protocol requires fails here, naming the method and the key.
+   */
   static JsonNode call(String method, ObjectNode request) throws NoSuchTableException, NoSuchNamespaceException {
     Planner current = planner();
     String answer;
@@ -84,24 +90,30 @@ public final class Bridge {
     } catch (Exception error) {
       throw new SluiceException("unreadable answer from the Sluice planner to '" + method + "'", error);
     }
-    JsonNode error = node.get("error");
+    JsonNode error = node.get(Key.ERROR);
     if (error != null) {
-      String kind = error.path("kind").asText("error");
-      String message = error.path("message").asText("");
+      String kind = error.path(Key.KIND).asText("error");
+      String message = error.path(Key.MESSAGE).asText("");
       if (kind.equals("no_such_table")) {
         StringBuilder relation = new StringBuilder();
-        if (request.hasNonNull("catalog")) {
-          relation.append(quoted(request.get("catalog").asText())).append('.');
+        if (request.hasNonNull(Key.CATALOG)) {
+          relation.append(quoted(request.get(Key.CATALOG).asText())).append('.');
         }
-        for (String part : strings(error.path("namespace"))) {
+        for (String part : strings(error.path(Key.NAMESPACE))) {
           relation.append(quoted(part)).append('.');
         }
-        throw Bridge.<RuntimeException>unchecked(new TableNotFound(relation.append(quoted(error.path("name").asText())).toString(), message));
+        throw Bridge.<RuntimeException>unchecked(new TableNotFound(relation.append(quoted(error.path(Key.NAME).asText())).toString(), message));
       }
       if (kind.equals("no_such_namespace")) {
-        throw new NoSuchNamespaceException(strings(error.path("namespace")));
+        throw new NoSuchNamespaceException(strings(error.path(Key.NAMESPACE)));
       }
       throw new SluiceException(message);
+    }
+    for (String key : Protocol.REQUIRED_ANSWER_KEYS.getOrDefault(method, List.of())) {
+      if (!node.has(key)) {
+        throw new SluiceException("the Sluice planner's answer to '" + method + "' has no key '" + key
+            + "' (the protocol: sluice/protocol/schema.json)");
+      }
     }
     return node;
   }

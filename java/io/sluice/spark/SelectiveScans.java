@@ -1,5 +1,6 @@
 package io.sluice.spark;
 
+import io.sluice.spark.Protocol.Key;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.DynamicPruningSubquery;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
@@ -58,7 +59,7 @@ public final class SelectiveScans extends Rule<LogicalPlan> {
 
   private static boolean selective(LogicalPlan node) {
     return node instanceof DataSourceV2ScanRelation relation && relation.scan() instanceof SluiceScan scan
-        && scan.plan().path("selective_exact").asBoolean(false);
+        && scan.plan().path(Key.SELECTIVE_EXACT).asBoolean(false);
   }
 
   private static boolean pruned(LogicalPlan plan) {

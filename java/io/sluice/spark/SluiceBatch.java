@@ -1,6 +1,7 @@
 package io.sluice.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.sluice.spark.Protocol.Key;
 import java.util.Base64;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
@@ -72,9 +73,9 @@ final class SluiceBatch implements Batch {
       return workers;
     }
     JsonNode answer = scan.fetch(partition);
-    if (!answer.has("ipc")) {
+    if (!answer.has(Key.IPC)) {
       return workers;  // more rows than the planner expected: read by a worker
     }
-    return new SmallReadFactory(workers, partition.pickedPartition(), Base64.getDecoder().decode(answer.path("ipc").asText()));
+    return new SmallReadFactory(workers, partition.pickedPartition(), Base64.getDecoder().decode(answer.path(Key.IPC).asText()));
   }
 }

@@ -3,6 +3,8 @@ package io.sluice.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.spark.Protocol.Key;
+import io.sluice.spark.Protocol.Method;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
@@ -73,7 +75,7 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   }
 
   private static ArrayNode namespace(ObjectNode request, String[] namespace) {
-    ArrayNode array = request.putArray("namespace");
+    ArrayNode array = request.putArray(Key.NAMESPACE);
     for (String part : namespace) {
       array.add(part);
     }
@@ -82,10 +84,10 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
 
   @Override
   public String[][] listNamespaces() throws NoSuchNamespaceException {
-    JsonNode answer = Bridge.callForNamespace("namespaces", source().request());
-    String[][] out = new String[answer.path("namespaces").size()][];
+    JsonNode answer = Bridge.callForNamespace(Method.NAMESPACES, source().request());
+    String[][] out = new String[answer.path(Key.NAMESPACES).size()][];
     for (int i = 0; i < out.length; i++) {
-      out[i] = Bridge.strings(answer.path("namespaces").get(i));
+      out[i] = Bridge.strings(answer.path(Key.NAMESPACES).get(i));
     }
     return out;
   }
@@ -130,11 +132,11 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
     ObjectNode request = source().request();
     namespace(request, namespace);
-    JsonNode tables = Bridge.callForNamespace("tables", request).path("tables");
+    JsonNode tables = Bridge.callForNamespace(Method.TABLES, request).path(Key.TABLES);
     Identifier[] out = new Identifier[tables.size()];
     for (int i = 0; i < out.length; i++) {
       JsonNode table = tables.get(i);
-      out[i] = Identifier.of(Bridge.strings(table.path("namespace")), table.path("name").asText());
+      out[i] = Identifier.of(Bridge.strings(table.path(Key.NAMESPACE)), table.path(Key.NAME).asText());
     }
     return out;
   }
@@ -142,7 +144,7 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   /** Name {@code ident} in a request: {@code namespace} and {@code name}. */
   static void identify(ObjectNode request, Identifier ident) {
     namespace(request, ident.namespace());
-    request.put("name", ident.name());
+    request.put(Key.NAME, ident.name());
   }
 
   @Override
@@ -156,7 +158,7 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
     SourceRef source = source();
     ObjectNode request = source.request();
-    request.put("version", version);
+    request.put(Key.VERSION, version);
     return load(ident, source, request);
   }
 
@@ -165,14 +167,14 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   public Table loadTable(Identifier ident, long timestamp) throws NoSuchTableException {
     SourceRef source = source();
     ObjectNode request = source.request();
-    request.put("timestamp", timestamp);
+    request.put(Key.TIMESTAMP, timestamp);
     return load(ident, source, request);
   }
 
   private Table load(Identifier ident, SourceRef source, ObjectNode request) throws NoSuchTableException {
     identify(request, ident);
     try {
-      return new SluiceTable(source, Bridge.call("describe", request), ident);
+      return new SluiceTable(source, Bridge.call(Method.DESCRIBE, request), ident);
     } catch (NoSuchNamespaceException error) {
       throw new NoSuchTableException(ident);
     }
@@ -201,8 +203,8 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     ObjectNode request = source().request();
     identify(request, ident);
-    request.put("schema", schema.json());
-    ArrayNode transforms = request.putArray("partitioning");
+    request.put(Key.SCHEMA, schema.json());
+    ArrayNode transforms = request.putArray(Key.PARTITIONING);
     for (Transform transform : partitions) {
       ObjectNode term = transforms.addObject();
       term.put("transform", transform.name());
@@ -217,12 +219,12 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
         }
       }
     }
-    ObjectNode props = request.putObject("properties");
+    ObjectNode props = request.putObject(Key.PROPERTIES);
     for (Map.Entry<String, String> entry : properties.entrySet()) {
       props.put(entry.getKey(), entry.getValue());
     }
     try {
-      if (!Bridge.call("create_table", request).path("created").asBoolean(false)) {
+      if (!Bridge.call(Method.CREATE_TABLE, request).path(Key.CREATED).asBoolean(false)) {
         throw new TableAlreadyExistsException(ident);
       }
       return loadTable(ident);
@@ -234,7 +236,7 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   private boolean drop(Identifier ident) {
     ObjectNode request = source().request();
     identify(request, ident);
-    return Bridge.callUnchecked("drop_table", request).path("dropped").asBoolean(false);
+    return Bridge.callUnchecked(Method.DROP_TABLE, request).path(Key.DROPPED).asBoolean(false);
   }
 
   /** Drops the table and deletes its files (a failed CTAS leaves nothing behind; see docs/lake.md). */
@@ -254,11 +256,11 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
     namespace(request, namespace);
     JsonNode answer;
     try {
-      answer = Bridge.callForNamespace("create_namespace", request);
+      answer = Bridge.callForNamespace(Method.CREATE_NAMESPACE, request);
     } catch (NoSuchNamespaceException error) {
       throw new SluiceException(error.getMessage(), error);
     }
-    if (!answer.path("created").asBoolean(false)) {
+    if (!answer.path(Key.CREATED).asBoolean(false)) {
       throw new NamespaceAlreadyExistsException(namespace);
     }
   }
@@ -277,7 +279,7 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
     ObjectNode request = source().request();
     identify(request, ident);
-    ArrayNode array = request.putArray("changes");
+    ArrayNode array = request.putArray(Key.CHANGES);
     for (TableChange change : changes) {
       ObjectNode json = array.addObject();
       if (change instanceof TableChange.ColumnChange column) {
@@ -317,7 +319,7 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
       }
     }
     try {
-      Bridge.call("alter_table", request);
+      Bridge.call(Method.ALTER_TABLE, request);
     } catch (NoSuchNamespaceException error) {
       throw new NoSuchTableException(ident);
     }

@@ -1,6 +1,7 @@
 package io.sluice.spark;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.spark.Protocol.Method;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
@@ -28,7 +29,7 @@ public class SluiceProvider implements TableProvider, DataSourceRegister {
     SourceRef source = new SourceRef(null, options, pushdown);
     ObjectNode request = source.request();
     try {
-      return new SluiceTable(source, Bridge.call("describe", request));
+      return new SluiceTable(source, Bridge.call(Method.DESCRIBE, request));
     } catch (NoSuchTableException | NoSuchNamespaceException error) {
       throw new SluiceException(error.getMessage(), error);
     }

@@ -3,6 +3,8 @@ package io.sluice.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.spark.Protocol.Key;
+import io.sluice.spark.Protocol.Method;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.util.Base64;
@@ -70,7 +72,7 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
 
   @Override
   public NamedReference[] filterAttributes() {
-    JsonNode columns = plan.path("runtime_columns");
+    JsonNode columns = plan.path(Key.RUNTIME_COLUMNS);
     NamedReference[] references = new NamedReference[columns.size()];
     for (int i = 0; i < references.length; i++) {
       references[i] = FieldReference$.MODULE$.column(columns.get(i).asText());
@@ -82,14 +84,14 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
   public synchronized void filter(Predicate[] predicates) {
     ObjectNode again = request.deepCopy();
     // Spark planned this scan's columnar mode with its reader: the re-planned read keeps that reader
-    if (plan.hasNonNull("reader")) {
-      again.put("lake_reader", plan.path("reader").asText());
+    if (plan.hasNonNull(Key.READER)) {
+      again.put(Key.LAKE_READER, plan.path(Key.READER).asText());
     }
-    ArrayNode offered = again.putArray("runtime");
+    ArrayNode offered = again.putArray(Key.RUNTIME);
     for (Predicate predicate : predicates) {
       offered.add(Expressions.toJson(predicate));
     }
-    plan = Bridge.callUnchecked("plan", again);
+    plan = Bridge.callUnchecked(Method.PLAN, again);
     reader = null;  // the read follows the new plan
   }
 
@@ -100,21 +102,21 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
 
   @Override
   public String description() {
-    return plan.path("description").asText();
+    return plan.path(Key.DESCRIPTION).asText();
   }
 
   /** EXPLAIN FORMATTED's keys, one a line (PushedFilters, PushedAggregates, RemoteQuery, ...: sluice/planner/metadata.py). */
   @Override
   public scala.collection.immutable.Map<String, String> getMetaData() {
     Map<String, String> keys = new HashMap<>();
-    plan.path("metadata").fields().forEachRemaining(field -> keys.put(field.getKey(), field.getValue().asText()));
+    plan.path(Key.METADATA).fields().forEachRemaining(field -> keys.put(field.getKey(), field.getValue().asText()));
     return scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(keys));
   }
 
   @Override
   public Statistics estimateStatistics() {
-    JsonNode rows = plan.path("rows");
-    JsonNode bytes = plan.path("bytes");
+    JsonNode rows = plan.path(Key.ROWS);
+    JsonNode bytes = plan.path(Key.BYTES);
     OptionalLong numRows = rows.isNumber() ? OptionalLong.of(rows.asLong()) : OptionalLong.empty();
     OptionalLong sizeInBytes = bytes.isNumber() ? OptionalLong.of(bytes.asLong()) : OptionalLong.empty();
     return new Statistics() {
@@ -139,7 +141,7 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
             + "call sluice.spark.install(spark)");
       }
       Map<String, String> options = new HashMap<>();
-      options.put("scan", plan.path("scan").asText());
+      options.put("scan", plan.path(Key.SCAN).asText());
       String url = table.source.options.get("url");
       if (url != null) {
         options.put("url", url);  // the reader logs in with a password given inside the URL
@@ -163,14 +165,14 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
    */
   private PythonDataSourceReadInfo readInfo() {
     ObjectNode request = table.source.request();
-    request.put("scan", plan.path("scan").asText());
-    request.put("schema", schema.json());
-    request.put("max_batch_rows", SQLConf.get().arrowMaxRecordsPerBatch());
-    request.put("binary_as_bytes", SQLConf.get().pysparkBinaryAsBytes());
-    request.put("small_rows", smallRows());
-    JsonNode answer = Bridge.callUnchecked("read", request);
-    small = answer.path("small").asBoolean(false);
-    byte[] info = Base64.getDecoder().decode(answer.path("read_info").asText());
+    request.put(Key.SCAN, plan.path(Key.SCAN).asText());
+    request.put(Key.SCHEMA, schema.json());
+    request.put(Key.MAX_BATCH_ROWS, SQLConf.get().arrowMaxRecordsPerBatch());
+    request.put(Key.BINARY_AS_BYTES, SQLConf.get().pysparkBinaryAsBytes());
+    request.put(Key.SMALL_ROWS, smallRows());
+    JsonNode answer = Bridge.callUnchecked(Method.READ, request);
+    small = answer.path(Key.SMALL).asBoolean(false);
+    byte[] info = Base64.getDecoder().decode(answer.path(Key.READ_INFO).asText());
     return PythonDataSourceReadInfo.receive(new DataInputStream(new ByteArrayInputStream(info)));
   }
 
@@ -181,14 +183,14 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
 
   /** Whether the planner chose Spark's vectorised Parquet reader for this lake scan (sluice/lake/vectorised.py). */
   private boolean vectorised() {
-    return "vectorised".equals(plan.path("reader").asText());
+    return "vectorised".equals(plan.path(Key.READER).asText());
   }
 
   @Override
   public synchronized Batch toBatch() {
     if (vectorised()) {
       latest = null;
-      return new VectorBatch(plan.path("vector"), schema);
+      return new VectorBatch(plan.path(Key.VECTOR), schema);
     }
     Scan python = reader();
     SluiceBatch batch = new SluiceBatch(this, python, python.toBatch(), small);
@@ -203,11 +205,11 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
   /** Asks the planner to read a small scan's one partition here on the driver (see SluiceBatch). */
   JsonNode fetch(InputPartition partition) {
     ObjectNode request = table.source.request();
-    request.put("scan", plan.path("scan").asText());
-    request.put("schema", schema.json());
-    request.put("max_batch_rows", SQLConf.get().arrowMaxRecordsPerBatch());
-    request.put("partition", Base64.getEncoder().encodeToString(((PythonInputPartition) partition).pickedPartition()));
-    return Bridge.callUnchecked("fetch", request);
+    request.put(Key.SCAN, plan.path(Key.SCAN).asText());
+    request.put(Key.SCHEMA, schema.json());
+    request.put(Key.MAX_BATCH_ROWS, SQLConf.get().arrowMaxRecordsPerBatch());
+    request.put(Key.PARTITION, Base64.getEncoder().encodeToString(((PythonInputPartition) partition).pickedPartition()));
+    return Bridge.callUnchecked(Method.FETCH, request);
   }
 
   /**

@@ -3,6 +3,8 @@ package io.sluice.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.spark.Protocol.Key;
+import io.sluice.spark.Protocol.Method;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -69,10 +71,10 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
 
   private ObjectNode request() {
     ObjectNode request = table.source.request();
-    request.set("table", table.described.path("handle"));
+    request.set(Key.TABLE, table.described.path(Key.HANDLE));
     if (pushedJoin != null) {
-      request.set("join", pushedJoin.path("join"));
-      request.set("join_verdicts", pushedJoin.path("verdicts"));
+      request.set(Key.JOIN, pushedJoin.path(Key.JOIN));
+      request.set(Key.JOIN_VERDICTS, pushedJoin.path(Key.VERDICTS));
     }
     return request;
   }
@@ -80,17 +82,17 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
   /** One side of an offered join, as the planner reads it: its table, pushed filters and the columns Spark needs. */
   private ObjectNode side(SupportsPushDownJoin.ColumnWithAlias[] columns) {
     ObjectNode side = Bridge.JSON.createObjectNode();
-    side.put("catalog", table.source.catalog);
-    side.set("table", table.described.path("handle"));
-    side.set("verdicts", verdicts != null ? verdicts : Bridge.JSON.createArrayNode());
+    side.put(Key.CATALOG, table.source.catalog);
+    side.set(Key.TABLE, table.described.path(Key.HANDLE));
+    side.set(Key.VERDICTS, verdicts != null ? verdicts : Bridge.JSON.createArrayNode());
     if (pushedJoin != null) {
-      side.set("join", pushedJoin.path("join"));
+      side.set(Key.JOIN, pushedJoin.path(Key.JOIN));
     }
-    ArrayNode names = side.putArray("columns");
+    ArrayNode names = side.putArray(Key.COLUMNS);
     for (SupportsPushDownJoin.ColumnWithAlias column : columns) {
       ObjectNode named = names.addObject();
-      named.put("name", column.colName());
-      named.put("alias", column.alias());
+      named.put(Key.NAME, column.colName());
+      named.put(Key.ALIAS, column.alias());
     }
     return side;
   }
@@ -108,20 +110,20 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
       return false;
     }
     ObjectNode request = table.source.request();
-    request.set("left", side(leftColumns));
-    request.set("right", that.side(rightColumns));
-    request.put("same_source", java.util.Objects.equals(table.source.catalog, that.table.source.catalog)
+    request.set(Key.LEFT, side(leftColumns));
+    request.set(Key.RIGHT, that.side(rightColumns));
+    request.put(Key.SAME_SOURCE, java.util.Objects.equals(table.source.catalog, that.table.source.catalog)
         && table.source.options.equals(that.table.source.options));
-    request.put("join_type", joinType.name());
-    request.set("condition", Expressions.toJson(condition));
-    JsonNode answer = Bridge.callUnchecked("join", request);
-    if (!answer.path("pushed").asBoolean()) {
+    request.put(Key.JOIN_TYPE, joinType.name());
+    request.set(Key.CONDITION, Expressions.toJson(condition));
+    JsonNode answer = Bridge.callUnchecked(Method.JOIN, request);
+    if (!answer.path(Key.PUSHED).asBoolean()) {
       refusedJoin = answer;
       return false;
     }
     pushedJoin = answer;
     refusedJoin = null;
-    required = (StructType) DataType.fromJson(answer.path("read_schema").toString());
+    required = (StructType) DataType.fromJson(answer.path(Key.READ_SCHEMA).toString());
     return true;
   }
 
@@ -131,13 +133,13 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
       return predicates;
     }
     ObjectNode request = request();
-    ArrayNode offered = request.putArray("predicates");
+    ArrayNode offered = request.putArray(Key.PREDICATES);
     for (Predicate predicate : predicates) {
       offered.add(Expressions.toJson(predicate));
     }
-    JsonNode answer = Bridge.callUnchecked("filters", request);
-    verdicts = answer.path("verdicts");
-    selective = answer.path("selective");
+    JsonNode answer = Bridge.callUnchecked(Method.FILTERS, request);
+    verdicts = answer.path(Key.VERDICTS);
+    selective = answer.path(Key.SELECTIVE);
     if (verdicts.size() != predicates.length) {
       throw new SluiceException("the planner answered " + verdicts.size() + " verdicts for " + predicates.length + " filters");
     }
@@ -222,17 +224,17 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
     return aggregateAnswers.computeIfAbsent(offered.toString(), key -> {
       ObjectNode request = request();
       if (verdicts != null) {
-        request.set("verdicts", verdicts);
+        request.set(Key.VERDICTS, verdicts);
       }
-      request.set("aggregation", offered);
-      return Bridge.callUnchecked("aggregate", request);
+      request.set(Key.AGGREGATION, offered);
+      return Bridge.callUnchecked(Method.AGGREGATE, request);
     });
   }
 
   /** Complete or nothing: the source answers the final groups in one query (never partial sums). */
   @Override
   public boolean supportCompletePushDown(Aggregation aggregation) {
-    return table.source.pushdown && aggregateAnswer(aggregation).path("complete").asBoolean();
+    return table.source.pushdown && aggregateAnswer(aggregation).path(Key.COMPLETE).asBoolean();
   }
 
   @Override
@@ -254,34 +256,34 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
   public Scan build() {
     ObjectNode request = request();
     if (verdicts != null) {
-      request.set("verdicts", verdicts);
-      request.set("selective", selective);
+      request.set(Key.VERDICTS, verdicts);
+      request.set(Key.SELECTIVE, selective);
     }
-    ArrayNode columns = request.putArray("columns");
+    ArrayNode columns = request.putArray(Key.COLUMNS);
     for (String column : required.fieldNames()) {
       columns.add(column);
     }
     if (limit != null) {
-      request.put("limit", limit);
+      request.put(Key.LIMIT, limit);
     }
     if (order != null) {
-      request.set("order", order);
+      request.set(Key.ORDER, order);
     }
     if (pushedAggregation != null) {
-      request.set("aggregation", pushedAggregation);
+      request.set(Key.AGGREGATION, pushedAggregation);
     } else if (offeredAggregation != null) {
-      request.set("aggregation_offered", offeredAggregation);
+      request.set(Key.AGGREGATION_OFFERED, offeredAggregation);
     }
     if (refusedJoin != null) {
-      request.set("join_refused", refusedJoin);
+      request.set(Key.JOIN_REFUSED, refusedJoin);
     }
-    request.put("pushdown", table.source.pushdown);
+    request.put(Key.PUSHDOWN, table.source.pushdown);
     // how many splits Spark's own Parquet reader would aim for (a lake scan it reads)
-    request.put("parallelism", org.apache.spark.sql.SparkSession.active().sparkContext().defaultParallelism());
-    JsonNode plan = Bridge.callUnchecked("plan", request);
+    request.put(Key.PARALLELISM, org.apache.spark.sql.SparkSession.active().sparkContext().defaultParallelism());
+    JsonNode plan = Bridge.callUnchecked(Method.PLAN, request);
     // what the planner reads: the columns Spark asked for (one when it asked for none: count(*)),
     // or the grouping keys and aggregates when they were pushed
-    StructType read = (StructType) DataType.fromJson(plan.path("read_schema").toString());
+    StructType read = (StructType) DataType.fromJson(plan.path(Key.READ_SCHEMA).toString());
     return new SluiceScan(table, read, request, plan);
   }
 }

@@ -1,6 +1,7 @@
 package io.sluice.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.sluice.spark.Protocol.Key;
 import java.util.EnumSet;
 import java.util.Set;
 import org.apache.spark.sql.connector.catalog.Identifier;
@@ -36,12 +37,12 @@ final class SluiceTable implements SupportsRead, SupportsWrite {
     this.source = source;
     this.ident = ident;
     this.described = described;
-    this.schema = (StructType) DataType.fromJson(described.path("schema").toString());
+    this.schema = (StructType) DataType.fromJson(described.path(Key.SCHEMA).toString());
   }
 
   @Override
   public String name() {
-    return described.path("name").asText();
+    return described.path(Key.NAME).asText();
   }
 
   @Override
@@ -56,7 +57,7 @@ final class SluiceTable implements SupportsRead, SupportsWrite {
    */
   @Override
   public Transform[] partitioning() {
-    JsonNode columns = described.path("partitioning");
+    JsonNode columns = described.path(Key.PARTITIONING);
     Transform[] out = new Transform[columns.size()];
     for (int i = 0; i < out.length; i++) {
       out[i] = Expressions.identity(columns.get(i).asText());

@@ -2,6 +2,7 @@ package io.sluice.spark;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.spark.Protocol.Key;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.write.BatchWrite;
@@ -74,8 +75,8 @@ final class SluiceWrite implements WriteBuilder, SupportsOverwriteV2, SupportsDy
     return (data, overwriteAll) -> {
       ObjectNode request = source.request();
       SluiceCatalog.identify(request, ident);
-      request.put("mode", overwriteAll ? "overwrite" : mode);
-      ArrayNode filter = request.putArray("predicates");
+      request.put(Key.MODE, overwriteAll ? "overwrite" : mode);
+      ArrayNode filter = request.putArray(Key.PREDICATES);
       for (Predicate predicate : predicates) {
         filter.add(Expressions.toJson(predicate));
       }

@@ -1,6 +1,7 @@
 package io.sluice.spark;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.spark.Protocol.Key;
 import java.util.Collections;
 import java.util.Map;
 import org.apache.spark.sql.internal.SQLConf;
@@ -37,18 +38,18 @@ final class SourceRef {
   /** A request naming this source (``catalog`` is null for a DataFrame reader's options). */
   ObjectNode request() {
     ObjectNode node = Bridge.request();
-    node.put("catalog", catalog);
-    node.put("session_zone", SQLConf.get().sessionLocalTimeZone());
-    node.put("ansi", SQLConf.get().ansiEnabled());
+    node.put(Key.CATALOG, catalog);
+    node.put(Key.SESSION_ZONE, SQLConf.get().sessionLocalTimeZone());
+    node.put(Key.ANSI, SQLConf.get().ansiEnabled());
     // which reader reads lake scans (sluice/lake/vectorised.py): auto, vectorised or python
-    node.put("lake_reader", SQLConf.get().getConfString("spark.sluice.lakeReader", "auto"));
-    node.put("lake_vectorised_fraction", SQLConf.get().getConfString("spark.sluice.lakeVectorisedFraction", "0"));
-    node.put("small_read_rows", SQLConf.get().getConfString("spark.sluice.smallReadRows", "10000"));
+    node.put(Key.LAKE_READER, SQLConf.get().getConfString("spark.sluice.lakeReader", "auto"));
+    node.put(Key.LAKE_VECTORISED_FRACTION, SQLConf.get().getConfString("spark.sluice.lakeVectorisedFraction", "0"));
+    node.put(Key.SMALL_READ_ROWS, SQLConf.get().getConfString("spark.sluice.smallReadRows", "10000"));
     String metrics = SQLConf.get().getConfString(METRICS_CONF, "");
     if (!metrics.isEmpty()) {
-      node.put("metrics_dir", metrics);
+      node.put(Key.METRICS_DIR, metrics);
     }
-    ObjectNode opts = node.putObject("options");
+    ObjectNode opts = node.putObject(Key.OPTIONS);
     for (Map.Entry<String, String> entry : options.entrySet()) {
       opts.put(entry.getKey(), entry.getValue());
     }

@@ -1,0 +1,136 @@
+"""The catalog's messages: listing and describing tables, lake DDL and writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame  # at run time: the codec resolves every field's type
+
+from sluice.protocol.base import SourceRequest
+from sluice.protocol.codec import NOT_ON_WIRE, JsonObject
+
+
+@dataclass(frozen=True, kw_only=True)
+class NamespacesRequest(SourceRequest):
+    """``SHOW NAMESPACES``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class NamespacesAnswer:
+    namespaces: list[list[str]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TablesRequest(SourceRequest):
+    """``SHOW TABLES [IN namespace]`` (no namespace: the source's default schema)."""
+
+    namespace: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableName:
+    namespace: list[str]
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TablesAnswer:
+    tables: list[TableName]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DescribeRequest(SourceRequest):
+    """A table looked up by name; a DataFrame reader's names it in ``options['table']`` instead.
+    ``version`` / ``timestamp`` (microseconds): Spark's ``VERSION AS OF`` / ``TIMESTAMP AS OF``."""
+
+    namespace: list[str] = field(default_factory=list)
+    name: str | None = None
+    version: str | None = None
+    timestamp: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DescribeAnswer:
+    #: the table's qualified name
+    name: str
+    #: Spark's JSON form of the table's StructType
+    schema: JsonObject
+    #: what every scan request of this table carries back (``{"table": ...}``, sluice/types.py)
+    handle: JsonObject
+    #: a lake table's identity partition columns (``INSERT ... PARTITION (column = value)``)
+    partitioning: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class NamedRequest(SourceRequest):
+    """A request naming one table: ``namespace`` and ``name``."""
+
+    namespace: list[str] = field(default_factory=list)
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateTableRequest(NamedRequest):
+    #: Spark's JSON form of the new table's StructType (text)
+    schema: str
+    #: Spark's ``PARTITIONED BY`` transforms: ``{"transform": name, "arguments": [...]}``
+    partitioning: list[JsonObject] = field(default_factory=list)
+    properties: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateTableAnswer:
+    #: False: the table already existed
+    created: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class DropTableRequest(NamedRequest):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class DropTableAnswer:
+    dropped: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlterTableRequest(NamedRequest):
+    #: Spark's table changes as JSON (``kind``, the column's path, the change's own fields)
+    changes: list[JsonObject] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlterTableAnswer:
+    #: what was done, one line per change
+    done: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateNamespaceRequest(SourceRequest):
+    namespace: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateNamespaceAnswer:
+    #: False: the namespace already existed
+    created: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class WriteRequest(NamedRequest):
+    """``INSERT`` / ``INSERT OVERWRITE`` / CTAS into a lake table; Spark's query travels beside the JSON."""
+
+    #: ``append``, ``overwrite``, ``overwrite-filter`` or ``overwrite-partitions`` (sluice/planner/writes.py)
+    mode: str = "append"
+    #: Spark's overwrite filter (V2 predicates, conjuncts) for ``overwrite-filter``
+    predicates: list[JsonObject] = field(default_factory=list)
+    #: the rows to write (a py4j argument of its own: a Dataset is no JSON)
+    frame: DataFrame | None = field(default=None, metadata=NOT_ON_WIRE, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WriteAnswer:
+    snapshot_id: int | None
+    files: int
+    rows: int
