@@ -168,6 +168,7 @@ _PLANNER_METHODS = frozenset(
         "drop_table",
         "alter_table",
         "create_namespace",
+        "delete",
     }
 )
 
