@@ -7,6 +7,8 @@ is the folder ``warehouse`` beside the catalog file. On a cluster the warehouse 
 path every executor sees (a shared mount); the catalog file is only read on the driver.
 ``catalog=NAME`` selects one of several catalogs kept in one file (default ``sluice``):
 tables belong to a catalog name, not to the name a source is attached under.
+``create=true`` makes attaching start a new, empty lake when the catalog file does not
+exist (without it a missing file is an error: a mistyped path must not become a new lake).
 """
 
 from __future__ import annotations
@@ -26,6 +28,16 @@ if TYPE_CHECKING:
 
 SCHEME = "iceberg+sqlite"
 DEFAULT_CATALOG = "sluice"
+#: URL option: attaching makes the catalog file and warehouse when missing (a new, empty lake)
+CREATE = "create"
+
+
+def wants_create(url: str) -> bool:
+    """Whether ``url`` asks for a new lake where none exists (``create=true``); any other value is refused."""
+    values = parse_qs(urlsplit(url).query).get(CREATE, [])
+    if any(value.lower() not in ("true", "false") for value in values):
+        raise ConfigError(f"lake URL option {CREATE}= takes true or false, not {values[-1]!r}")
+    return bool(values) and values[-1].lower() == "true"
 
 
 @dataclass(frozen=True)
@@ -50,9 +62,11 @@ class LakeLocation:
             )
         catalog_path = Path(rest[1:]).resolve()
         options = parse_qs(parts.query)
-        unknown = sorted(set(options) - {"warehouse", "catalog"})
+        unknown = sorted(set(options) - {"warehouse", "catalog", CREATE})
         if unknown:
-            raise ConfigError(f"lake URL {url!r}: unknown option(s) {', '.join(unknown)} (known: warehouse, catalog)")
+            raise ConfigError(
+                f"lake URL {url!r}: unknown option(s) {', '.join(unknown)} (known: warehouse, catalog, {CREATE})"
+            )
         warehouse = (
             Path(options["warehouse"][0]).resolve() if "warehouse" in options else catalog_path.parent / "warehouse"
         )
@@ -102,7 +116,11 @@ def _open_catalog(location: LakeLocation, create: bool, name: str) -> SqlCatalog
             return cached[0]
         cached[0].engine.dispose()
     if not create and not os.path.isfile(location.catalog_path):
-        raise SourceError(name, f"Iceberg catalog file {location.catalog_path} does not exist")
+        raise SourceError(
+            name,
+            f"Iceberg catalog file {location.catalog_path} does not exist "
+            f"(add ?{CREATE}=true to the lake URL to start a new, empty lake there)",
+        )
     if create:
         os.makedirs(os.path.dirname(location.catalog_path), exist_ok=True)
         os.makedirs(location.warehouse, exist_ok=True)

@@ -237,6 +237,11 @@ def _partition_of(data_file: DataFile) -> tuple[int, tuple[object, ...]]:
     return data_file.spec_id, tuple(record[position] for position in range(len(record)))
 
 
+def new_job_id() -> str:
+    """A job's id: when it started (UTC) and a random suffix; it names the job's folder and snapshot."""
+    return f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+
+
 def run_job(
     spark: SparkSession,
     lake_table: Table,
@@ -257,7 +262,7 @@ def run_job(
     the job wrote (:func:`files_in_partitions`). Any failure before the commit lands
     removes what the job wrote.
     """
-    job_id = f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+    job_id = new_job_id()
     data_uri = lake_table.properties.get(TableProperties.WRITE_DATA_PATH, f"{lake_table.location()}/data").rstrip("/")
     staging_uri, final_uri = f"{data_uri}/_staging-{job_id}", f"{data_uri}/{job_id}"
     table_name = ".".join(lake_table.name())

@@ -110,7 +110,7 @@ def expire_snapshots(
     return ExpireSummary(name, len(expired), len(doomed_data), len(doomed_metadata), len(lake_table.snapshots()))
 
 
-def _data_entries(lake_table: Table, name: str) -> list[tuple[ManifestEntry, bool]]:
+def data_entries(lake_table: Table, name: str) -> list[tuple[ManifestEntry, bool]]:
     """Each live data file of the current snapshot, and whether delete files apply to it."""
     from pyiceberg.manifest import ManifestContent
 
@@ -152,7 +152,7 @@ def optimize(
     spec_id = lake_table.metadata.default_spec_id
     by_partition: dict[str, list[DataFile]] = defaultdict(list)
     with_deletes = 0
-    for entry, deletes in _data_entries(lake_table, f"{namespace}.{table}"):
+    for entry, deletes in data_entries(lake_table, f"{namespace}.{table}"):
         if deletes:
             with_deletes += 1
         elif entry.data_file.spec_id == spec_id:
@@ -166,7 +166,7 @@ def optimize(
     if not replaced:
         return None
     schema = lake_table.schema()
-    frame = _read_by_field_id(spark, lake_table, [data_file.file_path for data_file in replaced])
+    frame = read_by_field_id(spark, lake_table, [data_file.file_path for data_file in replaced])
     partitions = len([files for files in by_partition.values() if len(files) > 1])
     return run_job(
         spark,
@@ -181,7 +181,7 @@ def optimize(
     )
 
 
-def _read_by_field_id(spark: SparkSession, lake_table: Table, paths: list[str]) -> DataFrame:
+def read_by_field_id(spark: SparkSession, lake_table: Table, paths: list[str]) -> DataFrame:
     """The rows of the data files ``paths`` in the table's current columns, read by field id.
 
     Spark's reader reads by name, so the files are grouped by the names they hold the

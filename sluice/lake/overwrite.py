@@ -42,8 +42,8 @@ def files_to_replace(table: Table, where: Sequence[str], current: list[DataFile]
     pruning = combined([conjunct_filter(sql, schema) for sql in where])
     may_match_rows = _InclusiveMetricsEvaluator(schema, pruning.expression).eval
     all_rows_match = _StrictMetricsEvaluator(schema, pruning.expression).eval
-    may_match_partition = _partition_test(table, pruning.expression, strict=False)
-    all_partition_matches = _partition_test(table, pruning.expression, strict=True)
+    may_match_partition = partition_test(table, pruning.expression, strict=False)
+    all_partition_matches = partition_test(table, pruning.expression, strict=True)
     replaced = []
     for data_file in current:
         if not may_match_partition(data_file) or not may_match_rows(data_file):
@@ -66,7 +66,7 @@ def files_to_replace(table: Table, where: Sequence[str], current: list[DataFile]
     return replaced
 
 
-def _partition_test(table: Table, expression: BooleanExpression, *, strict: bool) -> Callable[[DataFile], bool]:
+def partition_test(table: Table, expression: BooleanExpression, *, strict: bool) -> Callable[[DataFile], bool]:
     """Whether a file's partition record may match ``expression`` (inclusive projection) or
     proves every row matches it (``strict`` projection), per partition spec. A partition
     value a truncate wrapped (:mod:`sluice.lake.wrapped`) may match and proves nothing."""

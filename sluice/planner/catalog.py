@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.errors import BindError, ConfigError, TimeTravelError
 from sluice.lake import vectorised as lake_reader
 from sluice.masking import mask_url
-from sluice.planner import aggregates, joins, rules, runtime, writes
+from sluice.planner import aggregates, deletes, joins, rules, runtime, writes
 from sluice.planner.metadata import join_metadata, scan_metadata
 from sluice.planner.rules import classify_filters, push_aggregates
 from sluice.planner.rules.push_projection import WIDTH
@@ -47,6 +47,8 @@ from sluice.protocol.catalog import (
     CreateNamespaceRequest,
     CreateTableAnswer,
     CreateTableRequest,
+    DeleteAnswer,
+    DeleteRequest,
     DescribeAnswer,
     DescribeRequest,
     DropTableAnswer,
@@ -221,6 +223,10 @@ class CatalogPlanner:
 
     def create_namespace(self, request: CreateNamespaceRequest) -> CreateNamespaceAnswer:
         return CreateNamespaceAnswer(created=writes.create_namespace(self.source(request), request))
+
+    def delete(self, request: DeleteRequest) -> DeleteAnswer:
+        """``DELETE FROM`` a lake table (:mod:`sluice.planner.deletes`); its commit makes the planner forget lake tables."""
+        return deletes.delete(_session(), self.source(request), request)
 
     def write(self, request: WriteRequest) -> WriteAnswer:
         """Write Spark's INSERT or CTAS query (``request.frame``) to the lake table the request names.

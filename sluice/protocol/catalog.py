@@ -134,3 +134,21 @@ class WriteAnswer:
     snapshot_id: int | None
     files: int
     rows: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteRequest(NamedRequest):
+    """``DELETE FROM`` a lake table (``SupportsDeleteV2.deleteWhere``): Spark's condition as conjuncts."""
+
+    #: V2 predicates, ANDed (``ALWAYS_TRUE`` for a DELETE without WHERE or a TRUNCATE TABLE)
+    predicates: list[JsonObject] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteAnswer:
+    #: the snapshot the delete committed; None when it deleted nothing (an ``ALWAYS_FALSE`` condition)
+    snapshot_id: int | None
+    #: data files dropped unread (proved to match whole), rewritten (kept rows written anew), and written
+    removed_files: int
+    rewritten_files: int
+    written_files: int

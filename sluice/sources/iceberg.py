@@ -28,6 +28,7 @@ before any filter, order, limit or aggregate: every path below sees live rows on
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,7 @@ from sqlglot import exp
 from sluice.dialects.lake import LakeDialect
 from sluice.errors import BindError, SourceError
 from sluice.lake.answers import from_metadata
-from sluice.lake.catalog import LakeLocation, open_catalog, read_table
+from sluice.lake.catalog import LakeLocation, open_catalog, read_table, wants_create
 from sluice.lake.fields import file_columns, name_mapping, parse_mapping
 from sluice.lake.snapshots import snapshot_at, snapshot_schema
 from sluice.planner.aggregates import Aggregation
@@ -90,13 +91,20 @@ class IcebergSource(Source):
         return read_table(self.location, namespace, table, self.name)
 
     def check(self) -> None:
-        catalog = open_catalog(self.location, name=self.name)
+        """The catalog opens; with ``create=true`` in the URL a missing one is made (an empty
+        lake), and removed again when it then fails, so a failed attach leaves nothing behind."""
+        path = self.location.catalog_path
+        created = wants_create(self.url) and not os.path.exists(path)
         try:
-            catalog.list_namespaces()
-        except Exception as error:  # SQLAlchemy: the file is not a catalog
-            raise SourceError(
-                self.name, f"{self.location.catalog_path} is not an Iceberg SQL catalog: {error}"
-            ) from None
+            catalog = open_catalog(self.location, create=created, name=self.name)
+            try:
+                catalog.list_namespaces()
+            except Exception as error:  # SQLAlchemy: the file is not a catalog
+                raise SourceError(self.name, f"{path} is not an Iceberg SQL catalog: {error}") from None
+        except BaseException:
+            if created and os.path.exists(path):
+                os.remove(path)
+            raise
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
         iceberg = self._table(schema, table)

@@ -44,6 +44,8 @@ from sluice.protocol.catalog import (
     CreateNamespaceRequest,
     CreateTableAnswer,
     CreateTableRequest,
+    DeleteAnswer,
+    DeleteRequest,
     DescribeAnswer,
     DescribeRequest,
     DropTableAnswer,
@@ -126,6 +128,7 @@ METHODS: dict[str, Method[Any, Any]] = {
     "alter_table": Method(AlterTableRequest, AlterTableAnswer, CatalogPlanner.alter_table),
     "create_namespace": Method(CreateNamespaceRequest, CreateNamespaceAnswer, CatalogPlanner.create_namespace),
     "write": Method(WriteRequest, WriteAnswer, CatalogPlanner.write),
+    "delete": Method(DeleteRequest, DeleteAnswer, CatalogPlanner.delete),
     "read": Method(ReadRequest, ReadAnswer, _read),
     "fetch": Method(FetchRequest, FetchAnswer, _fetch),
 }

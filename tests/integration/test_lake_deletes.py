@@ -330,11 +330,11 @@ def test_a_missing_delete_file_fails_the_query_naming_it(spark, tmp_path: Path) 
 def test_optimize_leaves_the_files_deletes_apply_to(lakes, name: str) -> None:
     """``sluice lake optimize`` rewrites with Spark's Parquet reader (no deletes): it must see
     exactly which data files delete files apply to, by the same rules as the expected rows."""
-    from sluice.lake.maintenance import _data_entries
+    from sluice.lake.maintenance import data_entries
 
     _, built = lakes
     lake = built[name]
-    found = {entry.data_file.file_path: flag for entry, flag in _data_entries(lake.table, f"mor.{name}")}
+    found = {entry.data_file.file_path: flag for entry, flag in data_entries(lake.table, f"mor.{name}")}
 
     def has_deletes(path: str) -> bool:
         sequence, rows = lake.files[path]

@@ -20,6 +20,7 @@ final class Protocol {
     static final String ALTER_TABLE = "alter_table";
     static final String CREATE_NAMESPACE = "create_namespace";
     static final String CREATE_TABLE = "create_table";
+    static final String DELETE = "delete";
     static final String DESCRIBE = "describe";
     static final String DROP_TABLE = "drop_table";
     static final String FETCH = "fetch";
@@ -92,6 +93,8 @@ final class Protocol {
     static final String READER = "reader";
     static final String READER_REASON = "reader_reason";
     static final String REMOTE_QUERY = "remote_query";
+    static final String REMOVED_FILES = "removed_files";
+    static final String REWRITTEN_FILES = "rewritten_files";
     static final String RIGHT = "right";
     static final String ROWS = "rows";
     static final String RULE = "rule";
@@ -119,6 +122,7 @@ final class Protocol {
     static final String VECTOR = "vector";
     static final String VERDICTS = "verdicts";
     static final String VERSION = "version";
+    static final String WRITTEN_FILES = "written_files";
   }
 
   /** Per method, the keys its answer always has: Bridge checks them before any class reads the answer. */
@@ -127,6 +131,7 @@ final class Protocol {
       Map.entry(Method.ALTER_TABLE, List.of(Key.DONE)),
       Map.entry(Method.CREATE_NAMESPACE, List.of(Key.CREATED)),
       Map.entry(Method.CREATE_TABLE, List.of(Key.CREATED)),
+      Map.entry(Method.DELETE, List.of(Key.SNAPSHOT_ID, Key.REMOVED_FILES, Key.REWRITTEN_FILES, Key.WRITTEN_FILES)),
       Map.entry(Method.DESCRIBE, List.of(Key.NAME, Key.SCHEMA, Key.HANDLE, Key.PARTITIONING)),
       Map.entry(Method.DROP_TABLE, List.of(Key.DROPPED)),
       Map.entry(Method.FETCH, List.of()),

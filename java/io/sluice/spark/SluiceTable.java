@@ -1,15 +1,19 @@
 package io.sluice.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.spark.Protocol.Key;
 import java.util.EnumSet;
 import java.util.Set;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
@@ -19,9 +23,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * A described remote table: its Spark schema and the planner's handle to it. Every table
- * offers writes; the planner refuses them for anything but a lake table, naming the source.
+ * offers writes and {@code DELETE FROM} (and so {@code TRUNCATE TABLE}, an always-true delete);
+ * the planner refuses them for anything but a lake table, naming the source.
  */
-final class SluiceTable implements SupportsRead, SupportsWrite {
+final class SluiceTable implements SupportsRead, SupportsWrite, SupportsDeleteV2 {
   final SourceRef source;
   /** The planner's description: {@code name}, {@code schema} (Spark's JSON form), {@code handle} (passed back as it is). */
   final JsonNode described;
@@ -87,5 +92,26 @@ final class SluiceTable implements SupportsRead, SupportsWrite {
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
     return new SluiceScanBuilder(this);
+  }
+
+  /** A table looked up by name takes any condition Spark can translate: the planner decides how (or refuses). */
+  @Override
+  public boolean canDeleteWhere(Predicate[] predicates) {
+    return ident != null;
+  }
+
+  /**
+   * {@code DELETE FROM t WHERE ...}: Spark's conjuncts go to the planner as JSON
+   * ({@link io.sluice.spark.Expressions#toJson}), which deletes them in one snapshot (sluice/lake/delete_rows.py).
+   */
+  @Override
+  public void deleteWhere(Predicate[] predicates) {
+    ObjectNode request = source.request();
+    SluiceCatalog.identify(request, ident);
+    ArrayNode conjuncts = request.putArray(Key.PREDICATES);
+    for (Predicate predicate : predicates) {
+      conjuncts.add(io.sluice.spark.Expressions.toJson(predicate));
+    }
+    Bridge.callUnchecked(Protocol.Method.DELETE, request);
   }
 }
