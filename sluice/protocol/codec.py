@@ -60,22 +60,38 @@ def decode(cls: type[M], data: object, where: str) -> M:
 def encode(message: object) -> dict[str, Any]:
     """``message`` as a JSON object (optional keys that are None left out)."""
     out: dict[str, Any] = {}
-    for field in wire_fields(type(message)):
+    cls: type = type(message)
+    types_of = hints(cls)
+    for field in wire_fields(cls):
         value = getattr(message, field.name)
         if value is None and is_optional(field):
             continue
-        out[field.name] = _encoded(value)
+        out[field.name] = _encoded(types_of[field.name], value)
     return out
 
 
-def _encoded(value: object) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+def _encoded(hint: Any, value: object) -> Any:
+    """``value`` as JSON; only where ``hint`` holds a message is there anything to convert (a
+    :data:`JsonObject`, maybe a deep predicate tree, is passed through as it is)."""
+    if value is None or not _holds_message(hint):
+        return value
+    if dataclasses.is_dataclass(hint):
         return encode(value)
-    if isinstance(value, list | tuple):
-        return [_encoded(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _encoded(item) for key, item in value.items()}
-    return value
+    origin = typing.get_origin(hint)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return [_encoded(item, v) for v in value]  # type: ignore[attr-defined]  # a list, as its hint says
+    if origin is dict:
+        _, item = typing.get_args(hint)
+        return {k: _encoded(item, v) for k, v in value.items()}  # type: ignore[attr-defined]  # a dict, as its hint says
+    (option,) = [a for a in typing.get_args(hint) if a is not type(None)]  # the protocol's unions are X | None
+    return _encoded(option, value)
+
+
+@functools.cache
+def _holds_message(hint: Any) -> bool:
+    """Whether a value of type ``hint`` may hold a message (a dataclass) anywhere."""
+    return dataclasses.is_dataclass(hint) or any(_holds_message(a) for a in typing.get_args(hint))
 
 
 def _message(cls: type, data: object, where: str, path: str) -> object:
