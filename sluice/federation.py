@@ -189,8 +189,9 @@ class Federation:
             with _session_conf(self.spark, {METRICS_CONF: directory}):
                 frame = self.sql(query, pushdown)
                 with translated_errors():
-                    # this frame's own execution: its scans then hold what Spark handed them at run time
-                    frame._jdf.queryExecution().toRdd().count()
+                    # this frame's own execution (its scans then hold what Spark handed them at run
+                    # time), run as one SQL execution: a small scan the driver read is then not read again
+                    self.spark._jvm.io.sluice.spark.Plans.run(frame._jdf.queryExecution())  # type: ignore[union-attr]  # py4j
                 plan = self._plan_of(query, frame)
             return plan, {scan.scan_id: _read_metrics(os.path.join(directory, scan.scan_id)) for scan in plan.scans}
         finally:
