@@ -543,6 +543,13 @@ def _record_vectorised(metrics_dir: str, vector: dict[str, Any]) -> None:
     ANALYZE: no Python reader runs to count it, so the planner records the kept row groups' rows
     and bytes (Spark filters those rows) as the scan's one partition; a replayed plan rewrites
     the same record."""
-    record = {"partition": 0, "rows": vector["rows"], "bytes": vector["bytes"], "seconds": 0.0, "request": "vectorised"}
+    record = {
+        "partition": 0,
+        "rows": vector["rows"],
+        "bytes": vector["bytes"],  # compressed, as the lake's Python reader counts its own (IcebergSource)
+        "counted": IcebergSource.bytes_counted,
+        "seconds": 0.0,
+        "request": "vectorised",
+    }
     with open(os.path.join(metrics_dir, "0-vectorised.json"), "w", encoding="utf-8") as handle:
         json.dump(record, handle)

@@ -141,6 +141,8 @@ class Source(abc.ABC):
     joins: ClassVar[bool] = False
     default_schema: ClassVar[str | None] = None
     batch_rows: ClassVar[int] = 65_536
+    #: what a scan's transferred bytes (``fed.transferred``) count for this source, as its output says
+    bytes_counted: ClassVar[str] = "Arrow bytes decoded"
 
     def __init__(
         self,
@@ -217,6 +219,12 @@ class Source(abc.ABC):
     @abc.abstractmethod
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         """Run ``task.request`` read-only and yield batches of exactly ``task.schema``."""
+
+    def counted_bytes(self, task: ReadTask, decoded: int) -> int:
+        """The bytes ``task`` transferred, as :attr:`bytes_counted` says (``decoded``: the Arrow
+        bytes the reader yielded). A lake scan counts what it read from storage, whichever
+        reader read it, so its pushed and whole reads compare like with like."""
+        return decoded
 
     def classify(
         self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str
