@@ -171,6 +171,27 @@ class Federation:
                 raise
             raise BindError(f"{error} (attached sources: {', '.join(sorted(self._sources)) or 'none'})") from None
 
+    def query(self, source: str, sql: str) -> DataFrame:
+        """The result of ``sql``, run by attached source ``source`` as written, as a DataFrame
+        (a passthrough: sluice/planner/passthrough.py).
+
+        The source reads ``SELECT * FROM (sql)`` in its read-only session, one partition; the
+        columns are typed as the source's tables are; Spark's filters, aggregates and limits over
+        the DataFrame are Spark's own (nothing is pushed into the SQL). Flight and lake sources
+        have no SQL of their own to run and refuse it.
+        """
+        key = source.lower()
+        attached = self._sources.get(key)
+        if attached is None:
+            raise BindError(
+                f"no source {source!r} is attached (attached: {', '.join(sorted(self._sources)) or 'none'})"
+            )
+        reader = self.spark.read.format("sluice").options(**self._options[key]).option("source", key).option("query", sql)
+        if attached.credential:  # Spark redacts option 'password' in plans and logs
+            reader = reader.option("password", attached.credential)
+        with translated_errors():
+            return reader.load()
+
     def plan(self, query: str) -> QueryPlan:
         """What Spark and Sluice decided for ``query``, per scan (with each step's trace), without running it."""
         return self._plan_of(query, self.sql(query))

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.errors import BindError, ConfigError, TimeTravelError
 from sluice.lake import vectorised as lake_reader
 from sluice.masking import mask_url
-from sluice.planner import aggregates, joins, rules, runtime, writes
+from sluice.planner import aggregates, joins, passthrough, rules, runtime, writes
 from sluice.planner.metadata import join_metadata, scan_metadata
 from sluice.planner.rules import classify_filters, push_aggregates
 from sluice.planner.rules.push_projection import WIDTH
@@ -109,7 +109,8 @@ class CatalogPlanner:
             known = self._sources.get(key)
         if known is not None:
             return known
-        opened = _open(key.catalog or READER_SOURCE, dict(key.options))
+        # a reader's option 'source' names the source in messages and EXPLAIN (fed.query: the attached name)
+        opened = _open(key.catalog or dict(key.options).get("source") or READER_SOURCE, dict(key.options))
         with self._lock:
             return self._sources.setdefault(key, opened)
 
@@ -152,8 +153,12 @@ class CatalogPlanner:
     def describe(self, request: Request) -> Answer:
         if request.get("catalog") is None:  # a DataFrame reader: option "table" is [schema.]name
             options = request.get("options", {})
+            if "url" in options and "query" in options and "table" not in options:
+                return self._describe_query(request, options["query"])
             if "url" not in options or "table" not in options:
-                raise ConfigError("format('sluice') needs options 'url' and 'table' ([schema.]name)")
+                raise ConfigError(
+                    "format('sluice') needs options 'url' and either 'table' ([schema.]name) or 'query' (a passthrough)"
+                )
             schema, _, name = options["table"].rpartition(".")
             namespace = [schema] if schema else []
         else:
@@ -168,6 +173,16 @@ class CatalogPlanner:
             "partitioning": writes.identity_partitions(source, namespace, name)
             if request.get("catalog") is not None
             else [],
+        }
+
+    def _describe_query(self, request: Request, sql: str) -> Answer:
+        """A passthrough's result as a table (sluice/planner/passthrough.py)."""
+        table = passthrough.describe(self.source(request), sql)
+        return {
+            "name": table.qualified_name,
+            "schema": _struct([(c.name, c.type) for c in table.columns]),
+            "handle": {"table": table_to_dict(table)},
+            "partitioning": [],
         }
 
     # ------------------------------------------------------------ lake DDL and writes
@@ -253,6 +268,8 @@ class CatalogPlanner:
             return self._plan_join(request, joins.JoinRead.from_dict(request["join"]))
         source = self.source(request)
         table = table_from_dict(request["table"]["table"])
+        if table.query is not None:  # Spark keeps its LIMIT, order and runtime filters
+            request = passthrough.bare(request)
         scan, steps = rules.run(rules.Draft(request, source, table))
         verdicts, at_runtime, limit = list(scan.verdicts), list(scan.runtime), scan.limit
         planned = _pushed(verdicts)
@@ -305,7 +322,7 @@ class CatalogPlanner:
             # the reference path (pushdown off) takes no join keys either
             "runtime_columns": (
                 runtime.filterable([table.column(c) for c in scan.columns])
-                if scan.aggregation is None and limit is None and request.get("pushdown", True)
+                if scan.aggregation is None and limit is None and request.get("pushdown", True) and table.query is None
                 else []
             ),
             "source": source.name,

@@ -74,8 +74,10 @@ class ReadTask:
     tables: tuple[TableSchema, ...] = ()
 
     def planned_tables(self) -> tuple[TableSchema, ...]:
-        """The remote tables this read touches, as planned."""
-        return self.tables or ((self.table,) if self.table is not None else ())
+        """The remote tables this read touches, as planned (a passthrough's result is none: no
+        catalog describes it again, the reader checks its columns' types only)."""
+        planned = self.tables or ((self.table,) if self.table is not None else ())
+        return tuple(table for table in planned if table.query is None)
 
 
 _ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -220,6 +222,17 @@ class Source(abc.ABC):
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         """Run ``task.request`` read-only and yield batches of exactly ``task.schema``."""
 
+    def describe_query(self, sql: str) -> tuple[Column, ...]:
+        """The columns of ``sql``'s result, typed as :meth:`describe` types a table's (a passthrough,
+        sluice/planner/passthrough.py), found without reading a row, read-only."""
+        raise ConfigError(
+            f"source {self.name!r} is a {self.kind}: a passthrough query runs on a SQL source "
+            "(PostgreSQL, MySQL/MariaDB, SQLite, DuckDB), which it hands the SQL as written"
+        )
+
+    #: what the source is, in words (messages)
+    kind: ClassVar[str] = "source"
+
     def counted_bytes(self, task: ReadTask, decoded: int) -> int:
         """The bytes ``task`` transferred, as :attr:`bytes_counted` says (``decoded``: the Arrow
         bytes the reader yielded). A lake scan counts what it read from storage, whichever
@@ -331,8 +344,9 @@ class SqlSource(Source):
         return spec.query(self)
 
     def read_check(self, spec: ScanSpec) -> Check | None:
-        """What :meth:`run_check` looks for before ``spec`` is read (None: nothing)."""
-        return scan_check(spec, self.refused)
+        """What :meth:`run_check` looks for before ``spec`` is read (None: nothing; a passthrough
+        pushes nothing, so no row it reads can be skipped)."""
+        return None if spec.table.query is not None else scan_check(spec, self.refused)
 
     def check_query(self, spec: ScanSpec, check: Check) -> str:
         """The query returning one row that holds a value ``check`` looks for."""

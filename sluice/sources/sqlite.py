@@ -106,6 +106,19 @@ class SqliteSource(SqlSource):
         finally:
             connection.close()
 
+    def describe_query(self, sql: str) -> tuple[Column, ...]:
+        """The result's columns as SQLite declares them: a TEMP view of the query (the temp schema
+        is the connection's own, writable though the file is opened read-only) described as
+        :meth:`describe` describes a view, then gone with the connection."""
+        connection = self._connect()
+        try:
+            connection.execute(f"CREATE TEMP VIEW sluice_query AS SELECT * FROM ({sql}) AS sluice_query")
+            return self._describe(connection, "temp", "sluice_query", estimate=False).columns
+        except sqlite3.Error as error:
+            raise SourceError(self.name, f"query failed: {self._explained(error)}") from None
+        finally:
+            connection.close()
+
     def _describe(self, connection: Queries, schema: str, table: str, estimate: bool = True) -> TableSchema:
         """The table as ``connection`` sees it (a reader checks its plan in its own snapshot, without
         ``estimate``: the row count is for planning only)."""

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from sluice.errors import ConfigError
-from sluice.planner import aggregates
+from sluice.planner import aggregates, passthrough
 from sluice.planner.rules.base import Draft, Request, Rule, Step
 from sluice.pushdown.levels import Verdict
 from sluice.sources.base import Source
@@ -22,6 +22,8 @@ def decide(source: Source, request: Request, offered: dict[str, Any]) -> aggrega
     if request.get("join") is not None:
         return aggregates.Decision(False, (), None, "aggregates over a pushed join: Spark aggregates the joined rows")
     table = table_from_dict(request["table"]["table"])
+    if table.query is not None:
+        return aggregates.Decision(False, (), None, passthrough.AGGREGATE_NOTE)
     filters = [Verdict.from_dict(v) for v in request.get("verdicts", [])]
     return source.decide_aggregation(
         table, offered, filters, bool(request.get("ansi", True)), request.get("session_zone") or "UTC"
