@@ -186,7 +186,9 @@ class Federation:
             raise BindError(
                 f"no source {source!r} is attached (attached: {', '.join(sorted(self._sources)) or 'none'})"
             )
-        reader = self.spark.read.format("sluice").options(**self._options[key]).option("source", key).option("query", sql)
+        reader = (
+            self.spark.read.format("sluice").options(**self._options[key]).option("source", key).option("query", sql)
+        )
         if attached.credential:  # Spark redacts option 'password' in plans and logs
             reader = reader.option("password", attached.credential)
         with translated_errors():

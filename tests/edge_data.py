@@ -193,12 +193,15 @@ def create_sqlite(path: str) -> None:
 
 def create_mysql(url: str) -> None:
     """Database sluice_test: ``edge`` (t in the default *_general_ci, tc utf8mb4_bin, ch CHAR(20))."""
+    from urllib.parse import urlsplit
+
     import pymysql
 
+    server = urlsplit(url)  # the server the tests attach (SLUICE_MYSQL_URL), not always port 3306
     connection = pymysql.connect(
-        host="127.0.0.1",
-        port=3306,
-        user="root",
+        host=server.hostname or "127.0.0.1",
+        port=server.port or 3306,
+        user=server.username or "root",
         charset="utf8mb4",
         autocommit=True,
         init_command="SET time_zone = '+00:00'",

@@ -226,12 +226,12 @@ class Source(abc.ABC):
         """The columns of ``sql``'s result, typed as :meth:`describe` types a table's (a passthrough,
         sluice/planner/passthrough.py), found without reading a row, read-only."""
         raise ConfigError(
-            f"source {self.name!r} is a {self.kind}: a passthrough query runs on a SQL source "
+            f"source {self.name!r} is {self.kind}: a passthrough query runs on a SQL source "
             "(PostgreSQL, MySQL/MariaDB, SQLite, DuckDB), which it hands the SQL as written"
         )
 
-    #: what the source is, in words (messages)
-    kind: ClassVar[str] = "source"
+    #: what the source is, in words, with its article (messages)
+    kind: ClassVar[str] = "a source"
 
     def counted_bytes(self, task: ReadTask, decoded: int) -> int:
         """The bytes ``task`` transferred, as :attr:`bytes_counted` says (``decoded``: the Arrow

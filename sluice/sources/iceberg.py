@@ -78,7 +78,7 @@ _RELATION = "lake_rows"
 
 class IcebergSource(Source):
     dialect = LakeDialect()
-    kind = "lake (Iceberg) source"
+    kind = "a lake (Iceberg) source"
     aggregates = True
     #: Spark's vectorised reader decodes in the JVM, where nothing counts its Arrow bytes: both
     #: readers count the compressed bytes of the columns of the row groups they read
