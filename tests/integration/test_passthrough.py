@@ -146,3 +146,21 @@ def test_flight_and_lake_sources_refuse_a_passthrough_naming_their_kind(fed, tmp
     finally:
         own.detach("fl")
         stop()
+
+
+def test_sqlite_types_a_computed_column_by_its_values(fed) -> None:  # type: ignore[no-untyped-def]
+    """No table declares ``count(*)`` or ``avg(i)``: SQLite's result column is typed by the storage
+    classes its values have (integers: bigint, numbers: double), as Spark's own aggregate types them."""
+    if "lite" not in EDGE_TABLES:
+        pytest.skip("SQLite not selected")
+    frame = fed.query("lite", "SELECT count(*) AS n, avg(i) AS mean, max(t) AS top FROM edge")
+    reference = fed.sql(
+        f"SELECT count(*) AS n, avg(i) AS mean, max(t) AS top FROM {EDGE_TABLES['lite']}", pushdown=False
+    )
+    assert [(f.name, f.dataType.simpleString()) for f in frame.schema] == [
+        ("n", "bigint"),
+        ("mean", "double"),
+        ("top", "string"),
+    ]
+    [got], [expected] = frame.collect(), reference.collect()
+    assert got.n == expected.n and got.mean == pytest.approx(expected.mean) and got.top == expected.top
