@@ -70,8 +70,9 @@ def render_explain(
         if metrics is not None:
             measured = metrics.get(scan.scan_id, {"rows": 0, "bytes": 0, "reads": 0})
             lines.append(
-                f"  transferred: {measured['rows']:,} rows, {measured['bytes']:,} bytes"
-                f" ({measured['reads']} partition reads)"
+                f"  transferred: {measured['rows']:,} rows, {measured['bytes']:,} "
+                + ("compressed Parquet bytes" if scan.reader is not None else "bytes")  # a lake scan (IcebergSource)
+                + f" ({measured['reads']} partition reads)"
             )
         if verbose:
             for step in scan.trace:

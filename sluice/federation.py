@@ -171,6 +171,29 @@ class Federation:
                 raise
             raise BindError(f"{error} (attached sources: {', '.join(sorted(self._sources)) or 'none'})") from None
 
+    def query(self, source: str, sql: str) -> DataFrame:
+        """The result of ``sql``, run by attached source ``source`` as written, as a DataFrame
+        (a passthrough: sluice/planner/passthrough.py).
+
+        The source reads ``SELECT * FROM (sql)`` in its read-only session, one partition; the
+        columns are typed as the source's tables are; Spark's filters, aggregates and limits over
+        the DataFrame are Spark's own (nothing is pushed into the SQL). Flight and lake sources
+        have no SQL of their own to run and refuse it.
+        """
+        key = source.lower()
+        attached = self._sources.get(key)
+        if attached is None:
+            raise BindError(
+                f"no source {source!r} is attached (attached: {', '.join(sorted(self._sources)) or 'none'})"
+            )
+        reader = (
+            self.spark.read.format("sluice").options(**self._options[key]).option("source", key).option("query", sql)
+        )
+        if attached.credential:  # Spark redacts option 'password' in plans and logs
+            reader = reader.option("password", attached.credential)
+        with translated_errors():
+            return reader.load()
+
     def plan(self, query: str) -> QueryPlan:
         """What Spark and Sluice decided for ``query``, per scan (with each step's trace), without running it."""
         return self._plan_of(query, self.sql(query))
@@ -189,8 +212,9 @@ class Federation:
             with _session_conf(self.spark, {METRICS_CONF: directory}):
                 frame = self.sql(query, pushdown)
                 with translated_errors():
-                    # this frame's own execution: its scans then hold what Spark handed them at run time
-                    frame._jdf.queryExecution().toRdd().count()
+                    # this frame's own execution (its scans then hold what Spark handed them at run
+                    # time), run as one SQL execution: a small scan the driver read is then not read again
+                    self.spark._jvm.io.sluice.spark.Plans.run(frame._jdf.queryExecution())  # type: ignore[union-attr]  # py4j
                 plan = self._plan_of(query, frame)
             return plan, {scan.scan_id: _read_metrics(os.path.join(directory, scan.scan_id)) for scan in plan.scans}
         finally:

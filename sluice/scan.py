@@ -111,7 +111,11 @@ class ScanSpec:
         if self.join is not None:  # one partition: the joined query is never split
             return self.join.query(source, self.columns)
         where = self.where_sql(source.dialect) + ([partition_predicate] if partition_predicate else [])
-        table = source.dialect.quote_table(self.table.schema, self.table.name)
+        table = (
+            source.dialect.quote_table(self.table.schema, self.table.name)
+            if self.table.query is None
+            else f"({self.table.query}) AS sluice_query"  # a passthrough (sluice/planner/passthrough.py)
+        )
         order = self.order_sql(source.dialect)
         if self.aggregate is not None:
             group_by = tuple(self.aggregate.group_by_sql(source.dialect))

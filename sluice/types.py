@@ -174,6 +174,9 @@ class TableSchema:
     #: the lake snapshot this description is of (time travel): every later request and the
     #: read carry it in the handle, so the whole query sees one snapshot
     snapshot: int | None = None
+    #: a passthrough: the source's own SQL, whose result this describes (sluice/planner/passthrough.py);
+    #: the scan reads ``SELECT ... FROM (query) AS sluice_query`` and pushes nothing into it
+    query: str | None = None
 
     def __post_init__(self) -> None:
         seen: dict[str, str] = {}
@@ -220,6 +223,7 @@ def table_to_dict(table: TableSchema) -> dict:
         "row_estimate": table.row_estimate,
         "split_column": table.split_column,
         "snapshot": table.snapshot,
+        "query": table.query,
     }
 
 
@@ -233,4 +237,5 @@ def table_from_dict(data: dict) -> TableSchema:
         data["row_estimate"],
         data["split_column"],
         data.get("snapshot"),
+        data.get("query"),
     )

@@ -193,7 +193,6 @@ def create_sqlite(path: str) -> None:
 
 def create_mysql(url: str) -> None:
     """Database sluice_test: ``edge`` (t in the default *_general_ci, tc utf8mb4_bin, ch CHAR(20))."""
-
     connection = mariadb(init_command="SET time_zone = '+00:00'")
     try:
         cursor = connection.cursor()

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.errors import BindError, ConfigError, TimeTravelError
 from sluice.lake import vectorised as lake_reader
 from sluice.masking import mask_url
-from sluice.planner import aggregates, deletes, joins, rules, runtime, writes
+from sluice.planner import aggregates, deletes, joins, passthrough, rules, runtime, writes
 from sluice.planner.metadata import join_metadata, scan_metadata
 from sluice.planner.rules import classify_filters, push_aggregates
 from sluice.planner.rules.push_projection import WIDTH
@@ -139,7 +139,8 @@ class CatalogPlanner:
             known = self._sources.get(key)
         if known is not None:
             return known
-        opened = _open(key.catalog or READER_SOURCE, dict(key.options))
+        # a reader's option 'source' names the source in messages and EXPLAIN (fed.query: the attached name)
+        opened = _open(key.catalog or dict(key.options).get("source") or READER_SOURCE, dict(key.options))
         with self._lock:
             return self._sources.setdefault(key, opened)
 
@@ -184,8 +185,12 @@ class CatalogPlanner:
     def describe(self, request: DescribeRequest) -> DescribeAnswer:
         if request.catalog is None:  # a DataFrame reader: option "table" is [schema.]name
             options = request.options
+            if "url" in options and "query" in options and "table" not in options:
+                return self._describe_query(request, options["query"])
             if "url" not in options or "table" not in options:
-                raise ConfigError("format('sluice') needs options 'url' and 'table' ([schema.]name)")
+                raise ConfigError(
+                    "format('sluice') needs options 'url' and either 'table' ([schema.]name) or 'query' (a passthrough)"
+                )
             schema, _, name = options["table"].rpartition(".")
             namespace = [schema] if schema else []
         else:
@@ -200,6 +205,16 @@ class CatalogPlanner:
             handle={"table": table_to_dict(table)},
             # a catalog's lake table: what Spark takes in INSERT ... PARTITION (column = value)
             partitioning=writes.identity_partitions(source, namespace, name) if request.catalog is not None else [],
+        )
+
+    def _describe_query(self, request: DescribeRequest, sql: str) -> DescribeAnswer:
+        """A passthrough's result as a table (sluice/planner/passthrough.py)."""
+        table = passthrough.describe(self.source(request), sql)
+        return DescribeAnswer(
+            name=table.qualified_name,
+            schema=_struct([(c.name, c.type) for c in table.columns]),
+            handle={"table": table_to_dict(table)},
+            partitioning=[],
         )
 
     # ------------------------------------------------------------ lake DDL and writes
@@ -293,6 +308,8 @@ class CatalogPlanner:
             return self._plan_join(request, joins.JoinRead.from_dict(request.join))
         source = self.source(request)
         table = table_from_dict(request.table["table"])
+        if table.query is not None:  # Spark keeps its LIMIT, order and runtime filters
+            request = passthrough.bare(request)
         scan, steps = rules.run(rules.Draft(request, source, table))
         verdicts, at_runtime, limit = list(scan.verdicts), list(scan.runtime), scan.limit
         planned = _pushed(verdicts)
@@ -351,7 +368,7 @@ class CatalogPlanner:
             # the reference path (pushdown off) takes no join keys either
             runtime_columns=(
                 runtime.filterable([table.column(c) for c in scan.columns])
-                if scan.aggregation is None and limit is None and request.pushdown
+                if scan.aggregation is None and limit is None and request.pushdown and table.query is None
                 else []
             ),
             source=source.name,
@@ -579,6 +596,13 @@ def _record_vectorised(metrics_dir: str, vector: dict[str, Any]) -> None:
     ANALYZE: no Python reader runs to count it, so the planner records the kept row groups' rows
     and bytes (Spark filters those rows) as the scan's one partition; a replayed plan rewrites
     the same record."""
-    record = {"partition": 0, "rows": vector["rows"], "bytes": vector["bytes"], "seconds": 0.0, "request": "vectorised"}
+    record = {
+        "partition": 0,
+        "rows": vector["rows"],
+        "bytes": vector["bytes"],  # compressed, as the lake's Python reader counts its own (IcebergSource)
+        "counted": IcebergSource.bytes_counted,
+        "seconds": 0.0,
+        "request": "vectorised",
+    }
     with open(os.path.join(metrics_dir, "0-vectorised.json"), "w", encoding="utf-8") as handle:
         json.dump(record, handle)

@@ -212,6 +212,8 @@ def _decide(source: Any, request: JoinRequest) -> Decision:
             raise _Refused(f"a filter is not EXACT ({unsure[0].sql}): Spark joins what it filters")
     sides = {"left": left, "right": right}
     tables = {name: table_from_dict(sides[name].table["table"]) for name in _SIDES}
+    if any(table.query is not None for table in tables.values()):
+        raise _Refused("a passthrough query's result: Spark joins it")
     outputs = tuple(
         Output(c.alias or c.name, name, tables[name].column(c.name).name)
         for name in _SIDES

@@ -74,8 +74,10 @@ class ReadTask:
     tables: tuple[TableSchema, ...] = ()
 
     def planned_tables(self) -> tuple[TableSchema, ...]:
-        """The remote tables this read touches, as planned."""
-        return self.tables or ((self.table,) if self.table is not None else ())
+        """The remote tables this read touches, as planned (a passthrough's result is none: no
+        catalog describes it again, the reader checks its columns' types only)."""
+        planned = self.tables or ((self.table,) if self.table is not None else ())
+        return tuple(table for table in planned if table.query is None)
 
 
 _ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -141,6 +143,8 @@ class Source(abc.ABC):
     joins: ClassVar[bool] = False
     default_schema: ClassVar[str | None] = None
     batch_rows: ClassVar[int] = 65_536
+    #: what a scan's transferred bytes (``fed.transferred``) count for this source, as its output says
+    bytes_counted: ClassVar[str] = "Arrow bytes decoded"
 
     def __init__(
         self,
@@ -217,6 +221,23 @@ class Source(abc.ABC):
     @abc.abstractmethod
     def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
         """Run ``task.request`` read-only and yield batches of exactly ``task.schema``."""
+
+    def describe_query(self, sql: str) -> tuple[Column, ...]:
+        """The columns of ``sql``'s result, typed as :meth:`describe` types a table's (a passthrough,
+        sluice/planner/passthrough.py), found without reading a row, read-only."""
+        raise ConfigError(
+            f"source {self.name!r} is {self.kind}: a passthrough query runs on a SQL source "
+            "(PostgreSQL, MySQL/MariaDB, SQLite, DuckDB), which it hands the SQL as written"
+        )
+
+    #: what the source is, in words, with its article (messages)
+    kind: ClassVar[str] = "a source"
+
+    def counted_bytes(self, task: ReadTask, decoded: int) -> int:
+        """The bytes ``task`` transferred, as :attr:`bytes_counted` says (``decoded``: the Arrow
+        bytes the reader yielded). A lake scan counts what it read from storage, whichever
+        reader read it, so its pushed and whole reads compare like with like."""
+        return decoded
 
     def classify(
         self, table: TableSchema, candidates: Sequence[exp.Expression], session_zone: str
@@ -323,8 +344,9 @@ class SqlSource(Source):
         return spec.query(self)
 
     def read_checks(self, spec: ScanSpec) -> tuple[Check, ...]:
-        """What :meth:`run_checks` looks for before ``spec`` is read, per table (none: nothing)."""
-        return scan_checks(spec, self.refused)
+        """What :meth:`run_checks` looks for before ``spec`` is read, per table (none: nothing; a
+        passthrough pushes nothing, so no row it reads can be skipped)."""
+        return () if spec.table.query is not None else scan_checks(spec, self.refused)
 
     def check_query(self, check: Check) -> str:
         """The query returning one row that holds a value ``check`` looks for."""

@@ -121,6 +121,22 @@ class DuckdbSource(SqlSource):
             connection.close()
 
     # ------------------------------------------------------------ catalog
+    def describe_query(self, sql: str) -> tuple[Column, ...]:
+        """The result's columns as DuckDB's DESCRIBE of the query names their types (on the
+        read-only connection), typed as :meth:`describe` types a table's; collations unknown."""
+        import duckdb
+
+        connection = self._connect()
+        try:
+            info = connection.execute(f"DESCRIBE SELECT * FROM ({sql}) AS sluice_query").fetchall()
+        except duckdb.Error as error:
+            raise SourceError(self.name, f"query failed: {self.masked(str(error)).strip()}") from None
+        finally:
+            connection.close()
+        return tuple(
+            _column(name, data_type, nullable != "NO", UNKNOWN_COLLATION) for name, data_type, nullable, *_ in info
+        )
+
     def describe(self, schema: str | None, table: str) -> TableSchema:
         schema = schema or self.default_schema
         connection = self._connect()

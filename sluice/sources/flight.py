@@ -100,6 +100,7 @@ def spark_type(arrow: pa.DataType) -> SparkType | None:
 
 class FlightSource(Source):
     dialect = FlightDialect()
+    kind = "an Arrow Flight source"
 
     def __init__(self, name: str, url: str, **options: Any) -> None:
         super().__init__(name, url, **options)

@@ -225,6 +225,29 @@ class MysqlSource(SqlSource):
         split = keys[0][0] if len(keys) == 1 and keys[0][1] in _INTEGERS and rows[0][10] == "BASE TABLE" else None
         return TableSchema(self.name, schema, table, columns, row_estimate=int(rows[0][9] or 0), split_column=split)
 
+    def describe_query(self, sql: str) -> tuple[Column, ...]:
+        """The result's columns from the field metadata the server sends for the query run with
+        LIMIT 0 (read-only session), spelled as information_schema.COLUMNS rows and typed by
+        :func:`catalog_column` as :meth:`describe` types a table's (collations by their id)."""
+        import pymysql
+
+        connection = self._catalog()
+        try:
+            with connection.cursor() as cursor:
+                try:
+                    cursor.execute(f"SELECT * FROM ({sql}) AS sluice_query LIMIT 0")
+                except pymysql.MySQLError as error:
+                    raise SourceError(self.name, f"query failed: {self.masked(str(error.args[-1])).strip()}") from None
+                fields = list(cursor._result.fields if cursor._result is not None else ())  # noqa: SLF001 - PyMySQL keeps the server's field packets (charset, flags) only there
+                collations = {
+                    field.charsetnr: _collation(cursor, field.charsetnr)
+                    for field in fields
+                    if field.charsetnr != _BINARY_CHARSET
+                }
+        finally:
+            connection.close()
+        return tuple(catalog_column(_field_row(field, collations.get(field.charsetnr))) for field in fields)
+
     def read_task(self, spec: ScanSpec, partition_predicate: str | None, index: int, schema: pa.Schema) -> ReadTask:
         task = super().read_task(spec, partition_predicate, index, schema)
         guarded = self.guarded_request(spec, partition_predicate)
@@ -367,6 +390,91 @@ class _PreferredTls:
 
 def _quote(text: str) -> str:
     return quote(text, safe="")
+
+
+#: the server's field type codes (MySQL protocol), as information_schema names the types
+_FIELD_TYPES = {
+    0: "decimal",
+    246: "decimal",
+    1: "tinyint",
+    2: "smallint",
+    9: "mediumint",
+    3: "int",
+    8: "bigint",
+    4: "float",
+    5: "double",
+    10: "date",
+    14: "date",
+    12: "datetime",
+    7: "timestamp",
+    11: "time",
+    13: "year",
+    16: "bit",
+    245: "json",
+    255: "geometry",
+    15: "varchar",
+    253: "varchar",
+    254: "char",
+    249: "tinytext",
+    250: "mediumtext",
+    251: "longtext",
+    252: "text",
+}
+_AS_BINARY = {
+    "varchar": "varbinary",
+    "char": "binary",
+    "tinytext": "tinyblob",
+    "text": "blob",
+    "mediumtext": "mediumblob",
+    "longtext": "longblob",
+}
+_BINARY_CHARSET = 63
+_UNSIGNED_FLAG, _ENUM_FLAG, _SET_FLAG, _NOT_NULL_FLAG = 32, 256, 2048, 1
+
+
+def _collation(cursor: Any, charset_id: int) -> tuple[str, str] | None:
+    """(collation, character set) the server numbers ``charset_id``; None when it names none."""
+    import pymysql
+
+    for query in (
+        "SELECT FULL_COLLATION_NAME, CHARACTER_SET_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE ID = %s",
+        "SELECT COLLATION_NAME, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID = %s",
+    ):
+        try:
+            cursor.execute(query, (charset_id,))
+        except pymysql.MySQLError:  # MySQL and MariaDB before 10.10 have no FULL_COLLATION_NAME
+            continue
+        row = cursor.fetchone()
+        if row is not None:
+            return str(row[0]), str(row[1])
+    return None
+
+
+def _field_row(field: Any, collation: tuple[str, str] | None) -> tuple:
+    """A result field as the information_schema.COLUMNS row :func:`catalog_column` reads."""
+    data_type = _FIELD_TYPES.get(field.type_code, "varchar")
+    if field.flags & _ENUM_FLAG:
+        data_type = "enum"
+    elif field.flags & _SET_FLAG:
+        data_type = "set"
+    elif field.charsetnr == _BINARY_CHARSET and data_type in _AS_BINARY:
+        data_type = _AS_BINARY[data_type]
+    unsigned = bool(field.flags & _UNSIGNED_FLAG)
+    precision, scale = field.length, field.scale
+    if data_type == "decimal":
+        precision = field.length - (1 if field.scale else 0) - (0 if unsigned else 1)
+        column_type = f"decimal({precision},{scale})"
+    elif data_type in _INTEGERS or data_type == "bit":
+        column_type = f"{data_type}({field.length})"
+    elif data_type in ("datetime", "timestamp", "time") and field.scale:
+        column_type = f"{data_type}({field.scale})"
+    else:
+        column_type = data_type
+    if unsigned and data_type in _INTEGERS | {"decimal": None}:
+        column_type += " unsigned"
+    nullable = "NO" if field.flags & _NOT_NULL_FLAG else "YES"
+    charset, name = (collation[1], collation[0]) if collation is not None else (None, None)
+    return (field.name, data_type, column_type, nullable, charset, name, precision, scale)
 
 
 def catalog_column(row: tuple) -> Column:

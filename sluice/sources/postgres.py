@@ -143,6 +143,40 @@ class PostgresSource(SqlSource):
         columns = tuple(self._column(row, default_collation) for row in rows)
         return TableSchema(self.name, schema, table, columns, row_estimate=max(0, int(rows[0][6])))
 
+    def describe_query(self, sql: str) -> tuple[Column, ...]:
+        """The result's columns from the row description of the query run with LIMIT 0 (in the
+        session's read-only transaction), each type named by ``format_type`` as the catalog names
+        a table's, so typed as :meth:`describe` types them; text in the database's collation."""
+        import psycopg
+
+        with self._catalog() as connection:
+            try:
+                cursor = connection.execute(f"SELECT * FROM ({sql}) AS sluice_query LIMIT 0")
+            except psycopg.Error as error:
+                raise SourceError(self.name, f"query failed: {self.masked(str(error)).strip()}") from None
+            result = cursor.pgresult
+            assert result is not None  # a SELECT has a result
+            described = [
+                (column.name, result.ftype(i), result.fmod(i)) for i, column in enumerate(cursor.description or ())
+            ]
+            default_collation = connection.execute(
+                "SELECT coalesce(nullif(daticulocale, ''), datcollate) FROM pg_database WHERE datname = current_database()"
+            ).fetchone()[0]
+            rows = [
+                (
+                    name,
+                    *connection.execute(
+                        "SELECT typname, format_type(oid, %s) FROM pg_type WHERE oid = %s", (mod, oid)
+                    ).fetchone(),
+                    False,
+                    "default",
+                    True,
+                    0,
+                )
+                for name, oid, mod in described
+            ]
+        return tuple(self._column(row, default_collation) for row in rows)
+
     def _column(self, row: tuple, default_collation: str) -> Column:
         name, typname, formatted, not_null, collation, deterministic, _ = row
         collation = default_collation if collation == "default" else collation

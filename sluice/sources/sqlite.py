@@ -43,6 +43,16 @@ class Queries(Protocol):
     def execute(self, sql: str, parameters: Any = ..., /) -> Any: ...
 
 
+#: the declared type a passthrough's undeclared result column reads as, by its values' storage classes
+_DECLARED_BY_CLASSES = {
+    frozenset({"integer"}): "INTEGER",
+    frozenset({"real"}): "REAL",
+    frozenset({"integer", "real"}): "REAL",
+    frozenset({"text"}): "TEXT",
+    frozenset({"blob"}): "BLOB",
+}
+
+
 class SqliteSource(SqlSource):
     dialect = SqliteDialect()
     default_schema = "main"
@@ -105,6 +115,41 @@ class SqliteSource(SqlSource):
             raise SourceError(self.name, f"cannot describe {schema}.{table}: {self._explained(error)}") from None
         finally:
             connection.close()
+
+    def describe_query(self, sql: str) -> tuple[Column, ...]:
+        """The result's columns as SQLite declares them: a TEMP view of the query (the temp schema
+        is the connection's own, writable though the file is opened read-only) described as
+        :meth:`describe` describes a view, then gone with the connection."""
+        connection = self._connect()
+        try:
+            connection.execute(f"CREATE TEMP VIEW sluice_query AS SELECT * FROM ({sql}) AS sluice_query")
+            columns = self._describe(connection, "temp", "sluice_query", estimate=False).columns
+            return self._typed_expressions(connection, columns)
+        except sqlite3.Error as error:
+            raise SourceError(self.name, f"query failed: {self._explained(error)}") from None
+        finally:
+            connection.close()
+
+    def _typed_expressions(self, connection: sqlite3.Connection, columns: tuple[Column, ...]) -> tuple[Column, ...]:
+        """Columns of the result no table declares (``count(*)``, ``a + 1``) typed by the storage
+        classes their values have, one pass over the result: integers only are ``INTEGER``,
+        numbers ``REAL``, text ``TEXT``, blobs ``BLOB``; a mix keeps no declared type (read as text,
+        each value checked, as a table column without one)."""
+        loose = [c for c in columns if c.remote_type == "ANY"]
+        if not loose:
+            return columns
+        select = ", ".join(f"typeof({self.dialect.render_identifier(c.name)})" for c in loose)
+        classes: list[set[str]] = [set() for _ in loose]
+        for row in connection.execute(f"SELECT DISTINCT {select} FROM temp.sluice_query"):
+            for seen, storage in zip(classes, row, strict=True):
+                seen.add(storage)
+        declared = {}
+        for column, seen in zip(loose, classes, strict=True):
+            seen.discard("null")
+            name = _DECLARED_BY_CLASSES.get(frozenset(seen))
+            if name is not None:
+                declared[column.name] = replace(column, type=spark_type_for(name), remote_type=name)
+        return tuple(declared.get(c.name, c) for c in columns)
 
     def _describe(self, connection: Queries, schema: str, table: str, estimate: bool = True) -> TableSchema:
         """The table as ``connection`` sees it (a reader checks its plan in its own snapshot, without

@@ -115,6 +115,8 @@ def fast_request(source: SqliteSource, spec: ScanSpec, partition_predicate: str 
         if check:
             checks.append(f"WHEN {check} THEN {index + 1}")
     select.append(f"CASE {' '.join(checks)} END AS {_CHECK}" if checks else f"NULL AS {_CHECK}")
+    if spec.table.query is not None:  # a passthrough: read row by row, each value checked
+        return None
     table = source.dialect.quote_table(spec.table.schema, spec.table.name)
     inner = build_query(select, table, [partition_predicate] if partition_predicate else [], None, spec.limit)
     return f"SELECT {', '.join(anchors + ['0'])} UNION ALL SELECT * FROM ({inner})"

@@ -108,7 +108,8 @@ class SluiceReader(DataSourceReader):
             record = {
                 "partition": task.partition,
                 "rows": rows,
-                "bytes": nbytes,
+                "bytes": source.counted_bytes(task, nbytes),
+                "counted": source.bytes_counted,
                 "seconds": time.perf_counter() - started,
                 "request": source.masked(task.request),
             }

@@ -173,3 +173,18 @@ def test_a_failed_driver_read_names_the_source(changing) -> None:  # type: ignor
     with pytest.raises(Exception, match="smallpg") as failure:
         frame.collect()
     assert "sluice_small_reads" in str(failure.value)
+
+
+def test_transferred_counts_a_small_scan_read_once_as_one_read(changing) -> None:  # type: ignore[no-untyped-def]
+    """``fed.transferred`` runs the query as one SQL execution, so the driver's read answers the
+    scan and the workers do not read it again: one scan of one partition reports one read."""
+    queries = (
+        "SELECT id, v FROM smallpg.public.sluice_small_reads WHERE id <= 3",  # the estimate
+        "SELECT id FROM smallpg.public.sluice_small_reads LIMIT 4",  # a pushed LIMIT
+        "SELECT count(*) FROM smallpg.public.sluice_small_reads",  # a global aggregate
+    )
+    for query in queries:
+        with fetches() as read:
+            measured = changing.transferred(query)
+        assert read == [1], query
+        assert list(measured.values())[0]["reads"] == 1, (query, measured)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from sluice.planner import v2
+from sluice.planner import passthrough, v2
 from sluice.planner.rules.base import Draft, Rule, Step
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.terms import Unsupported
@@ -20,6 +20,8 @@ from sluice.types import TableSchema
 
 def classify(source: Source, table: TableSchema, predicates: list[Any], zone: str) -> list[Verdict]:
     """One verdict per V2 predicate Spark offers, in order; one Sluice cannot read is UNSUPPORTED."""
+    if table.query is not None:  # a passthrough runs its SQL as written (sluice/planner/passthrough.py)
+        return [Verdict(v2.shown(offered), Level.UNSUPPORTED, passthrough.FILTER_REASON) for offered in predicates]
     verdicts: list[Verdict | None] = []
     candidates = []
     for offered in predicates:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sluice.errors import ConfigError
-from sluice.planner import aggregates
+from sluice.planner import aggregates, passthrough
 from sluice.planner.rules.base import Draft, Rule, Step
 from sluice.protocol.codec import JsonObject
 from sluice.protocol.scan import ScanRequest
@@ -23,6 +23,8 @@ def decide(source: Source, request: ScanRequest, offered: JsonObject) -> aggrega
     if request.join is not None:
         return aggregates.Decision(False, (), None, "aggregates over a pushed join: Spark aggregates the joined rows")
     table = table_from_dict(request.table["table"])
+    if table.query is not None:
+        return aggregates.Decision(False, (), None, passthrough.AGGREGATE_NOTE)
     filters = [Verdict.from_dict(v) for v in request.verdicts]
     return source.decide_aggregation(table, offered, filters, request.ansi, request.zone)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sluice.planner import v2
+from sluice.planner import passthrough, v2
 from sluice.planner.remote import OrderKey
 from sluice.planner.rules.base import Draft, Rule, Step
 from sluice.pushdown.levels import Level
@@ -48,6 +48,8 @@ class PushLimit(Rule):
 
     def _decide(self, draft: Draft, limit: int) -> tuple[int | None, tuple[OrderKey, ...], str | None]:
         """The limit and sort keys the source applies, or None and why not."""
+        if draft.table.query is not None:
+            return None, (), f"LIMIT {limit} not pushed: {passthrough.LIMIT_NOTE}"
         if any(v.level is not Level.EXACT for v in draft.verdicts):
             return None, (), f"LIMIT {limit} not pushed: a filter is not EXACT"
         source, table = draft.source, draft.table

@@ -7,6 +7,8 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.execution.SQLExecution;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
 import scala.runtime.BoxedUnit;
 
@@ -38,5 +40,14 @@ public final class Plans {
       });
     }
     return found.toString();
+  }
+
+  /**
+   * Runs {@code execution} to completion as one SQL execution, as an action runs it, counting
+   * its rows without collecting them. Within an execution the rows a small scan's driver read
+   * fetched answer the scan (SmallReadFactory); outside one the workers would read it again.
+   */
+  public static long run(QueryExecution execution) {
+    return SQLExecution.withNewExecutionId(execution, scala.Option.apply("sluice: measure transfers"), () -> execution.toRdd().count());
   }
 }

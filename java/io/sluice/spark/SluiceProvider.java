@@ -16,6 +16,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * {@code spark.read.format("sluice").option("url", ...).option("table", "schema.name").load()}:
  * the same table, negotiation and reader as a catalog's, for one table named by options.
+ * With option {@code "query"} instead of {@code "table"}: a passthrough, the source's own SQL
+ * read-only (sluice/planner/passthrough.py decides; nothing here differs).
  */
 public class SluiceProvider implements TableProvider, DataSourceRegister {
   @Override
