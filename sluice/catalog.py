@@ -13,6 +13,7 @@ because a catalog may still hold a literal password in a URL.
     partitions = 4                          # optional
     statement_timeout_s = 600               # optional
     connect_timeout_s = 10                  # optional
+    writable = false                        # optional: true lets Sluice write it (docs/writes.md)
     [sources.lite]
     url = "sqlite:///demo-data/crm.db"      # relative to the working directory, as in Federation.attach
     [serve]                                 # optional: what `sluice serve` publishes
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from sluice.sources.base import Source
 
 DEFAULT_STATEMENT_TIMEOUT_S = 600.0
-_KEYS = ("url", "password_env", "partitions", "statement_timeout_s", "connect_timeout_s")
+_KEYS = ("url", "password_env", "partitions", "statement_timeout_s", "connect_timeout_s", "writable")
 _SERVE_KEYS = ("namespaces", "tables")
 
 
@@ -63,6 +64,7 @@ class SourceConfig:
     partitions: int | None = None
     statement_timeout_s: float = DEFAULT_STATEMENT_TIMEOUT_S
     connect_timeout_s: float | None = None  # None: the URL's option, else the default (sluice/timeouts.py)
+    writable: bool = False  # whether Sluice writes it (sluice/write)
 
     def password(self) -> str | None:
         """The password from ``password_env``; the error names the variable, never a value."""
@@ -78,7 +80,7 @@ class SourceConfig:
         return (
             f"SourceConfig(name={self.name!r}, url={mask_url(self.url)!r}, password_env={self.password_env!r}, "
             f"partitions={self.partitions!r}, statement_timeout_s={self.statement_timeout_s!r}, "
-            f"connect_timeout_s={self.connect_timeout_s!r})"
+            f"connect_timeout_s={self.connect_timeout_s!r}, writable={self.writable!r})"
         )
 
 
@@ -187,8 +189,11 @@ def _source(where: str, name: str, table: Any) -> SourceConfig:
     connect = table.get("connect_timeout_s")
     if connect is not None and (type(connect) not in (int, float) or not 0 < connect < math.inf):
         raise ConfigError(f"{where}: connect_timeout_s must be a positive number of seconds")
+    writable = table.get("writable", False)
+    if type(writable) is not bool:
+        raise ConfigError(f"{where}: writable must be true or false")
     return SourceConfig(
-        name, url, password_env, partitions, float(timeout), None if connect is None else float(connect)
+        name, url, password_env, partitions, float(timeout), None if connect is None else float(connect), writable
     )
 
 
@@ -203,6 +208,7 @@ def attach_sources(fed: Federation, configs: Iterable[SourceConfig]) -> None:
             partitions=config.partitions,
             statement_timeout_s=config.statement_timeout_s,
             connect_timeout_s=config.connect_timeout_s,
+            writable=config.writable,
         )
 
 

@@ -69,11 +69,14 @@ class Federation:
         partitions: int | None = None,
         statement_timeout_s: float = 600.0,
         connect_timeout_s: float | None = None,
+        writable: bool = False,
     ) -> None:
         """Attach a source as catalog ``name``; connects once so a bad URL fails here, clearly.
 
         ``connect_timeout_s`` bounds connecting and logging in (default: the URL's
-        ``connect_timeout_s`` option, else 10 s; see :mod:`sluice.timeouts`).
+        ``connect_timeout_s`` option, else 10 s; see :mod:`sluice.timeouts`). ``writable``
+        lets Sluice write a SQL source (INSERT, CTAS, DROP TABLE: docs/writes.md); without
+        it every write is refused.
         """
         key = name.lower()
         if not key.isidentifier():
@@ -94,6 +97,8 @@ class Federation:
             options["partitions"] = str(partitions or self.partitions)
         if connect_timeout_s is not None:
             options["connect_timeout_s"] = repr(float(connect_timeout_s))
+        if writable:
+            options["writable"] = "true"
         # The password stays in this process: the planner logs in with the attached source and
         # hands the reader its login itself, so no Spark setting (readable by any code holding the
         # session) ever holds it

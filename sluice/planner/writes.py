@@ -4,8 +4,9 @@ The catalog layer forwards ``CREATE TABLE`` (Spark's partition transforms and
 ``TBLPROPERTIES``), ``DROP TABLE``, ``ALTER TABLE`` (column changes, :mod:`sluice.lake.alter`),
 ``CREATE NAMESPACE`` and the DataFrame of an ``INSERT``
 or CTAS; this module maps them onto :mod:`sluice.lake.ingest` (one Iceberg snapshot per
-statement, nothing left behind by a failed one) instead of a second write path. Only
-lake sources are written: any other source is read-only, and the error names it.
+statement, nothing left behind by a failed one) instead of a second write path. CREATE
+TABLE, DROP TABLE and writes on any other source go to :mod:`sluice.write` (:func:`_sql`, the
+one dispatch point), which writes a SQL source attached ``writable=true`` and refuses otherwise.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from sluice.lake.layout import TRANSFORMS, WITH_NUMBER, PartitionTerm, parse_sor
 from sluice.protocol.catalog import WriteAnswer
 from sluice.sources.base import Source
 from sluice.sources.iceberg import IcebergSource
+from sluice.write import create_table as sql_create_table
+from sluice.write import drop_table as sql_drop_table
+from sluice.write import write as sql_write
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -52,6 +56,11 @@ def lake(source: Source, what: str) -> LakeLocation:
             f"(iceberg+sqlite:// URLs), not on {type(source).__name__.removesuffix('Source')} sources"
         )
     return source.location
+
+
+def _sql(source: Source) -> bool:
+    """Whether ``source``'s DDL and writes are :mod:`sluice.write`'s (every source but a lake)."""
+    return not isinstance(source, IcebergSource)
 
 
 def _namespace(request: NamedRequest, what: str) -> str:
@@ -129,6 +138,8 @@ def create_table(spark: SparkSession, source: Source, request: CreateTableReques
 
     from sluice.lake import ingest
 
+    if _sql(source):
+        return sql_create_table(source, request)
     location = lake(source, "CREATE TABLE")
     namespace, name = _namespace(request, "CREATE TABLE"), request.name
     terms = partition_terms(request.partitioning)
@@ -158,6 +169,8 @@ def drop_table(source: Source, request: DropTableRequest) -> bool:
     """``DROP TABLE``: the table leaves the catalog and its folder is deleted; False when missing."""
     from sluice.lake.ingest import remove_folder
 
+    if _sql(source):
+        return sql_drop_table(source, request)
     location = lake(source, "DROP TABLE")
     namespace, name = _namespace(request, "DROP TABLE"), request.name
     catalog = open_catalog(location, name=source.name)
@@ -213,6 +226,8 @@ def write(spark: SparkSession, source: Source, request: WriteRequest, frame: Dat
     """
     from sluice.lake.ingest import ingest
 
+    if _sql(source):
+        return sql_write(source, request, frame)
     location = lake(source, "INSERT")
     mode = request.mode
     where = overwrite_filter(source, request) if mode == "overwrite-filter" else []

@@ -32,6 +32,7 @@ class RecordingFederation:
         partitions: int | None = None,
         statement_timeout_s: float = 600.0,
         connect_timeout_s: float | None = None,
+        writable: bool = False,
     ) -> None:
         self.calls.append(
             {
@@ -41,6 +42,7 @@ class RecordingFederation:
                 "partitions": partitions,
                 "statement_timeout_s": statement_timeout_s,
                 "connect_timeout_s": connect_timeout_s,
+                "writable": writable,
             }
         )
 
@@ -189,6 +191,7 @@ password_env = "SLUICE_TEST_PW"
 partitions = 3
 statement_timeout_s = 12.5
 connect_timeout_s = 2.5
+writable = true
 [sources.lite]
 url = "sqlite:///crm.db"
 """,
@@ -204,6 +207,7 @@ url = "sqlite:///crm.db"
             "partitions": 3,
             "statement_timeout_s": 12.5,
             "connect_timeout_s": 2.5,
+            "writable": True,
         },
         {
             "name": "lite",
@@ -212,8 +216,16 @@ url = "sqlite:///crm.db"
             "partitions": None,
             "statement_timeout_s": 600.0,
             "connect_timeout_s": None,
+            "writable": False,
         },
     ]
+
+
+def test_writable_must_be_a_boolean(tmp_path: Path) -> None:
+    """'writable = "yes"' is refused: a string would read as true and open a source to writes."""
+    path = write(tmp_path, '[sources.pg]\nurl = "postgresql://root@127.0.0.1:5432/test"\nwritable = "yes"\n')
+    with pytest.raises(ConfigError, match="writable must be true or false"):
+        load_catalog(path)
 
 
 def test_unset_password_variable_is_named_and_nothing_is_attached(

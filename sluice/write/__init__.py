@@ -1,0 +1,100 @@
+"""Writes to SQL sources: ``INSERT INTO``, ``INSERT OVERWRITE``, ``CREATE TABLE``, CTAS, ``DROP TABLE``.
+
+:mod:`sluice.planner.writes` sends every DDL statement and write on a source that is not a
+lake here (one dispatch point, :func:`target`). A source is written only when attached
+``writable=true`` (the attach keyword, the catalog file's key, or the Spark catalog option
+``spark.sql.catalog.NAME.writable``): reading credentials often can write, and an accidental
+``INSERT OVERWRITE`` must not empty a production table. The statements themselves are each
+source's :class:`~sluice.write.target.Target`, found in :data:`TARGETS` by the source's class;
+the design (staging, one transaction, cleanup) is in docs/architecture.md, usage in
+docs/writes.md.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING
+
+from sluice.errors import ConfigError
+from sluice.protocol.base import SourceRequest
+from sluice.protocol.catalog import CreateTableRequest, DropTableRequest, WriteAnswer, WriteRequest
+from sluice.write.target import Target
+from sluice.write.typemap import fields
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from sluice.sources.base import Source
+
+_log = logging.getLogger(__name__)
+#: the catalog option (and attach keyword, and catalog-file key) that allows writes
+WRITABLE = "writable"
+#: properties Spark adds to every CREATE TABLE itself: not a request the source must honour
+_SPARK_OWN = frozenset({"owner", "provider", "comment", "external", "is_managed_location"})
+
+
+def _targets() -> dict[str, type[Target]]:
+    """Each writable source class's target, by the source class's name (imported when first written)."""
+    from sluice.write.postgres import PostgresTarget
+    from sluice.write.sqlite import SqliteTarget
+
+    return {"PostgresSource": PostgresTarget, "SqliteSource": SqliteTarget}
+
+
+def target(source: Source, request: SourceRequest, what: str) -> Target:
+    """The target writing ``source``; a refusal naming the option when it is not writable,
+    or naming the source kind when Sluice does not write it yet."""
+    name = source.name
+    if request.options.get(WRITABLE, "false").lower() != "true":
+        raise ConfigError(
+            f"source {name!r} is read-only in Sluice: {what} needs it attached with writable=true "
+            f"(Federation.attach(..., writable=True), 'writable = true' in the catalog file, "
+            f"or spark.sql.catalog.{name}.writable=true)"
+        )
+    kind = type(source).__name__
+    found = _targets().get(kind)
+    if found is None:
+        raise ConfigError(
+            f"source {name!r}: Sluice does not write {kind.removesuffix('Source')} sources yet ({what}); "
+            "it writes PostgreSQL, SQLite and lake catalogs"
+        )
+    return found(source)
+
+
+def create_table(source: Source, request: CreateTableRequest) -> bool:
+    """``CREATE TABLE`` (and the first half of CTAS); False when the table exists."""
+    chosen = target(source, request, "CREATE TABLE")
+    schema = chosen.schema_of(list(request.namespace), "CREATE TABLE")
+    if request.partitioning:
+        raise ConfigError(f"CREATE TABLE on source {source.name!r}: PARTITIONED BY is for lake tables; leave it out")
+    properties = sorted(k for k in request.properties if k not in _SPARK_OWN and not k.startswith("option."))
+    if properties:
+        raise ConfigError(
+            f"CREATE TABLE on source {source.name!r}: TBLPROPERTIES/LOCATION {', '.join(map(repr, properties))} "
+            "are for lake tables; leave them out"
+        )
+    return chosen.create_table(schema, request.name, fields(json.loads(request.schema)))
+
+
+def drop_table(source: Source, request: DropTableRequest) -> bool:
+    """``DROP TABLE``; False when it does not exist."""
+    chosen = target(source, request, "DROP TABLE")
+    schema = chosen.schema_of(list(request.namespace), "DROP TABLE")
+    return chosen.drop_table(schema, request.name)
+
+
+def write(source: Source, request: WriteRequest, frame: DataFrame) -> WriteAnswer:
+    """``INSERT INTO`` / ``INSERT OVERWRITE`` (the whole table) / CTAS's rows: one source transaction."""
+    mode = request.mode
+    what = "INSERT OVERWRITE" if mode.startswith("overwrite") else "INSERT"
+    chosen = target(source, request, what)
+    if mode not in ("append", "overwrite"):
+        raise ConfigError(
+            f"{what} into source {source.name!r}: Sluice replaces a SQL table whole (INSERT OVERWRITE without "
+            "PARTITION, DataFrameWriterV2 createOrReplace); overwriting by a condition or by partitions is not supported"
+        )
+    schema = chosen.schema_of(list(request.namespace), what)
+    rows = chosen.write(frame, schema, request.name, "overwrite" if mode == "overwrite" else "append")
+    _log.info("%s %s.%s.%s: %d rows", what, source.name, schema, request.name, rows)
+    return WriteAnswer(snapshot_id=None, files=0, rows=rows)  # a SQL source has no snapshots or files

@@ -1,0 +1,153 @@
+"""Writes to SQLite: one transaction on the driver, its rows from Spark as Arrow.
+
+SQLite admits one writer per file, so there is nothing for Spark's tasks to do in
+parallel: the driver collects the query's rows (``DataFrame.toArrow``; the statement's rows
+must fit the driver's memory), takes the write lock (``BEGIN IMMEDIATE``), deletes every row
+for an overwrite, inserts with ``executemany`` and commits, or rolls back on any error, so
+readers see the old rows or the new ones. Values are written in the forms the reader takes
+back exactly (:mod:`sluice.sources.sqlite_values`): dates and timestamps as ISO text with a
+four-digit year, decimals as plain text (SQLite's NUMERIC affinity keeps 15 significant
+digits, so a value with more is refused, naming column and value), booleans as 0/1. NaN is
+refused: SQLite stores it as NULL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import sqlite3
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from sluice.dialects.base import wall_clock
+from sluice.errors import ConfigError, SourceError
+from sluice.write.target import Mode, Target
+from sluice.write.typemap import SQLITE_DECIMAL_DIGITS, Field, declared, fields
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from sluice.sources.sqlite import SqliteSource
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class SqliteTarget(Target):
+    kind = "sqlite"
+    source: SqliteSource
+
+    def schema_of(self, namespace: list[str], what: str) -> str:
+        schema = super().schema_of(namespace, what)
+        if schema.lower() != "main":
+            raise ConfigError(f"{what}: SQLite source {self.source.name!r} writes its main schema only, not {schema!r}")
+        return "main"
+
+    def _connect(self) -> sqlite3.Connection:
+        self.source.ensure_exists()
+        connection = sqlite3.connect(self.source.path, isolation_level=None, check_same_thread=False)
+        connection.execute(f"PRAGMA busy_timeout = {int(self.source.statement_timeout_s * 1000)}")
+        return connection
+
+    def create_table(self, schema: str, name: str, fields: list[Field]) -> bool:
+        columns = ", ".join(
+            f"{_quote(f.name)} {declared(self.kind, f)}{'' if f.nullable else ' NOT NULL'}" for f in fields
+        )
+        connection = self._connect()
+        try:
+            connection.execute(f"CREATE TABLE main.{_quote(name)} ({columns})")
+        except sqlite3.OperationalError as error:
+            if "already exists" in str(error):
+                return False
+            raise SourceError(self.source.name, f"CREATE TABLE main.{name}: {error}") from None
+        finally:
+            connection.close()
+        return True
+
+    def drop_table(self, schema: str, name: str) -> bool:
+        connection = self._connect()
+        try:
+            connection.execute(f"DROP TABLE main.{_quote(name)}")
+        except sqlite3.OperationalError as error:
+            if "no such table" in str(error):
+                return False
+            raise SourceError(self.source.name, f"DROP TABLE main.{name}: {error}") from None
+        finally:
+            connection.close()
+        return True
+
+    def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
+        table = self.source.describe(schema, name)
+        what = f"{'INSERT OVERWRITE' if mode == 'overwrite' else 'INSERT INTO'} main.{table.name}"
+        given = fields(frame.schema.jsonValue())
+        if len(given) != len(table.columns):
+            raise SourceError(
+                self.source.name, f"{what}: the table has {len(table.columns)} columns; the query gave {len(given)}"
+            )
+        data = frame.toArrow()
+        columns = [
+            [convert(value) for value in data.column(i).to_pylist()]
+            for i, convert in enumerate(_converter(f, c.name, what) for f, c in zip(given, table.columns, strict=True))
+        ]
+        rows = list(zip(*columns, strict=True)) if columns else []
+        names = ", ".join(_quote(c.name) for c in table.columns)
+        insert = f"INSERT INTO main.{_quote(table.name)} ({names}) VALUES ({', '.join('?' * len(table.columns))})"
+        connection = self._connect()
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                if mode == "overwrite":
+                    connection.execute(f"DELETE FROM main.{_quote(table.name)}")
+                connection.executemany(insert, rows)
+                connection.execute("COMMIT")
+            except sqlite3.Error as error:
+                connection.execute("ROLLBACK")
+                raise SourceError(self.source.name, f"{what}: nothing was written: {error}") from None
+        except sqlite3.Error as error:  # the write lock was not granted in time
+            raise SourceError(self.source.name, f"{what}: nothing was written: {error}") from None
+        finally:
+            connection.close()
+        return len(rows)
+
+
+def _converter(field: Field, column: str, what: str) -> Callable[[Any], Any]:
+    """How one column's Python values (from Arrow) are bound: the forms the reader takes back."""
+
+    def unfit(value: object, why: str) -> SourceError:
+        return SourceError("sqlite", f"{what}: column {column!r} value {value!r}: {why}; nothing was written")
+
+    if field.type.startswith("decimal"):
+
+        def number(value: decimal.Decimal | None) -> str | None:
+            if value is None:
+                return None
+            if len(value.normalize().as_tuple().digits) > SQLITE_DECIMAL_DIGITS:
+                raise unfit(value, f"SQLite keeps {SQLITE_DECIMAL_DIGITS} significant digits of a decimal")
+            return format(value, "f")
+
+        return number
+    if field.type in ("float", "double"):
+
+        def double(value: float | None) -> float | None:
+            if value is not None and math.isnan(value):
+                raise unfit(value, "SQLite stores NaN as NULL")
+            return value
+
+        return double
+    if field.type == "date":
+        return lambda value: None if value is None else value.isoformat()
+    if field.type in ("timestamp", "timestamp_ntz"):
+
+        def stamp(value: dt.datetime | None) -> str | None:
+            if value is None:
+                return None
+            if value.tzinfo is not None:
+                raise unfit(value, "SQLite has no time-zone-aware type; cast to timestamp_ntz")
+            return wall_clock(value)
+
+        return stamp
+    if field.type in ("string", "binary", "boolean", "tinyint", "smallint", "int", "bigint"):
+        return lambda value: value
+    raise unfit("(any)", f"Spark type {field.type} has no SQLite form Sluice reads back")

@@ -1,0 +1,60 @@
+"""What a writable SQL source does for a statement: the interface every source's target implements.
+
+A target is built per statement from the attached source. It creates and drops tables
+(types from :mod:`sluice.write.typemap`) and writes Spark's rows into an existing table as
+one transaction of the source: ``append`` adds them, ``overwrite`` replaces every row. How
+the rows travel (a staging table filled by Spark's tasks, or the driver's own transaction)
+is the target's; what it promises is the same everywhere: the rows land exactly or the
+table is left as it was.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import TYPE_CHECKING, Literal
+
+from sluice.errors import ConfigError
+from sluice.write.typemap import Field
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from sluice.sources.base import Source
+
+Mode = Literal["append", "overwrite"]
+#: the prefix of every staging table's name: a later statement drops the leftovers of a killed one
+STAGING_PREFIX = "sluice_stage_"
+
+
+class Target(abc.ABC):
+    """Writes to one attached SQL source (see the module docstring)."""
+
+    #: the key of the source's column-type table in :mod:`sluice.write.typemap`
+    kind: str
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    def schema_of(self, namespace: list[str], what: str) -> str:
+        """The source's schema a Spark namespace names (none: the source's default schema)."""
+        if not namespace:
+            return str(self.source.default_schema)
+        if len(namespace) != 1:
+            raise ConfigError(
+                f"{what}: tables of source {self.source.name!r} are named <catalog>.<schema>.<table>, "
+                f"not {'.'.join(namespace)!r}"
+            )
+        return namespace[0]
+
+    @abc.abstractmethod
+    def create_table(self, schema: str, name: str, fields: list[Field]) -> bool:
+        """Create the table; False when it exists already."""
+
+    @abc.abstractmethod
+    def drop_table(self, schema: str, name: str) -> bool:
+        """Drop the table; False when it does not exist."""
+
+    @abc.abstractmethod
+    def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
+        """Land ``frame``'s rows (Spark has lined its columns up with the table's) in one
+        transaction; the number of rows written."""

@@ -1,0 +1,111 @@
+"""Spark types as the column types ``CREATE TABLE`` declares on each SQL source.
+
+One table per source (documented in docs/writes.md): a Spark type maps to the source type
+that holds every value of it exactly and that Sluice reads back as the same Spark type (or,
+for ``tinyint`` on PostgreSQL, a wider integer). A type with no such column is refused,
+naming the column and why, before anything is created: the table never holds less than
+Spark did.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sluice.errors import ConfigError
+
+#: Spark's JSON type names (``StructType.json()``) as Sluice's DDL names (sluice.types.SparkType)
+_JSON_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
+_DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
+_VARCHAR = re.compile(r"(?:var)?char\((\d+)\)")
+
+POSTGRES = {
+    "boolean": "boolean",
+    "tinyint": "smallint",
+    "smallint": "smallint",
+    "int": "integer",
+    "bigint": "bigint",
+    "float": "real",
+    "double": "double precision",
+    "string": "text",
+    "binary": "bytea",
+    "date": "date",
+    "timestamp": "timestamptz",
+    "timestamp_ntz": "timestamp",
+}
+#: SQLite keeps each value's storage class; the declared name decides how Sluice reads it back
+#: (sluice.sources.sqlite_values.spark_type_for): dates and timestamps are ISO text
+SQLITE = {
+    "boolean": "BOOLEAN",
+    "tinyint": "TINYINT",
+    "smallint": "SMALLINT",
+    "int": "INT4",
+    "bigint": "BIGINT",
+    "double": "DOUBLE",
+    "string": "TEXT",
+    "binary": "BLOB",
+    "date": "DATE",
+    "timestamp_ntz": "TIMESTAMP",
+}
+#: why a Spark type has no column on a source (the rest: "no column type holds it")
+SQLITE_REFUSED = {
+    "float": "SQLite stores every REAL in 8 bytes and reads it back as double; cast to double",
+    "timestamp": "SQLite has no time-zone-aware type; cast to timestamp_ntz (wall-clock time) first",
+}
+#: SQLite's NUMERIC affinity keeps at most 15 significant digits of a number given as text
+SQLITE_DECIMAL_DIGITS = 15
+
+
+@dataclass(frozen=True)
+class Field:
+    """One column of Spark's schema: its name, Sluice's DDL type name and nullability."""
+
+    name: str
+    type: str
+    nullable: bool
+
+
+def fields(schema: dict[str, Any]) -> list[Field]:
+    """Spark's JSON schema as fields; a nested type (array, map, struct) keeps its JSON text."""
+    out = []
+    for field in schema["fields"]:
+        raw = field["type"]
+        name = _JSON_NAMES.get(raw, raw) if isinstance(raw, str) else str(raw.get("type", raw))
+        out.append(Field(str(field["name"]), name, bool(field.get("nullable", True))))
+    return out
+
+
+def declared(source_kind: str, field: Field) -> str:
+    """The column type ``field`` is created as on ``source_kind`` (``postgres`` or ``sqlite``)."""
+    decimal = _DECIMAL.fullmatch(field.type)
+    if source_kind == "postgres":
+        if decimal:
+            return f"numeric({decimal[1]},{decimal[2]})"
+        if _VARCHAR.fullmatch(field.type):
+            return field.type
+        if field.type in POSTGRES:
+            return POSTGRES[field.type]
+    elif source_kind == "sqlite":
+        if decimal:
+            if int(decimal[1]) > SQLITE_DECIMAL_DIGITS:
+                raise _refused(
+                    source_kind,
+                    field,
+                    f"SQLite's NUMERIC affinity keeps {SQLITE_DECIMAL_DIGITS} significant digits, "
+                    f"not {decimal[1]}; use decimal(15,s) or less, or cast to string",
+                )
+            return f"DECIMAL({decimal[1]},{decimal[2]})"
+        if field.type in SQLITE_REFUSED:
+            raise _refused(source_kind, field, SQLITE_REFUSED[field.type])
+        if field.type in SQLITE:
+            return SQLITE[field.type]
+        if _VARCHAR.fullmatch(field.type):
+            return "TEXT"
+    raise _refused(source_kind, field, "no column type of the source holds every value of it")
+
+
+def _refused(source_kind: str, field: Field, why: str) -> ConfigError:
+    return ConfigError(
+        f"CREATE TABLE: column {field.name!r} of Spark type {field.type} cannot be created on {source_kind}: {why}"
+    )
