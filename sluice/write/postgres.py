@@ -94,25 +94,25 @@ class PostgresTarget(Target):
         columns = ", ".join(
             f"{_quote(f.name)} {declared(self.kind, f)}{'' if f.nullable else ' NOT NULL'}" for f in fields
         )
-        with self._connect() as connection:
-            try:
-                connection.execute(f"CREATE TABLE {_table(schema, name)} ({columns})")
-            except psycopg.errors.DuplicateTable:
-                return False
-            except psycopg.Error as error:
-                raise self._failed(f"CREATE TABLE {schema}.{name}", error) from None
-        return True
+        return self._ddl(f"CREATE TABLE {_table(schema, name)} ({columns})", psycopg.errors.DuplicateTable)
 
     def drop_table(self, schema: str, name: str) -> bool:
         import psycopg
 
+        return self._ddl(f"DROP TABLE {_table(schema, name)}", psycopg.errors.UndefinedTable)
+
+    def _ddl(self, statement: str, nothing_done: type[Exception]) -> bool:
+        """Run one DDL statement; False when PostgreSQL answers ``nothing_done`` (the table
+        exists, or does not), any other failure in the target's words."""
+        import psycopg
+
         with self._connect() as connection:
             try:
-                connection.execute(f"DROP TABLE {_table(schema, name)}")
-            except psycopg.errors.UndefinedTable:
+                connection.execute(statement)
+            except nothing_done:
                 return False
             except psycopg.Error as error:
-                raise self._failed(f"DROP TABLE {schema}.{name}", error) from None
+                raise self._failed(statement.split(" (", 1)[0], error) from None
         return True
 
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
