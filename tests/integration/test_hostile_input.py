@@ -355,11 +355,11 @@ def test_predicates_nested_1000_levels_deep_give_sparks_answer_or_sparks_error(h
     query = f"SELECT id FROM {TABLE['lite']} WHERE {shape}"
     flat = f"SELECT id FROM {TABLE['lite']} WHERE {FLAT[shape]}"
     outcomes = [_parsed_outcome(hostile, query, pushdown=pushdown) for pushdown in (True, False)]
-    if (
-        "TOO_COMPLEX" in outcomes
-    ):  # the parser's limit, met on one thread and not on another: Spark's answer is the flat form's
+    if any(isinstance(outcome, str) for outcome in outcomes):
+        # Spark's own depth limits (the parser's TOO_COMPLEX, a stack overflow in a rule) are met on
+        # one JVM thread and not on another: where Spark gave up, its answer is the flat form's rows
         truth = sorted(r.id for r in hostile.sql(flat, pushdown=False).collect())
-        outcomes = [truth if outcome == "TOO_COMPLEX" else outcome for outcome in outcomes]
+        outcomes = [truth if isinstance(outcome, str) else outcome for outcome in outcomes]
     assert outcomes[0] == outcomes[1]
 
 
