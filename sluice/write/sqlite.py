@@ -55,25 +55,21 @@ class SqliteTarget(Target):
         columns = ", ".join(
             f"{_quote(f.name)} {declared(self.kind, f)}{'' if f.nullable else ' NOT NULL'}" for f in fields
         )
-        connection = self._connect()
-        try:
-            connection.execute(f"CREATE TABLE main.{_quote(name)} ({columns})")
-        except sqlite3.OperationalError as error:
-            if "already exists" in str(error):
-                return False
-            raise SourceError(self.source.name, f"CREATE TABLE main.{name}: {error}") from None
-        finally:
-            connection.close()
-        return True
+        return self._ddl(f"CREATE TABLE main.{_quote(name)} ({columns})", "already exists")
 
     def drop_table(self, schema: str, name: str) -> bool:
+        return self._ddl(f"DROP TABLE main.{_quote(name)}", "no such table")
+
+    def _ddl(self, statement: str, nothing_done: str) -> bool:
+        """Run one DDL statement; False when SQLite's error says ``nothing_done`` (the table
+        exists, or does not), any other failure naming the statement."""
         connection = self._connect()
         try:
-            connection.execute(f"DROP TABLE main.{_quote(name)}")
+            connection.execute(statement)
         except sqlite3.OperationalError as error:
-            if "no such table" in str(error):
+            if nothing_done in str(error):
                 return False
-            raise SourceError(self.source.name, f"DROP TABLE main.{name}: {error}") from None
+            raise SourceError(self.source.name, f"{statement.split(' (', 1)[0]}: {error}") from None
         finally:
             connection.close()
         return True
