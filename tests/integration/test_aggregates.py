@@ -113,6 +113,16 @@ def make_strict_edge(path) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_sqlite_strict_table_aggregates_equal_spark(spark, tmp_path) -> None:
+    """The main tier's sample of the classes on a STRICT table (the slow tier runs them all, below)."""
+    _check_strict(spark, tmp_path, SAMPLE_STRIDE)
+
+
+@pytest.mark.slow  # every class: the sample above keeps each key and column of the STRICT table in make test
+def test_every_aggregate_class_on_a_sqlite_strict_table_equals_spark(spark, tmp_path) -> None:
+    _check_strict(spark, tmp_path, 1)
+
+
+def _check_strict(spark, tmp_path, stride: int) -> None:  # type: ignore[no-untyped-def]
     from sluice import Federation
 
     path = tmp_path / "strict.db"
@@ -120,7 +130,7 @@ def test_sqlite_strict_table_aggregates_equal_spark(spark, tmp_path) -> None:
     fed = Federation(spark=spark)
     fed.attach("litestrict", f"sqlite:///{path}")
     try:
-        check_classes(fed, "litestrict", "litestrict.edge", 0.25)
+        check_classes(fed, "litestrict", "litestrict.edge", 0.25, stride, share_of_all=True)
     finally:
         fed.detach("litestrict")
 

@@ -165,11 +165,29 @@ def _source_outcome(federation: Federation, table: str, predicate: str) -> tuple
 MIN_PUSHED = {"pg": 864, "my": 535, "lite": 83, "duck": 1152}
 
 
+#: the main tier's sample: every 3rd predicate (3 is prime to the 4 shapes x 10 literals an
+#: operator is written in, so every shape, literal and operator stays on every column)
+SAMPLE_STRIDE = 3
+
+
 @pytest.mark.parametrize("source", sorted(DECLARED))
 def test_pushed_arithmetic_raises_exactly_where_spark_raises(arith, source: str) -> None:  # type: ignore[no-untyped-def]
+    """A sample of the predicates on every source (the slow tier runs them all, below)."""
+    check_arithmetic(arith, source, SAMPLE_STRIDE)
+
+
+@pytest.mark.slow  # every predicate: the sample above keeps each column, shape, literal and operator in make test
+@pytest.mark.parametrize("source", sorted(DECLARED))
+def test_every_pushed_arithmetic_predicate_raises_exactly_where_spark_raises(arith, source: str) -> None:  # type: ignore[no-untyped-def]
+    check_arithmetic(arith, source, 1)
+
+
+def check_arithmetic(arith, source: str, stride: int) -> None:  # type: ignore[no-untyped-def]
+    """Every ``stride``-th predicate pushed EXACT answers as Spark answers (rows, or an error
+    where Spark raises); at least :data:`MIN_PUSHED`'s share of them is pushed."""
     federations, spark_answer = arith
     mismatches, pushed = [], 0
-    for predicate in predicates(list(DECLARED[source])):
+    for predicate in predicates(list(DECLARED[source]))[::stride]:
         level, remote = _source_outcome(federations[source], TABLES[source], predicate)
         if level is not Level.EXACT:
             continue  # Spark evaluates it: Spark's answer by construction
@@ -182,7 +200,8 @@ def test_pushed_arithmetic_raises_exactly_where_spark_raises(arith, source: str)
         mismatches[:25]
     )
     print(f"{source}: {pushed} arithmetic predicates pushed, each answered as Spark answers it")
-    assert pushed >= MIN_PUSHED[source], f"only {pushed} arithmetic predicates pushed to {source}"
+    # a sample's share: within 10% of the whole run's count divided by the stride
+    assert pushed >= MIN_PUSHED[source] * 0.9 / stride, f"only {pushed} arithmetic predicates pushed to {source}"
 
 
 #: the reported classes, end to end through fed.sql: pushdown on vs off

@@ -31,7 +31,7 @@ import pytest
 from sluice.pushdown.levels import Level
 from tests import conformance
 from tests.conformance import Case
-from tests.matrix_runner import compare, reference_views
+from tests.matrix_runner import compare, compare_batches, reference_views
 from tests.plans import stated
 from tests.sources import EDGE_TABLES
 from tools import matrix
@@ -156,8 +156,7 @@ def run_matrix(  # type: ignore[no-untyped-def]
             failures.append(f"{case.text}: {broken}: {result.note}")
     run = [(tag, c.case) for tag, c in enumerate(checked) if c.pushed]
     planned_in = time.monotonic() - started
-    for start in range(0, len(run), BATCH):
-        failures += compare(fed, EDGE_TABLES[source], view, run[start : start + BATCH])
+    failures += compare_batches(fed, EDGE_TABLES[source], view, run, BATCH)
     counts = {
         "cases": len(checked),
         "run": len(run),

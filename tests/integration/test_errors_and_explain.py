@@ -200,7 +200,7 @@ def test_wrong_password_is_named_and_the_right_one_reaches_the_readers(spark, pg
         connection.execute("CREATE TABLE IF NOT EXISTS sluice_test.auth_t AS SELECT 1 AS x")
         connection.execute("GRANT USAGE ON SCHEMA sluice_test TO sluice_auth")
         connection.execute("GRANT SELECT ON sluice_test.auth_t TO sluice_auth")
-    url = "postgresql://sluice_auth@127.0.0.1:5432/test"
+    url = pg_url.replace("root@", "sluice_auth@", 1)  # the suite's own server and database
     federation = Federation(spark=spark)
     for attempt in (
         {"url": url, "password": "not-the-password-42"},
