@@ -2,7 +2,7 @@
 
 * ``v2``: the predicates Spark offers a scan, as the catalog layer sends them (JSON V2
   expressions, see ``io.sluice.spark.Expressions``), answered by ``CatalogPlanner.filters``
-  (``sluice.planner.v2`` turns each into a Spark SQL tree, then every dialect classifies it).
+  (``sluice.scan.v2`` turns each into a Spark SQL tree, then every dialect classifies it).
 * ``flight-json``, ``airport``, ``substrait``: a GetFlightInfo descriptor as the Flight
   server reads it (``protocol.parse_request`` or ``path_request``, the filter decoder of
   the request's format, classification of every conjunct by a SQL dialect).

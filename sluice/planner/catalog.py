@@ -10,7 +10,7 @@ here as JSON (:mod:`sluice.spark.bridge` is the transport) and do what the answe
   (:mod:`sluice.planner.aggregates`).
 * ``join``: whether the source runs Spark's join of two of its tables, and why
   (:mod:`sluice.planner.joins`).
-* ``plan``: the scan as the source will run it: the typed :class:`~sluice.scan.ScanSpec`
+* ``plan``: the scan as the source will run it: the typed :class:`~sluice.scan.spec.ScanSpec`
   the reader gets, the text EXPLAIN shows, and statistics for Spark's join planning.
 * ``create_table``, ``drop_table``, ``alter_table``, ``create_namespace`` and :meth:`CatalogPlanner.write`:
   DDL and writes on a lake catalog (:mod:`sluice.planner.writes`). DDL forgets the
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.errors import BindError, ConfigError, TimeTravelError
 from sluice.lake import vectorised as lake_reader
 from sluice.masking import mask_url
-from sluice.planner import aggregates, deletes, joins, passthrough, rules, runtime, writes
+from sluice.planner import deletes, joins, passthrough, rules, runtime, writes
 from sluice.planner.metadata import join_metadata, scan_metadata
 from sluice.planner.rules import classify_filters, push_aggregates
 from sluice.planner.rules.push_projection import WIDTH
@@ -74,7 +74,9 @@ from sluice.protocol.scan import (
 )
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
-from sluice.scan import ScanSpec
+from sluice.scan.aggregation import Aggregation, Decision
+from sluice.scan.join import JoinRead
+from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import Source, SqlSource
 from sluice.sources.iceberg import IcebergSource
@@ -305,7 +307,7 @@ class CatalogPlanner:
 
     def plan(self, request: PlanRequest) -> PlanAnswer:
         if request.join is not None:
-            return self._plan_join(request, joins.JoinRead.from_dict(request.join))
+            return self._plan_join(request, JoinRead.from_dict(request.join))
         source = self.source(request)
         table = table_from_dict(request.table["table"])
         if table.query is not None:  # Spark keeps its LIMIT, order and runtime filters
@@ -413,7 +415,7 @@ class CatalogPlanner:
             parallelism=request.parallelism or 2,
         )
 
-    def _plan_join(self, request: PlanRequest, join: joins.JoinRead) -> PlanAnswer:
+    def _plan_join(self, request: PlanRequest, join: JoinRead) -> PlanAnswer:
         """The scan of a pushed join: one query over both tables, one partition; Spark applies
         any LIMIT and aggregate above it itself (neither is pushed through a join)."""
         source = self.source(request)
@@ -537,7 +539,7 @@ def _struct(fields: list[tuple[str, SparkType]]) -> dict[str, Any]:
 
 
 def _read_fields(
-    table: TableSchema, columns: tuple[str, ...], aggregation: aggregates.Aggregation | None
+    table: TableSchema, columns: tuple[str, ...], aggregation: Aggregation | None
 ) -> list[tuple[str, SparkType]]:
     """What the scan reads: the columns, or the pushed grouping keys and aggregates."""
     if aggregation is not None:
@@ -551,7 +553,7 @@ def _description(
     remote: str,
     verdicts: list[Verdict],
     limit_note: str | None,
-    grouped: aggregates.Decision | None = None,
+    grouped: Decision | None = None,
     at_runtime: list[Verdict] | None = None,
 ) -> str:
     """What Spark's EXPLAIN shows for the scan: the remote query and why each filter and aggregate is where it is."""

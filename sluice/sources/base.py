@@ -7,7 +7,7 @@ connection, so pickling is cheap and safe.
 Two families share the interface. A :class:`SqlSource` answers a scan with one remote
 SQL query per partition (its dialect renders the pushed predicates, :meth:`SqlSource.split`
 partitions the table). Other sources (Iceberg lake tables, Flight services) plan their own
-read tasks from the same :class:`~sluice.scan.ScanSpec`: its pushed predicates are text in
+read tasks from the same :class:`~sluice.scan.spec.ScanSpec`: its pushed predicates are text in
 the source's dialect, which they parse back into their own filter language.
 """
 
@@ -25,10 +25,10 @@ import pyarrow as pa
 from sluice.dialects.base import Dialect
 from sluice.errors import ConfigError, SluiceError, SourceError, TimeTravelError
 from sluice.masking import mask_text, mask_url
-from sluice.planner.aggregates import Decision, decide
-from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
+from sluice.scan.aggregation import Decision
+from sluice.scan.query import build_query
 from sluice.sources.unreadable import Check, check_schema, scan_checks
 from sluice.timeouts import connect_timeout
 from sluice.types import AsOf, Column, SparkType, TableSchema
@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from sluice.lake.pyramid import Pyramid
-    from sluice.planner.join_cost import TableStatistics
-    from sluice.scan import ScanSpec
+    from sluice.scan.spec import ScanSpec
+    from sluice.scan.statistics import TableStatistics
 
 
 @dataclass(frozen=True)
@@ -251,11 +251,12 @@ class Source(abc.ABC):
 
     def decide_aggregation(
         self, table: TableSchema, offered: dict[str, Any], filters: list[Verdict], ansi: bool, session_zone: str
-    ) -> Decision:
-        """Whether the source answers Spark's offered ``GROUP BY`` and aggregates completely, with a
-        verdict per key and function (:func:`sluice.planner.aggregates.decide`; a Flight source asks
-        its server, which asks its own source)."""
-        return decide(self, table, offered, filters, ansi, session_zone)
+    ) -> Decision | None:
+        """The source's own answer to Spark's offered ``GROUP BY`` and aggregates, or None: the
+        planner's rules decide by the source's dialect (:func:`sluice.planner.aggregates.answer`).
+        A hook, not the rules themselves, so sources stay below the planner; a source whose remote
+        end decides (a Flight server, which asks its own source) answers here."""
+        return None
 
     def name_key(self, name: str) -> str:
         """``name`` as this source compares identifiers: two names with one key are one object.

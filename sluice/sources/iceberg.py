@@ -42,7 +42,7 @@ from sluice.lake.answers import from_metadata
 from sluice.lake.catalog import LakeLocation, open_catalog, read_table, wants_create
 from sluice.lake.fields import file_columns, name_mapping, parse_mapping
 from sluice.lake.snapshots import snapshot_at, snapshot_schema
-from sluice.planner.aggregates import Aggregation
+from sluice.scan.aggregation import Aggregation
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, Source
 from sluice.sources.duckdb import SESSION_SETTINGS
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from sluice.lake.pyramid import FileRead, Pyramid
     from sluice.lake.vectorised import Choice, Mode
     from sluice.pushdown.levels import Verdict
-    from sluice.scan import ScanSpec
+    from sluice.scan.spec import ScanSpec
 
 #: Iceberg primitive type (its string form) -> (Spark type, DuckDB type of the Arrow column)
 _TYPES = {

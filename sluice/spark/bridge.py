@@ -70,7 +70,7 @@ from sluice.protocol.scan import (
     PlanAnswer,
     PlanRequest,
 )
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.spark import errors as spark_errors
 from sluice.spark import small_reads
 from sluice.spark.datasource import SluiceReader, SluiceReaderSource, read_info

@@ -10,7 +10,6 @@ from decimal import Decimal
 import pytest
 
 from sluice.dialects.postgres import PostgresDialect
-from sluice.planner import v2
 from sluice.planner.catalog import CatalogPlanner
 from sluice.protocol.codec import decode
 from sluice.protocol.scan import FiltersRequest
@@ -18,6 +17,7 @@ from sluice.pushdown import constants
 from sluice.pushdown.levels import Level
 from sluice.pushdown.terms import Unsupported
 from sluice.pushdown.translator import classify_conjuncts
+from sluice.scan import v2
 from sluice.types import table_to_dict
 from tests.unit.tables import PG_TABLE
 
