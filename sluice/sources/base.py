@@ -37,7 +37,10 @@ from sluice.urls import parse_source_url
 if TYPE_CHECKING:
     from sqlglot import exp
 
+    from sluice.lake.catalog import LakeLocation
     from sluice.lake.pyramid import Pyramid
+    from sluice.lake.vectorised import Choice
+    from sluice.protocol.scan import FiltersRequest, PlanRequest
     from sluice.scan.spec import ScanSpec
     from sluice.scan.statistics import TableStatistics
 
@@ -288,6 +291,28 @@ class Source(abc.ABC):
     def pruning(self, spec: ScanSpec) -> Pyramid | None:
         """What the scan skips before reading (lake tables: the pruning pyramid); None: nothing."""
         return None
+
+    @property
+    def lake(self) -> LakeLocation | None:
+        """The lake this source is, when it is one: its tables are Iceberg tables Sluice creates,
+        writes and maintains, and a commit to any lake changes what they describe. None: a
+        system Sluice reads, whose DDL and writes are :mod:`sluice.write`'s. The planner asks
+        this instead of testing the source's class, so it imports no kind of source."""
+        return None
+
+    def filters_as_read(self, table: TableSchema, verdicts: list[Verdict], request: FiltersRequest) -> list[Verdict]:
+        """The verdicts on Spark's offered conjuncts as the reader that will read ``table`` applies
+        them. Unchanged here: the source's reader applies every pushed conjunct. A lake scan that
+        Spark's vectorised Parquet reader reads applies none (it prunes; Spark filters)."""
+        return verdicts
+
+    def plan_reader(
+        self, spec: ScanSpec, request: PlanRequest, verdicts: list[Verdict]
+    ) -> tuple[Choice | None, dict[str, Any] | None]:
+        """Which reader reads ``spec`` and why, with what Spark's Parquet reader reads when it is
+        that one; (None, None) here: the source has one reader. A lake source chooses between
+        its Python reader and Spark's vectorised one (:mod:`sluice.lake.vectorised`)."""
+        return None, None
 
     def default_partitions(self, table: TableSchema) -> int:
         if self.partitions:
