@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.data import COLUMN_NAMES
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources.base import ReadTask, SqlSource
 
 
@@ -130,7 +130,7 @@ class SluiceRead:
 def sluice_read(engine: str, url: str, source: SqlSource, spec: ScanSpec, shape: Shape, rows: int) -> SluiceRead:
     """``spec`` (as Sluice's planner pushed it) read in one stream."""
     single = replace(spec, partitions=1)
-    return SluiceRead(engine, url, shape, rows, source, single, single.tasks(source)[0])
+    return SluiceRead(engine, url, shape, rows, source, single, source.tasks(single)[0])
 
 
 def to_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from bench import data
 from bench.cases import Case, Shape
 from sluice import Federation
+from sluice.sources import open_scan_source
 
 #: Debian's packages libpostgresql-jdbc-java, libmariadb-java and libxerial-sqlite-jdbc-java
 JDBC_JARS = {
@@ -62,7 +63,7 @@ def noop(frame: DataFrame) -> None:
 def sluice_partitions(fed: Federation, query: str) -> int:
     """How many partitions Sluice reads the first scan of ``query`` with."""
     spec = fed.plan(query).scans[0].spec
-    return len(spec.tasks(spec.open(None)))
+    return len(open_scan_source(spec, None).tasks(spec))
 
 
 def jdbc_frame(spark: SparkSession, engine: str, url: str, rows: int, partitions: int) -> DataFrame:

@@ -28,7 +28,7 @@ from rich.console import Console
 from sluice.catalog import Catalog, SourceConfig, attach_sources, open_sources, read_catalog
 from sluice.cli_output import FORMATS, default_format, write_rows
 from sluice.cli_progress import progress
-from sluice.errors import ConfigError, SluiceError
+from sluice.errors import ConfigError, SluiceError, spark_reason
 from sluice.masking import mask_text
 from sluice.serve.allowlist import AllowList
 from sluice.urls import UrlError, parse_url, url_secrets
@@ -72,28 +72,6 @@ def _fail(message: str, secrets: tuple[str, ...]) -> None:
 def one_line(text: str) -> str:
     """``text`` on one line: drivers' messages span several (psycopg adds hints on their own lines)."""
     return " ".join(line.strip() for line in text.splitlines() if line.strip())
-
-
-#: the last "SomeError: message" line of a Python traceback quoted inside a Spark error
-_RAISED = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception)): (.+)$", re.M)
-
-
-#: Spark's error line inside a JVM stack trace: "[CONDITION] message" (``SQLSTATE`` ends it)
-_CONDITION = re.compile(r"\[[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)?\] [^\n]*")
-
-
-def spark_reason(text: str) -> str:
-    """What Spark's error says went wrong: the first line, or, when it quotes a Python
-    traceback (a data source's reader failed), the exception at the end of it."""
-    if "Traceback (most recent call last)" in text:
-        raised = _RAISED.findall(text)
-        if raised:
-            name, message = raised[-1]
-            return f"{name}: {message}"
-    condition = _CONDITION.search(text)  # a JVM error quoted by py4j: Spark's own line (e.g. [DIVIDE_BY_ZERO] ...)
-    if condition:
-        return condition.group(0).strip()
-    return text.strip().splitlines()[0] if text.strip() else "failed"
 
 
 def _secrets(argv: Sequence[str]) -> tuple[str, ...]:

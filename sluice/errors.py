@@ -2,12 +2,15 @@
 
 Users catch :class:`SluiceError`; the subclasses say which stage failed, so a message
 never has to guess. Every message is built from masked text (see :mod:`sluice.masking`):
-no constructor here ever receives a password.
+no constructor here ever receives a password. :func:`spark_reason` reads the one line of
+what went wrong out of an error Spark raised, for the CLI, the planner bridge and lake jobs
+alike (it imports nothing, so none of them reaches up to another for it).
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -68,3 +71,25 @@ def no_such_table(source: str, schema: str | None, table: str, names: Iterable[s
     else:
         hint = f"no schema {schema}, or it has no tables" if schema else "it has no tables"
     return BindError(f"source {source!r} has no table {where} ({hint})")
+
+
+#: the last "SomeError: message" line of a Python traceback quoted inside a Spark error
+_RAISED = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception)): (.+)$", re.M)
+
+
+#: Spark's error line inside a JVM stack trace: "[CONDITION] message" (``SQLSTATE`` ends it)
+_CONDITION = re.compile(r"\[[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)?\] [^\n]*")
+
+
+def spark_reason(text: str) -> str:
+    """What Spark's error says went wrong: the first line, or, when it quotes a Python
+    traceback (a data source's reader failed), the exception at the end of it."""
+    if "Traceback (most recent call last)" in text:
+        raised = _RAISED.findall(text)
+        if raised:
+            name, message = raised[-1]
+            return f"{name}: {message}"
+    condition = _CONDITION.search(text)  # a JVM error quoted by py4j: Spark's own line (e.g. [DIVIDE_BY_ZERO] ...)
+    if condition:
+        return condition.group(0).strip()
+    return text.strip().splitlines()[0] if text.strip() else "failed"

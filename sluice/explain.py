@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sluice.planner import runtime
-from sluice.planner.plan import QueryPlan
+from sluice.scan.plan import QueryPlan
 
 if TYPE_CHECKING:
     from sluice.lake.pyramid import Pyramid

@@ -28,8 +28,8 @@ from pyspark.sql import DataFrame, SparkSession
 from sluice.errors import BindError, ConfigError, QueryError, QuerySyntaxError
 from sluice.explain import render_explain
 from sluice.masking import mask_text, mask_url
-from sluice.planner.plan import QueryPlan
-from sluice.scan import strip_password
+from sluice.scan.plan import QueryPlan
+from sluice.scan.spec import strip_password
 from sluice.sources import open_source
 from sluice.sources.base import Source
 from sluice.spark import small_reads

@@ -55,7 +55,7 @@ from sluice.protocol.codec import decode
 from sluice.protocol.scan import JoinRequest
 from sluice.pushdown.levels import Level
 from sluice.pushdown.translator import Translator
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources.base import Source
 from sluice.sources.duckdb import DuckdbSource
 from sluice.sources.mysql import MysqlSource, catalog_column

@@ -147,7 +147,7 @@ def _drain(location: str, ticket: flight.Ticket, options: flight.FlightCallOptio
 def in_process_read(url: str, where: str | None) -> Received:
     """The same read without Flight: Sluice's source reader, one thread per task, in this process."""
     from sluice.pushdown.pushed import Pushed
-    from sluice.scan import ScanSpec
+    from sluice.scan.spec import ScanSpec
     from sluice.sources import open_source
 
     source = open_source(SERVED, url)

@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.flight as flight
 
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import Source
 

@@ -16,7 +16,7 @@ from fuzz.parsers.tables import TABLES
 from sluice.flight import filter_json
 
 # ---------------------------------------------------------------- Spark's V2 predicates
-#: operators io.sluice.spark.Expressions writes: each one sluice.planner.v2 translates, then
+#: operators io.sluice.spark.Expressions writes: each one sluice.scan.v2 translates, then
 #: Spark's that it does not (left to Spark), and names Spark never writes
 V2_OPS = [
     "=",

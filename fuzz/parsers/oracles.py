@@ -16,8 +16,8 @@ from sqlglot import exp
 from fuzz.parsers.tables import DIALECTS, TABLES
 from sluice.lake.expressions import conjunct_filter
 from sluice.masking import mask_text
-from sluice.planner.remote import build_query
 from sluice.pushdown.translator import MAX_PUSHED_CHARS
+from sluice.scan.query import build_query
 from sluice.types import TableSchema
 
 

@@ -2,7 +2,7 @@
 
 * ``v2``: the predicates Spark offers a scan, as the catalog layer sends them (JSON V2
   expressions, see ``io.sluice.spark.Expressions``), answered by ``CatalogPlanner.filters``
-  (``sluice.planner.v2`` turns each into a Spark SQL tree, then every dialect classifies it).
+  (``sluice.scan.v2`` turns each into a Spark SQL tree, then every dialect classifies it).
 * ``flight-json``, ``airport``, ``substrait``: a GetFlightInfo descriptor as the Flight
   server reads it (``protocol.parse_request`` or ``path_request``, the filter decoder of
   the request's format, classification of every conjunct by a SQL dialect).
@@ -67,9 +67,10 @@ _OPTIONS = {"url": "fuzz://tables"}
 
 @dataclass(frozen=True)
 class _Classifier:
-    """The one thing ``CatalogPlanner.filters`` asks of a source, and for a SQL source all it
-    takes: the dialect's classification. No connection is opened, yet the planner's own
-    code (decoding, verdicts for what has no tree, the answer) runs as in Spark."""
+    """What ``CatalogPlanner.filters`` asks of a source, answered as a SQL source answers it:
+    the dialect's classification, applied as classified by the reader. No connection is
+    opened, yet the planner's own code (decoding, verdicts for what has no tree, the answer)
+    runs as in Spark."""
 
     dialect: Dialect
 
@@ -78,12 +79,15 @@ class _Classifier:
     ) -> tuple[Verdict, ...]:
         return classify_conjuncts(self.dialect, table, candidates, session_zone)
 
+    def filters_as_read(self, table: TableSchema, verdicts: list[Verdict], request: FiltersRequest) -> list[Verdict]:
+        return verdicts  # a SQL source's reader applies every pushed conjunct (Source.filters_as_read)
+
 
 @lru_cache(maxsize=1)
 def _planner() -> CatalogPlanner:
     planner = CatalogPlanner()
     for name, dialect in DIALECTS.items():
-        planner.remember(name, _OPTIONS, _Classifier(dialect))  # type: ignore[arg-type]  # classify is all filters() uses
+        planner.remember(name, _OPTIONS, _Classifier(dialect))  # type: ignore[arg-type]  # classify and filters_as_read are all filters() uses
     return planner
 
 

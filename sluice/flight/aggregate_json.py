@@ -23,9 +23,9 @@ from typing import Any
 
 from sluice.flight import filter_json
 from sluice.flight.protocol import AGGREGATE_FUNCTIONS, MAX_AGGREGATE_ITEMS, Aggregate, AggregateFunction
-from sluice.planner.aggregates import Aggregation
 from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import Unsupported
+from sluice.scan.aggregation import Aggregation
 from sluice.types import Kind, SparkType, TableSchema
 
 #: what this server takes as a grouping key or an argument: a column, or an expression of the

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pyiceberg.schema import Schema
 
     from sluice.lake.pyramid import FileRead
-    from sluice.planner.aggregates import Output
+    from sluice.scan.aggregation import Output
 
 #: Iceberg types whose Parquet bounds are exact values (never truncated, no NaN)
 _EXACT_BOUNDS = (IntegerType, LongType, DateType)

@@ -19,6 +19,7 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
+from sluice.errors import spark_reason
 from sluice.lake.csv_text import CsvText, csv_options
 
 if TYPE_CHECKING:
@@ -45,8 +46,6 @@ def bad_input_message(
     diagnosis finds no bad record (a header that does not match, an unreadable file).
     ``csv_text`` is how the failed read read a CSV (encoding, ``multiLine``): the diagnosis
     reads it the same way."""
-    from sluice.cli import spark_reason
-
     text = str(error)
     failed = _FAILED_FILE.search(text)
     where = _local(failed.group(1)) if failed else path

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Union
 from pyarrow import fs as pafs
 from pyiceberg.table import TableProperties
 
-from sluice.errors import ConfigError
+from sluice.errors import ConfigError, spark_reason
 from sluice.lake import telemetry
 from sluice.lake.bad_input import bad_input_message, vanished_file
 from sluice.lake.catalog import LakeLocation, open_catalog
@@ -601,8 +601,6 @@ def _spark_schema(schema: str | StructType | None) -> StructType | None:
     try:
         parsed = _parse_datatype_string(schema)
     except Exception as error:  # noqa: BLE001 - Spark's parser error, shortened
-        from sluice.cli import spark_reason
-
         raise ConfigError(f"schema {schema!r}: {spark_reason(str(error))}") from None
     if not isinstance(parsed, StructType):
         raise ConfigError(f"schema {schema!r}: expected columns, as in 'id bigint, ts timestamp'")

@@ -39,156 +39,61 @@ Each grouping key and each aggregate gets a verdict and a reason, like a filter.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot import exp
 
 from sluice.dialects.base import Dialect
-from sluice.planner import v2
 from sluice.pushdown import nesting
 from sluice.pushdown.constants import NotRepresentable
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import TextRules, Unsupported, paren
 from sluice.pushdown.translator import Translator
+from sluice.scan import v2
+from sluice.scan.aggregation import (
+    AVERAGES,
+    AVG_REASON,
+    CALLS,
+    FILTERED,
+    Aggregation,
+    Decision,
+    Output,
+    function_label,
+    is_averaged_sum,
+    key_label,
+)
+from sluice.sources.base import Source
 from sluice.types import Column, Kind, SparkType, TableSchema
-
-if TYPE_CHECKING:
-    from sluice.sources.base import Source  # sources import this module to decide
 
 #: kinds whose MIN/MAX the source may compute (booleans have no MIN in PostgreSQL)
 _ORDERED = (Kind.INTEGRAL, Kind.DECIMAL, Kind.FLOAT, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.STRING)
 #: kinds whose equal values the source groups exactly as Spark does (floats: see the module doc)
 _GROUPABLE = (Kind.INTEGRAL, Kind.DECIMAL, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMP_NTZ, Kind.STRING, Kind.BOOLEAN)
 _MAX_PRECISION = 38
-#: the note when Spark offers AVG (it asks again with SUM and COUNT)
-AVERAGES = "AVG: Spark rewrites it into SUM and COUNT and divides itself (as its own AVG does)"
-#: the note when a filter is not EXACT
-FILTERED = "a filter is not EXACT: Spark aggregates what it filters"
-#: the reason AVG is not pushed as such
-AVG_REASON = "AVG is pushed as SUM and COUNT (Spark rewrites it and divides itself)"
 #: the widest integer whose AVG-derived SUM is pushed: 2**15 per value leaves 2**38 rows a group
 #: before a partial sum can leave the integers a double holds exactly (2**53); an int would allow
 #: only 2**22 rows, which no table's size bounds
 _AVERAGED_BITS = 16
 
 
-#: the aggregate functions a source computes, as the sqlglot nodes its dialect renders
-_CALLS: dict[str, type[exp.Expression]] = {"COUNT": exp.Count, "SUM": exp.Sum, "MIN": exp.Min, "MAX": exp.Max}
-
-
-@dataclass(frozen=True)
-class Output:
-    """One column of the aggregated read: its name, the Spark type it is read as (Spark casts it to
-    the aggregate's own type where they differ) and what the source computes, as a typed tree.
-
-    A grouping key has no ``function``; an aggregate is ``function(DISTINCT? argument)``, with no
-    argument for ``COUNT_STAR``. The argument crosses to the reader as a pushed filter does
-    (:class:`Pushed`): a SQL source's tree, as the grouping or ordering rules force it (a binary
-    collation), which the source's dialect renders at read time; or a Flight source's expression
-    in the filter format, from which the Flight request is written
-    (:func:`sluice.flight.aggregate_json.request`)."""
-
-    name: str
-    type: SparkType
-    #: COUNT_STAR, COUNT, SUM, MIN or MAX; None for a grouping key
-    function: str | None = None
-    argument: Pushed | None = None
-    distinct: bool = False
-    #: the argument's column when it is a column of an aggregate (lake tables answer MIN/MAX from metadata)
-    column: str | None = None
-
-    def sql_tree(self) -> exp.Expression:
-        """What a SQL source computes for this output (its dialect renders it)."""
-        if self.function == "COUNT_STAR":
-            return exp.Count(this=exp.Star())
-        if self.argument is None:
-            raise ValueError(f"the pushed output {self.name} has no argument")
-        value = self.argument.sql_tree()
-        if self.function is None:
-            return value
-        return _CALLS[self.function](this=exp.Distinct(expressions=[value]) if self.distinct else value)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "type": self.type.name,
-            "function": self.function,
-            "argument": self.argument.to_dict() if self.argument is not None else None,
-            "distinct": self.distinct,
-            "column": self.column,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Output:
-        argument = data.get("argument")
-        return cls(
-            data["name"],
-            SparkType(data["type"]),
-            data.get("function"),
-            Pushed.from_dict(argument) if argument is not None else None,
-            bool(data.get("distinct")),
-            data.get("column"),
-        )
-
-
-@dataclass(frozen=True)
-class Aggregation:
-    """What a scan with pushed aggregates reads: ``outputs`` are the grouping keys then the
-    aggregates, in Spark's order, each a typed tree the source renders when it reads."""
-
-    outputs: tuple[Output, ...]
-
-    @property
-    def group_by(self) -> tuple[Output, ...]:
-        """The grouping keys (the source groups by their trees)."""
-        return tuple(o for o in self.outputs if o.function is None)
-
-    def select_sql(self, source: Source) -> list[str]:
-        """Each output as ``source`` selects it (``<value> AS "sluice_0"``), in its dialect."""
-        dialect = source.dialect
-        return [
-            f"{source.select_value(dialect.render(o.sql_tree()), o.type)} AS {dialect.render_identifier(o.name)}"
-            for o in self.outputs
-        ]
-
-    def group_by_sql(self, dialect: Dialect) -> list[str]:
-        """The ``GROUP BY`` keys in ``dialect``'s SQL."""
-        return [dialect.render(key.sql_tree()) for key in self.group_by]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"outputs": [o.to_dict() for o in self.outputs]}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Aggregation:
-        return cls(tuple(Output.from_dict(o) for o in data["outputs"]))
-
-    def spark_ddl(self) -> str:
-        return ", ".join(f"`{o.name}` {o.type}" for o in self.outputs)
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The answer to one offered aggregation: pushed completely or not at all, and why."""
-
-    complete: bool
-    verdicts: tuple[Verdict, ...]
-    aggregation: Aggregation | None = None
-    note: str | None = None  # why nothing is pushed when no single item is to blame
-
-
 class _Refused(Exception):
     """One item cannot be pushed; the message is the reason."""
 
 
-def is_averaged_sum(function: dict[str, Any], averaged: list[dict[str, Any]]) -> bool:
-    """Whether an offered SUM is the one Spark made of an offered AVG (the same argument and
-    DISTINCT): Spark's AVG adds doubles, so such a SUM is pushed only where the two agree."""
-    return str(function.get("fn")) == "SUM" and any(
-        bool(a.get("distinct")) == bool(function.get("distinct"))
-        and (a.get("args") or []) == (function.get("args") or [])
-        for a in averaged
-    )
+def answer(
+    source: Source,
+    table: TableSchema,
+    offered: dict[str, Any],
+    filters: list[Verdict],
+    ansi: bool,
+    session_zone: str = "UTC",
+) -> Decision:
+    """The decision on Spark's offered aggregation for ``source``: the source's own answer where it
+    gives one (:meth:`Source.decide_aggregation`: a Flight server decides for itself), else
+    :func:`decide`."""
+    own = source.decide_aggregation(table, offered, filters, ansi, session_zone)
+    return own if own is not None else decide(source, table, offered, filters, ansi, session_zone)
 
 
 def decide(
@@ -286,7 +191,7 @@ class _Builder:
         if name == "AVG":
             self.averages = True
             raise _Refused(AVG_REASON)
-        if name not in _CALLS:
+        if name not in CALLS:
             raise _Refused(f"{name} is not pushed: only COUNT, SUM, MIN, MAX (and AVG as SUM/COUNT) are")
         if len(args) != 1:
             raise _Refused(f"{name} over {len(args)} arguments")
@@ -345,7 +250,7 @@ class _Builder:
     def _operand(self, expression: Any) -> _Operand:
         """A key or argument: a column (``{"ref": [name]}``), or an expression (Spark's V2 JSON, or
         ``{"tree": ...}`` as a Flight server reads one) the classifier
-        translates exactly for this source (its verdict machinery: :mod:`sluice.planner.v2`, then
+        translates exactly for this source (its verdict machinery: :mod:`sluice.scan.v2`, then
         :meth:`Translator.value`), every column it reads passing the column checks."""
         ref = expression.get("ref") if isinstance(expression, dict) else None
         if isinstance(ref, list) and len(ref) == 1:
@@ -429,34 +334,3 @@ def _computed(operand: _Operand | None, reason: str) -> str:
     if operand is None or operand.column is not None:
         return reason
     return f"{operand.shown} computed by the source exactly as Spark computes it; {reason}"
-
-
-def key_label(expression: Any) -> str:
-    """A grouping key as a verdict shows it (``GROUP BY i``)."""
-    return f"GROUP BY {_shown(expression)}"
-
-
-def function_label(function: dict[str, Any]) -> str:
-    """An offered aggregate function as a verdict shows it (``count(*)``, ``sum(DISTINCT d)``)."""
-    name = str(function.get("fn", "?"))
-    args = function.get("args") or []
-    label = "count" if name == "COUNT_STAR" else name.lower()
-    keyword = "DISTINCT " if function.get("distinct") else ""
-    return f"{label}({keyword}{', '.join(_shown(a) for a in args) if args else '*'})"
-
-
-def _shown(expression: Any) -> str:
-    if isinstance(expression, dict) and isinstance(expression.get("ref"), list):
-        return ".".join(map(str, expression["ref"]))
-    if isinstance(expression, dict) and isinstance(expression.get("tree"), exp.Expression):
-        return str(expression["tree"].sql(dialect="spark"))
-    if isinstance(expression, dict) and "refused" in expression:
-        return "(an expression)"
-    if isinstance(expression, dict) and "op" in expression:
-        try:
-            return v2.to_tree(expression).sql(dialect="spark")
-        except (Unsupported, KeyError, TypeError, ValueError):
-            pass
-    if isinstance(expression, dict):
-        return str(expression.get("op") or expression.get("lit") or "?")
-    return repr(expression)[:100]

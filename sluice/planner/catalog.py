@@ -10,7 +10,7 @@ here as JSON (:mod:`sluice.spark.bridge` is the transport) and do what the answe
   (:mod:`sluice.planner.aggregates`).
 * ``join``: whether the source runs Spark's join of two of its tables, and why
   (:mod:`sluice.planner.joins`).
-* ``plan``: the scan as the source will run it: the typed :class:`~sluice.scan.ScanSpec`
+* ``plan``: the scan as the source will run it: the typed :class:`~sluice.scan.spec.ScanSpec`
   the reader gets, the text EXPLAIN shows, and statistics for Spark's join planning.
 * ``create_table``, ``drop_table``, ``alter_table``, ``create_namespace`` and :meth:`CatalogPlanner.write`:
   DDL and writes on a lake catalog (:mod:`sluice.planner.writes`). DDL forgets the
@@ -33,9 +33,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from sluice.errors import BindError, ConfigError, TimeTravelError
-from sluice.lake import vectorised as lake_reader
 from sluice.masking import mask_url
-from sluice.planner import aggregates, deletes, joins, passthrough, rules, runtime, writes
+from sluice.planner import deletes, joins, passthrough, rules, runtime, writes
 from sluice.planner.metadata import join_metadata, scan_metadata
 from sluice.planner.rules import classify_filters, push_aggregates
 from sluice.planner.rules.push_projection import WIDTH
@@ -74,10 +73,11 @@ from sluice.protocol.scan import (
 )
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
-from sluice.scan import ScanSpec
+from sluice.scan.aggregation import Aggregation, Decision
+from sluice.scan.join import JoinRead
+from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import Source, SqlSource
-from sluice.sources.iceberg import IcebergSource
 from sluice.types import AsOf, SparkType, TableSchema, table_from_dict, table_to_dict
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ class CatalogPlanner:
     def forget_lake_tables(self) -> None:
         """Drop the tables described for every lake source (a job committed to one of them)."""
         with self._lock:
-            lakes = {key for key, source in self._sources.items() if isinstance(source, IcebergSource)}
+            lakes = {key for key, source in self._sources.items() if source.lake is not None}
             self._tables = {k: v for k, v in self._tables.items() if k[0] not in lakes}
 
     def remember(self, catalog: str, options: dict[str, str], source: Source) -> None:
@@ -258,31 +258,11 @@ class CatalogPlanner:
         zone = request.zone
         predicates = request.predicates
         source = self.source(request)
-        verdicts = classify_filters.classify(source, table, predicates, zone)
-        if isinstance(source, IcebergSource) and any(v.level is Level.EXACT for v in verdicts):
-            verdicts = self._lake_filters(source, table, verdicts, request)
+        verdicts = source.filters_as_read(table, classify_filters.classify(source, table, predicates, zone), request)
         return FiltersAnswer(
             verdicts=[verdict.to_dict() for verdict in verdicts],
             selective=[runtime.likely_selective(offered) for offered in predicates],
         )
-
-    def _lake_filters(
-        self, source: IcebergSource, table: TableSchema, answered: list[Verdict], request: FiltersRequest
-    ) -> list[Verdict]:
-        """A lake scan Spark's vectorised Parquet reader will read (it keeps most of the rows)
-        applies no conjunct: the EXACT ones become INEXACT (they prune; Spark filters)."""
-        mode = lake_reader.mode_of(request)
-        spec = ScanSpec.for_source(
-            source, table, tuple(c.name for c in table.columns), where=_pushed(answered), partitions=1
-        )
-        choice, _ = source.reader_choice(spec, mode=mode)
-        if not choice.vectorised:
-            return answered
-        note = "read by Spark's vectorised Parquet reader: it prunes, Spark filters"
-        return [
-            replace(v, level=Level.INEXACT, reason=f"{v.reason}; {note}") if v.level is Level.EXACT else v
-            for v in answered
-        ]
 
     def aggregate(self, request: AggregateRequest) -> AggregateAnswer:
         """Whether the source answers the offered aggregation completely, with each item's verdict."""
@@ -305,7 +285,7 @@ class CatalogPlanner:
 
     def plan(self, request: PlanRequest) -> PlanAnswer:
         if request.join is not None:
-            return self._plan_join(request, joins.JoinRead.from_dict(request.join))
+            return self._plan_join(request, JoinRead.from_dict(request.join))
         source = self.source(request)
         table = table_from_dict(request.table["table"])
         if table.query is not None:  # Spark keeps its LIMIT, order and runtime filters
@@ -327,7 +307,7 @@ class CatalogPlanner:
         )
         # rendered from the spec by the source, as its reader renders it: EXPLAIN shows what runs
         remote = source.masked(source.request_text(spec))
-        choice, vector = self._lake_reader(source, spec, request, verdicts)
+        choice, vector = source.plan_reader(spec, request, verdicts)
         order_text = spec.order_sql(source.dialect, qualify=isinstance(source, SqlSource))  # as the reader renders it
         # one id for the scan whatever join keys Spark hands it at run time (its metrics are found by it)
         static = replace(spec, where=planned) if len(pushed) > len(planned) else spec
@@ -337,7 +317,7 @@ class CatalogPlanner:
             spec = replace(spec, metrics_dir=metrics_dir)
             os.makedirs(metrics_dir, exist_ok=True)
         if vector is not None and spec.metrics_dir:
-            _record_vectorised(spec.metrics_dir, vector)
+            _record_vectorised(spec.metrics_dir, vector, source.bytes_counted)
         read = _read_fields(table, scan.columns, scan.aggregation)
         description = (
             _description(source, table, remote, verdicts, scan.limit_note, scan.grouped, at_runtime)
@@ -391,29 +371,7 @@ class CatalogPlanner:
             bytes=size,
         )
 
-    def _lake_reader(
-        self, source: Source, spec: ScanSpec, request: PlanRequest, verdicts: list[Verdict]
-    ) -> tuple[lake_reader.Choice | None, dict[str, Any] | None]:
-        """Which reader reads a lake scan (None for other sources), and what Spark's Parquet reader reads."""
-        if not isinstance(source, IcebergSource):
-            return None, None
-        mode = lake_reader.mode_of(request)
-        blocker = None
-        if not request.pushdown:  # the reference path counts every row it reads
-            blocker = "pushdown off: the reference path reads with the Python reader, which counts its rows"
-        elif spec.aggregate is not None:
-            blocker = "aggregates pushed: the Python reader answers them"
-        elif spec.limit is not None:
-            blocker = f"LIMIT {spec.limit} pushed: the Python reader stops after it"
-        return source.reader_choice(
-            spec,
-            mode=mode,
-            blocker=blocker,
-            verdicts=verdicts,
-            parallelism=request.parallelism or 2,
-        )
-
-    def _plan_join(self, request: PlanRequest, join: joins.JoinRead) -> PlanAnswer:
+    def _plan_join(self, request: PlanRequest, join: JoinRead) -> PlanAnswer:
         """The scan of a pushed join: one query over both tables, one partition; Spark applies
         any LIMIT and aggregate above it itself (neither is pushed through a join)."""
         source = self.source(request)
@@ -537,7 +495,7 @@ def _struct(fields: list[tuple[str, SparkType]]) -> dict[str, Any]:
 
 
 def _read_fields(
-    table: TableSchema, columns: tuple[str, ...], aggregation: aggregates.Aggregation | None
+    table: TableSchema, columns: tuple[str, ...], aggregation: Aggregation | None
 ) -> list[tuple[str, SparkType]]:
     """What the scan reads: the columns, or the pushed grouping keys and aggregates."""
     if aggregation is not None:
@@ -551,7 +509,7 @@ def _description(
     remote: str,
     verdicts: list[Verdict],
     limit_note: str | None,
-    grouped: aggregates.Decision | None = None,
+    grouped: Decision | None = None,
     at_runtime: list[Verdict] | None = None,
 ) -> str:
     """What Spark's EXPLAIN shows for the scan: the remote query and why each filter and aggregate is where it is."""
@@ -591,16 +549,16 @@ def _pushed(verdicts: list[Verdict]) -> tuple[Pushed, ...]:
     return tuple(v.pushed for v in verdicts if v.level.pushed and v.pushed is not None)
 
 
-def _record_vectorised(metrics_dir: str, vector: dict[str, Any]) -> None:
+def _record_vectorised(metrics_dir: str, vector: dict[str, Any], counted: str) -> None:
     """What a scan read by Spark's Parquet reader transfers, for ``fed.transferred`` and EXPLAIN
     ANALYZE: no Python reader runs to count it, so the planner records the kept row groups' rows
     and bytes (Spark filters those rows) as the scan's one partition; a replayed plan rewrites
-    the same record."""
+    the same record. ``counted``: what the source's byte counts count (:attr:`Source.bytes_counted`)."""
     record = {
         "partition": 0,
         "rows": vector["rows"],
         "bytes": vector["bytes"],  # compressed, as the lake's Python reader counts its own (IcebergSource)
-        "counted": IcebergSource.bytes_counted,
+        "counted": counted,
         "seconds": 0.0,
         "request": "vectorised",
     }

@@ -29,11 +29,11 @@ from sqlglot import exp
 
 from sluice.errors import ConfigError
 from sluice.lake.delete_rows import DeleteCondition, delete_rows
-from sluice.planner import v2
 from sluice.protocol.catalog import DeleteAnswer, DeleteRequest
 from sluice.pushdown.constants import TYPED, Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.terms import Unsupported
+from sluice.scan import v2
 from sluice.sources.base import Source
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def delete_condition(
 
 
 def spark_sql(tree: exp.Expression) -> str:
-    """A V2 conjunct's tree (:func:`sluice.planner.v2.to_tree`) as Spark SQL whose constants
+    """A V2 conjunct's tree (:func:`sluice.scan.v2.to_tree`) as Spark SQL whose constants
     Spark reads back as exactly the values Spark sent."""
 
     def faithful(node: exp.Expression) -> exp.Expression:

@@ -24,32 +24,16 @@ own statistics (the tables' row estimates as attached), both tables together are
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot import exp
 
-if TYPE_CHECKING:
-    from sluice.planner.joins import JoinRead
-    from sluice.types import TableSchema
+from sluice.scan.join import JoinRead
+from sluice.scan.statistics import TableStatistics
+from sluice.types import TableSchema
 
 #: below this many row pairs (left rows x right rows) any plan finishes in milliseconds: pushed
 SMALL_JOIN_PAIRS = 10_000_000
-
-
-@dataclass(frozen=True)
-class TableStatistics:
-    """What a source's planner knows about one table (lower-case column names)."""
-
-    #: columns that lead an index (the source can probe them, and estimates them from the index)
-    indexed: frozenset[str]
-    #: columns with a histogram or other per-column statistics
-    histograms: frozenset[str]
-    #: how to give the planner statistics for a column (shown in the reason), e.g. ANALYZE ...
-    remedy: str = ""
-
-    def estimated(self, column: str) -> bool:
-        return column.lower() in self.indexed or column.lower() in self.histograms
 
 
 def slower_at_source(source: Any, join: JoinRead, keys: dict[str, tuple[str, ...]]) -> str | None:

@@ -45,132 +45,18 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sluice.planner import join_cost, v2
-from sluice.planner.remote import build_query
+from sluice.planner import join_cost
 from sluice.protocol.scan import JoinRequest, JoinSide
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import Unsupported
-from sluice.types import Column, Kind, SparkType, TableSchema, table_from_dict, table_to_dict
+from sluice.scan import v2
+from sluice.scan.join import SIDES, JoinRead, Output
+from sluice.types import Column, Kind, TableSchema, table_from_dict
 
 #: Spark's V2 join types -> the SQL Sluice reads them with (RIGHT is read mirrored)
 _TYPES = {"INNER_JOIN": "INNER", "LEFT_OUTER_JOIN": "LEFT", "RIGHT_OUTER_JOIN": "RIGHT"}
-_SIDES = ("left", "right")
 _INNER = re.compile(r"\bsluice_([lr])(\d+)\b")
-
-
-@dataclass(frozen=True)
-class Output:
-    """One column of the joined read: Spark's name for it (the alias, if any), whose table and which column."""
-
-    name: str
-    side: str
-    column: str
-
-
-@dataclass(frozen=True)
-class JoinRead:
-    """What a scan with a pushed join reads (carried in the ``ScanSpec``)."""
-
-    kind: str  # INNER, LEFT, RIGHT
-    left: TableSchema
-    right: TableSchema
-    #: each side's pushed filters, as trees its dialect renders when the query is written
-    left_where: tuple[Pushed, ...]
-    right_where: tuple[Pushed, ...]
-    #: each side's columns the query reads (outputs and keys), renamed sluice_l<i> / sluice_r<i>
-    left_columns: tuple[str, ...]
-    right_columns: tuple[str, ...]
-    #: the keys as the classifier's trees over the renamed columns, rendered by the dialect at read time
-    on: tuple[Pushed, ...]
-    outputs: tuple[Output, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "left": table_to_dict(self.left),
-            "right": table_to_dict(self.right),
-            "left_where": [p.to_dict() for p in self.left_where],
-            "right_where": [p.to_dict() for p in self.right_where],
-            "left_columns": list(self.left_columns),
-            "right_columns": list(self.right_columns),
-            "on": [key.to_dict() for key in self.on],
-            "outputs": [[o.name, o.side, o.column] for o in self.outputs],
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> JoinRead:
-        return cls(
-            data["kind"],
-            table_from_dict(data["left"]),
-            table_from_dict(data["right"]),
-            tuple(Pushed.from_dict(p) for p in data["left_where"]),
-            tuple(Pushed.from_dict(p) for p in data["right_where"]),
-            tuple(data["left_columns"]),
-            tuple(data["right_columns"]),
-            tuple(Pushed.from_dict(key) for key in data["on"]),
-            tuple(Output(*o) for o in data["outputs"]),
-        )
-
-    def table(self, side: str) -> TableSchema:
-        return self.left if side == "left" else self.right
-
-    def renamed(self, side: str) -> TableSchema:
-        """The side's read columns under their subquery names (what the outer query selects)."""
-        table = self.table(side)
-        names = self.left_columns if side == "left" else self.right_columns
-        columns = tuple(replace(table.column(name), name=_inner(side, i)) for i, name in enumerate(names))
-        return TableSchema(table.source, table.schema, table.name, columns)
-
-    def inner_name(self, output: Output) -> str:
-        names = self.left_columns if output.side == "left" else self.right_columns
-        return _inner(output.side, names.index(self.table(output.side).column(output.column).name))
-
-    def fields(self, names: tuple[str, ...] | None = None) -> list[tuple[str, SparkType]]:
-        """(name, Spark type) of the outputs read: ``names`` (Spark's, after pruning) or all."""
-        chosen = self.outputs if names is None else tuple(self.output(n) for n in names)
-        return [(o.name, self.table(o.side).column(o.column).type) for o in chosen]
-
-    def output(self, name: str) -> Output:
-        found = next((o for o in self.outputs if o.name.lower() == name.lower()), None)
-        if found is None:
-            raise KeyError(f"the joined scan has no column {name!r}")
-        return found
-
-    def read_table(self, names: tuple[str, ...]) -> TableSchema:
-        """The joined read as one table (its columns named as Spark names them), for the reader's
-        checks and messages."""
-        columns = []
-        for name in names:
-            output = self.output(name)
-            columns.append(replace(self.table(output.side).column(output.column), name=output.name))
-        return TableSchema(self.left.source, None, f"({self.title()})", tuple(columns))
-
-    def title(self) -> str:
-        return f"{self.left.qualified_name} {self.kind} JOIN {self.right.qualified_name}"
-
-    def query(self, source: Any, names: tuple[str, ...]) -> str:
-        """The remote query returning ``names`` (Spark's output names), one partition."""
-        dialect = source.dialect
-        quote = dialect.render_identifier
-        sides = {}
-        for side in _SIDES:
-            table = self.table(side)
-            columns = self.left_columns if side == "left" else self.right_columns
-            select = [f"{quote(table.column(c).name)} AS {quote(_inner(side, i))}" for i, c in enumerate(columns)]
-            where = [dialect.render(p.sql_tree()) for p in (self.left_where if side == "left" else self.right_where)]
-            inner = build_query(select, dialect.quote_table(table.schema, table.name), where, None, None)
-            sides[side] = f"({inner}) AS {quote('sluice_' + side[0])}"
-        renamed = {side: self.renamed(side) for side in _SIDES}
-        select = []
-        for name in names:
-            output = self.output(name)
-            expression = source.select_expression(self.inner_name(output), renamed[output.side])
-            select.append(f"{expression} AS {quote(output.name)}")
-        first, second = ("right", "left") if self.kind == "RIGHT" else ("left", "right")
-        keyword = "INNER JOIN" if self.kind == "INNER" else "LEFT OUTER JOIN"
-        on = " AND ".join(f"({dialect.render(key.sql_tree())})" for key in self.on)
-        return f"SELECT {', '.join(select)} FROM {sides[first]} {keyword} {sides[second]} ON {on}"
 
 
 @dataclass(frozen=True)
@@ -211,25 +97,23 @@ def _decide(source: Any, request: JoinRequest) -> Decision:
         if unsure:
             raise _Refused(f"a filter is not EXACT ({unsure[0].sql}): Spark joins what it filters")
     sides = {"left": left, "right": right}
-    tables = {name: table_from_dict(sides[name].table["table"]) for name in _SIDES}
+    tables = {name: table_from_dict(sides[name].table["table"]) for name in SIDES}
     if any(table.query is not None for table in tables.values()):
         raise _Refused("a passthrough query's result: Spark joins it")
     outputs = tuple(
-        Output(c.alias or c.name, name, tables[name].column(c.name).name)
-        for name in _SIDES
-        for c in sides[name].columns
+        Output(c.alias or c.name, name, tables[name].column(c.name).name) for name in SIDES for c in sides[name].columns
     )
     keys = _keys(request.condition)
-    used: dict[str, list[str]] = {name: [] for name in _SIDES}
+    used: dict[str, list[str]] = {name: [] for name in SIDES}
     for output in outputs:
         _need(used[output.side], output.column)
     pairs = [tuple(_side(outputs, ref) for ref in _refs(key)) for key in keys]
     for pair in pairs:
-        if len(pair) != 2 or {pair[0].side, pair[1].side} != set(_SIDES):
+        if len(pair) != 2 or {pair[0].side, pair[1].side} != set(SIDES):
             raise _Refused("only comparisons of a column of each side are pushed as join keys")
         for output in pair:
             _need(used[output.side], output.column)
-    for name in _SIDES:
+    for name in SIDES:
         for column_name in used[name]:
             _check_read(source, tables[name].column(column_name))
     join = JoinRead(
@@ -250,7 +134,7 @@ def _decide(source: Any, request: JoinRequest) -> Decision:
     if len(trees) != len(keys):  # an EXACT verdict always carries its tree; a key lost would cross-join
         return Decision(False, verdicts, None, "a join key has no tree to render: Spark joins")
     slower = join_cost.slower_at_source(
-        source, join, {name: tuple(o.column for pair in pairs for o in pair if o.side == name) for name in _SIDES}
+        source, join, {name: tuple(o.column for pair in pairs for o in pair if o.side == name) for name in SIDES}
     )
     if slower is not None:
         return Decision(False, verdicts, None, slower)
@@ -304,7 +188,7 @@ def _check_read(source: Any, column: Column) -> None:
 def _classify(source: Any, join: JoinRead, key: dict[str, Any], zone: str) -> Verdict:
     """The key's verdict, classified as a filter over both sides' columns as one table."""
     outputs = {o.name.lower(): o for o in join.outputs}
-    renamed = {side: join.renamed(side) for side in _SIDES}
+    renamed = {side: join.renamed(side) for side in SIDES}
     shown = " ".join(
         [_shown(key["args"][0], outputs), "<=>" if key["op"] == "<=>" else "=", _shown(key["args"][1], outputs)]
     )
@@ -357,7 +241,3 @@ def _named(text: str, join: JoinRead) -> str:
 def _where(side: JoinSide) -> tuple[Pushed, ...]:
     verdicts = [Verdict.from_dict(v) for v in side.verdicts]
     return tuple(v.pushed for v in verdicts if v.level.pushed and v.pushed is not None)
-
-
-def _inner(side: str, index: int) -> str:
-    return f"sluice_{side[0]}{index}"

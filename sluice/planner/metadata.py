@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sluice.planner import aggregates
 from sluice.pushdown.levels import Verdict
+from sluice.scan.aggregation import Decision
 
 
 def _listed(items: Iterable[str]) -> str:
@@ -23,7 +23,7 @@ def scan_metadata(
     description: str,
     remote: str,
     verdicts: list[Verdict],
-    grouped: aggregates.Decision | None = None,
+    grouped: Decision | None = None,
     limit: int | None = None,
     order: str | None = None,
 ) -> dict[str, str]:

@@ -20,7 +20,6 @@ from sluice.lake.catalog import LakeLocation, open_catalog, read_table
 from sluice.lake.layout import TRANSFORMS, WITH_NUMBER, PartitionTerm, parse_sort_by
 from sluice.protocol.catalog import WriteAnswer
 from sluice.sources.base import Source
-from sluice.sources.iceberg import IcebergSource
 from sluice.write import create_table as sql_create_table
 from sluice.write import drop_table as sql_drop_table
 from sluice.write import write as sql_write
@@ -50,17 +49,18 @@ _NUMBERED = frozenset(WITH_NUMBER)
 
 def lake(source: Source, what: str) -> LakeLocation:
     """The lake ``source`` is, or a refusal naming the source: only lake tables are written."""
-    if not isinstance(source, IcebergSource):
+    location = source.lake
+    if location is None:
         raise ConfigError(
             f"source {source.name!r} is read-only in Sluice: {what} works on lake catalogs "
             f"(iceberg+sqlite:// URLs), not on {type(source).__name__.removesuffix('Source')} sources"
         )
-    return source.location
+    return location
 
 
 def _sql(source: Source) -> bool:
     """Whether ``source``'s DDL and writes are :mod:`sluice.write`'s (every source but a lake)."""
-    return not isinstance(source, IcebergSource)
+    return source.lake is None
 
 
 def _namespace(request: NamedRequest, what: str) -> str:
@@ -287,11 +287,10 @@ def identity_partitions(source: Source, namespace: list[str], name: str) -> list
     none for other sources."""
     from pyiceberg.transforms import IdentityTransform
 
-    if not isinstance(source, IcebergSource) or len(namespace) != 1:
+    location = source.lake
+    if location is None or len(namespace) != 1:
         return []
-    table = read_table(
-        source.location, namespace[0], name, source.name
-    )  # the read path's: parsed once per metadata file
+    table = read_table(location, namespace[0], name, source.name)  # the read path's: parsed once per metadata file
     schema = table.metadata.schema()
     return [
         schema.find_column_name(field.source_id) or ""

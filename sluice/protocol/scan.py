@@ -125,7 +125,7 @@ class TraceStep:
 class PlanAnswer:
     """The scan as the source will run it: what the reader gets, what EXPLAIN shows, statistics."""
 
-    #: the typed ScanSpec the reader gets, as JSON text (sluice/scan.py)
+    #: the typed ScanSpec the reader gets, as JSON text (sluice/scan/spec.py)
     scan: str
     scan_id: str
     columns: list[str]

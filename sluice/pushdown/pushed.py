@@ -1,11 +1,11 @@
 """A conjunct a source evaluates, as it crosses from planning to reading: a typed tree, not text.
 
-The same carrier holds a pushed join's ON keys (:class:`sluice.planner.joins.JoinRead`) and a
-pushed aggregate's grouping keys and arguments (:class:`sluice.planner.aggregates.Output`).
+The same carrier holds a pushed join's ON keys (:class:`sluice.scan.join.JoinRead`) and a
+pushed aggregate's grouping keys and arguments (:class:`sluice.scan.aggregation.Output`).
 
 The classifier (:mod:`sluice.pushdown.translator`, or a Flight server's answer) decides what a
 source evaluates and builds the tree; the source writes it out only when it reads
-(:meth:`sluice.scan.ScanSpec.where_sql`), through the very function EXPLAIN and the golden
+(:meth:`sluice.scan.spec.ScanSpec.where_sql`), through the very function EXPLAIN and the golden
 files call (:meth:`sluice.dialects.base.Dialect.render`), so what EXPLAIN shows is by
 construction what runs. The tree travels as JSON (the scan spec is a Spark option read by
 Python workers) in sqlglot's own serialised form (:mod:`sqlglot.serde`).

@@ -8,7 +8,7 @@ limit is applied only when every conjunct is EXACT (otherwise the client still f
 and limiting first would lose rows).
 
 A request's aggregate goes to the source's own aggregate decision
-(:meth:`Source.decide_aggregation`, the rules Spark's offers get): accepted completely, the
+(:func:`sluice.planner.aggregates.answer`, the rules Spark's offers get): accepted completely, the
 one endpoint streams the groups; refused (a conjunct not EXACT, a key or function the source
 does not answer as Spark would), the endpoints stream the filtered rows, and ``app_metadata``
 says why either way.
@@ -26,9 +26,10 @@ import pyarrow.flight as flight
 
 from sluice.flight import aggregate_json, airport, filter_json, substrait
 from sluice.flight.protocol import MAX_PARTITIONS, PROTOCOL, VERSION, Conjunct, FilterSpec, Request, RequestError
-from sluice.planner.aggregates import Aggregation, Decision
+from sluice.planner import aggregates
 from sluice.pushdown.levels import Level, Verdict
-from sluice.scan import ScanSpec
+from sluice.scan.aggregation import Aggregation, Decision
+from sluice.scan.spec import ScanSpec
 from sluice.serve.publish import PublishedTables
 from sluice.serve.tickets import TicketSigner
 from sluice.sources.base import ReadTask, Source
@@ -84,7 +85,8 @@ class Planner:
         decision = (
             None
             if request.aggregate is None
-            else source.decide_aggregation(
+            else aggregates.answer(
+                source,
                 table,
                 aggregate_json.offered(request.aggregate, table),
                 verdicts,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sluice.errors import ConfigError
+from sluice.scan.spec import ScanSpec
 from sluice.sources.base import Source
 from sluice.sources.duckdb import DuckdbSource
 from sluice.sources.flight import FlightSource
@@ -38,3 +39,15 @@ def open_source(name: str, url: str, password: str | None = None, **options: Any
             f"source {name!r}: unknown URL scheme {parsed.scheme!r} in {parsed.masked()} (known: {known})"
         )
     return SCHEMES[parsed.scheme](name, url, password=password, **options)
+
+
+def open_scan_source(spec: ScanSpec, password: str | None) -> Source:
+    """The source ``spec`` reads, built where the scan runs (a Spark worker): the spec carries the
+    URL without its password, which travels apart (sluice/spark/datasource.py)."""
+    return open_source(
+        spec.source_name,
+        spec.source_url,
+        password=password,
+        statement_timeout_s=spec.statement_timeout_s,
+        connect_timeout_s=spec.connect_timeout_s,
+    )

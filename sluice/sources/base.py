@@ -7,7 +7,7 @@ connection, so pickling is cheap and safe.
 Two families share the interface. A :class:`SqlSource` answers a scan with one remote
 SQL query per partition (its dialect renders the pushed predicates, :meth:`SqlSource.split`
 partitions the table). Other sources (Iceberg lake tables, Flight services) plan their own
-read tasks from the same :class:`~sluice.scan.ScanSpec`: its pushed predicates are text in
+read tasks from the same :class:`~sluice.scan.spec.ScanSpec`: its pushed predicates are text in
 the source's dialect, which they parse back into their own filter language.
 """
 
@@ -25,10 +25,10 @@ import pyarrow as pa
 from sluice.dialects.base import Dialect
 from sluice.errors import ConfigError, SluiceError, SourceError, TimeTravelError
 from sluice.masking import mask_text, mask_url
-from sluice.planner.aggregates import Decision, decide
-from sluice.planner.remote import build_query
 from sluice.pushdown.levels import Verdict
 from sluice.pushdown.translator import classify_conjuncts
+from sluice.scan.aggregation import Decision
+from sluice.scan.query import build_query
 from sluice.sources.unreadable import Check, check_schema, scan_checks
 from sluice.timeouts import connect_timeout
 from sluice.types import AsOf, Column, SparkType, TableSchema
@@ -37,9 +37,12 @@ from sluice.urls import parse_source_url
 if TYPE_CHECKING:
     from sqlglot import exp
 
+    from sluice.lake.catalog import LakeLocation
     from sluice.lake.pyramid import Pyramid
-    from sluice.planner.join_cost import TableStatistics
-    from sluice.scan import ScanSpec
+    from sluice.lake.vectorised import Choice
+    from sluice.protocol.scan import FiltersRequest, PlanRequest
+    from sluice.scan.spec import ScanSpec
+    from sluice.scan.statistics import TableStatistics
 
 
 @dataclass(frozen=True)
@@ -251,11 +254,12 @@ class Source(abc.ABC):
 
     def decide_aggregation(
         self, table: TableSchema, offered: dict[str, Any], filters: list[Verdict], ansi: bool, session_zone: str
-    ) -> Decision:
-        """Whether the source answers Spark's offered ``GROUP BY`` and aggregates completely, with a
-        verdict per key and function (:func:`sluice.planner.aggregates.decide`; a Flight source asks
-        its server, which asks its own source)."""
-        return decide(self, table, offered, filters, ansi, session_zone)
+    ) -> Decision | None:
+        """The source's own answer to Spark's offered ``GROUP BY`` and aggregates, or None: the
+        planner's rules decide by the source's dialect (:func:`sluice.planner.aggregates.answer`).
+        A hook, not the rules themselves, so sources stay below the planner; a source whose remote
+        end decides (a Flight server, which asks its own source) answers here."""
+        return None
 
     def name_key(self, name: str) -> str:
         """``name`` as this source compares identifiers: two names with one key are one object.
@@ -287,6 +291,28 @@ class Source(abc.ABC):
     def pruning(self, spec: ScanSpec) -> Pyramid | None:
         """What the scan skips before reading (lake tables: the pruning pyramid); None: nothing."""
         return None
+
+    @property
+    def lake(self) -> LakeLocation | None:
+        """The lake this source is, when it is one: its tables are Iceberg tables Sluice creates,
+        writes and maintains, and a commit to any lake changes what they describe. None: a
+        system Sluice reads, whose DDL and writes are :mod:`sluice.write`'s. The planner asks
+        this instead of testing the source's class, so it imports no kind of source."""
+        return None
+
+    def filters_as_read(self, table: TableSchema, verdicts: list[Verdict], request: FiltersRequest) -> list[Verdict]:
+        """The verdicts on Spark's offered conjuncts as the reader that will read ``table`` applies
+        them. Unchanged here: the source's reader applies every pushed conjunct. A lake scan that
+        Spark's vectorised Parquet reader reads applies none (it prunes; Spark filters)."""
+        return verdicts
+
+    def plan_reader(
+        self, spec: ScanSpec, request: PlanRequest, verdicts: list[Verdict]
+    ) -> tuple[Choice | None, dict[str, Any] | None]:
+        """Which reader reads ``spec`` and why, with what Spark's Parquet reader reads when it is
+        that one; (None, None) here: the source has one reader. A lake source chooses between
+        its Python reader and Spark's vectorised one (:mod:`sluice.lake.vectorised`)."""
+        return None, None
 
     def default_partitions(self, table: TableSchema) -> int:
         if self.partitions:

@@ -37,17 +37,28 @@ from sluice.flight import aggregate_json, filter_json
 from sluice.flight.auth import authorization_header
 from sluice.flight.dialect import FlightDialect
 from sluice.flight.protocol import ACTION_CAPABILITIES, Aggregate, AggregateFunction, FilterSpec, Request
-from sluice.planner import aggregates, v2
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.terms import Unsupported
+from sluice.scan import v2
+from sluice.scan.aggregation import (
+    AVERAGES,
+    AVG_REASON,
+    FILTERED,
+    Aggregation,
+    Decision,
+    Output,
+    function_label,
+    is_averaged_sum,
+    key_label,
+)
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, Source
 from sluice.timeouts import URL_OPTION, waited
 from sluice.types import Column, SparkType, TableSchema
 
 if TYPE_CHECKING:
-    from sluice.scan import ScanSpec
+    from sluice.scan.spec import ScanSpec
 
 T = TypeVar("T")
 _SCHEMES = {"grpc": "grpc+tcp", "grpc+tcp": "grpc+tcp", "grpc+tls": "grpc+tls"}
@@ -314,17 +325,17 @@ class FlightSource(Source):
     # ------------------------------------------------------------ aggregates
     def decide_aggregation(
         self, table: TableSchema, offered: dict[str, Any], filters: list[Verdict], ansi: bool, session_zone: str
-    ) -> aggregates.Decision:
+    ) -> Decision:
         """The server's answer to Spark's offered aggregation (one GetFlightInfo carrying the EXACT
         filter and the aggregate): complete when the server accepts every key and function, each
         with the server's verdict. A key or function the protocol cannot carry, a server whose
         capabilities list no aggregates, or a filter not EXACT leave the aggregation to Spark."""
         keys, functions = list(offered.get("group_by", [])), list(offered.get("aggregates", []))
-        labels = [aggregates.key_label(k) for k in keys] + [aggregates.function_label(f) for f in functions]
+        labels = [key_label(k) for k in keys] + [function_label(f) for f in functions]
         items: list[dict[str, Any] | AggregateFunction | str] = []  # an item's JSON, or why it is not sent
         averaged = offered.get("averaged") or []
         for index, item in enumerate(keys + functions):
-            if index >= len(keys) and aggregates.is_averaged_sum(item, averaged):
+            if index >= len(keys) and is_averaged_sum(item, averaged):
                 items.append(AVERAGED_SUM)
                 continue
             try:
@@ -337,18 +348,16 @@ class FlightSource(Source):
                 items.append(str(reason))
         note = self._aggregate_note(filters)
         if note is None and any(str(f.get("fn")) == "AVG" for f in functions):
-            note = aggregates.AVERAGES
+            note = AVERAGES
         sent = [item for item in items if not isinstance(item, str)]
         if AVERAGED_SUM in items:  # the aggregation is pushed whole or not at all: no server round trip
             note = AVERAGED_SUM
         # a request carries at least one function (the schema's rule): keys alone stay with Spark
-        if not any(isinstance(item, AggregateFunction) for item in sent) or (
-            note is not None and note != aggregates.AVERAGES
-        ):
+        if not any(isinstance(item, AggregateFunction) for item in sent) or (note is not None and note != AVERAGES):
             refused = [
                 Verdict(label, Level.UNSUPPORTED, note or str(why)) for label, why in zip(labels, items, strict=True)
             ]
-            return aggregates.Decision(False, tuple(refused), None, note)
+            return Decision(False, tuple(refused), None, note)
         request_keys = [item for item in sent if isinstance(item, dict)]
         request = Request(
             _path(table.schema, table.name),
@@ -379,9 +388,9 @@ class FlightSource(Source):
         if note is None and answer["accepted"] is not True:
             note = f"Flight server: {answer.get('note') or 'a key or function is not EXACT'}"
         if note is not None or len(sent) < len(items) or any(v.level is not Level.EXACT for v in verdicts):
-            return aggregates.Decision(False, tuple(verdicts), None, note)
+            return Decision(False, tuple(verdicts), None, note)
         aggregation, problem = _aggregation(table, sent, answer.get("outputs"))
-        return aggregates.Decision(aggregation is not None, tuple(verdicts), aggregation, problem)
+        return Decision(aggregation is not None, tuple(verdicts), aggregation, problem)
 
     def _aggregate_note(self, filters: list[Verdict]) -> str | None:
         """Why no aggregate is sent at all, or None."""
@@ -390,13 +399,13 @@ class FlightSource(Source):
         if not self._aggregate_functions:
             return f"the Flight server at {self.display_url} takes no aggregates (its capabilities list none)"
         if any(v.level is not Level.EXACT for v in filters):
-            return aggregates.FILTERED
+            return FILTERED
         return None
 
     def _function_json(self, function: dict[str, Any], session_zone: str, table: TableSchema) -> AggregateFunction:
         name = str(function.get("fn", "?"))
         if name == "AVG":
-            raise Unsupported(aggregates.AVG_REASON)
+            raise Unsupported(AVG_REASON)
         if name.lower() not in self._aggregate_functions:
             listed = ", ".join(sorted(self._aggregate_functions))
             raise Unsupported(f"{name} is not pushed: the Flight server's capabilities list the aggregates {listed}")
@@ -627,7 +636,7 @@ def _exact_expressions(filters: list[Verdict]) -> list[dict[str, Any]]:
     return [v.pushed.flight_expression()["expr"] for v in filters if v.level.pushed and v.pushed is not None]
 
 
-def _aggregation(table: TableSchema, sent: list[Any], outputs: Any) -> tuple[aggregates.Aggregation | None, str | None]:
+def _aggregation(table: TableSchema, sent: list[Any], outputs: Any) -> tuple[Aggregation | None, str | None]:
     """The pushed aggregation as the scan carries it (each key and argument as its filter-format
     expression, from which :func:`aggregate_json.request` writes the read's request), when
     the server streams each output in the protocol's type (:func:`aggregate_json.read_type`)."""
@@ -652,12 +661,12 @@ def _aggregation(table: TableSchema, sent: list[Any], outputs: Any) -> tuple[agg
     built = []
     for name, item, kind in zip(names, sent, [t for t in expected if t is not None], strict=True):
         if isinstance(item, dict):
-            built.append(aggregates.Output(name, kind, argument=aggregate_json.argument(item)))
+            built.append(Output(name, kind, argument=aggregate_json.argument(item)))
             continue
         argument = item.args[0] if item.args else None
         column = argument.get("column") if argument is not None else None
         built.append(
-            aggregates.Output(
+            Output(
                 name,
                 kind,
                 item.function.upper(),
@@ -666,7 +675,7 @@ def _aggregation(table: TableSchema, sent: list[Any], outputs: Any) -> tuple[agg
                 filter_json.column_name(table, column) if isinstance(column, str) else None,
             )
         )
-    return aggregates.Aggregation(tuple(built)), None
+    return Aggregation(tuple(built)), None
 
 
 def _path(schema: str | None, table: str) -> tuple[str, ...]:

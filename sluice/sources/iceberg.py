@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -42,7 +43,9 @@ from sluice.lake.answers import from_metadata
 from sluice.lake.catalog import LakeLocation, open_catalog, read_table, wants_create
 from sluice.lake.fields import file_columns, name_mapping, parse_mapping
 from sluice.lake.snapshots import snapshot_at, snapshot_schema
-from sluice.planner.aggregates import Aggregation
+from sluice.pushdown.levels import Level, Verdict
+from sluice.scan.aggregation import Aggregation
+from sluice.scan.spec import ScanSpec
 from sluice.sources.arrow import conform
 from sluice.sources.base import ReadTask, Source
 from sluice.sources.duckdb import SESSION_SETTINGS
@@ -58,8 +61,7 @@ if TYPE_CHECKING:
     from sluice.lake.deletes import DeleteReader
     from sluice.lake.pyramid import FileRead, Pyramid
     from sluice.lake.vectorised import Choice, Mode
-    from sluice.pushdown.levels import Verdict
-    from sluice.scan import ScanSpec
+    from sluice.protocol.scan import FiltersRequest, PlanRequest
 
 #: Iceberg primitive type (its string form) -> (Spark type, DuckDB type of the Arrow column)
 _TYPES = {
@@ -151,6 +153,52 @@ class IcebergSource(Source):
             raise SourceError(
                 self.name, f"lake table {spec.table.qualified_name}: planning the scan failed: {error}"
             ) from None
+
+    @property
+    def lake(self) -> LakeLocation:
+        return self.location
+
+    def filters_as_read(self, table: TableSchema, verdicts: list[Verdict], request: FiltersRequest) -> list[Verdict]:
+        """A lake scan Spark's vectorised Parquet reader will read (it keeps most of the rows)
+        applies no conjunct: the EXACT ones become INEXACT (they prune; Spark filters)."""
+        from sluice.lake.vectorised import mode_of
+
+        if not any(v.level is Level.EXACT for v in verdicts):
+            return verdicts
+        mode = mode_of(request)
+        pushed = tuple(v.pushed for v in verdicts if v.level.pushed and v.pushed is not None)
+        spec = ScanSpec.for_source(self, table, tuple(c.name for c in table.columns), where=pushed, partitions=1)
+        choice, _ = self.reader_choice(spec, mode=mode)
+        if not choice.vectorised:
+            return verdicts
+        note = "read by Spark's vectorised Parquet reader: it prunes, Spark filters"
+        return [
+            replace(v, level=Level.INEXACT, reason=f"{v.reason}; {note}") if v.level is Level.EXACT else v
+            for v in verdicts
+        ]
+
+    def plan_reader(
+        self, spec: ScanSpec, request: PlanRequest, verdicts: list[Verdict]
+    ) -> tuple[Choice, dict[str, Any] | None]:
+        """The reader the planned scan gets (:meth:`reader_choice`), with what keeps it from Spark's
+        vectorised one: the reference path, pushed aggregates or a pushed LIMIT need the Python reader."""
+        from sluice.lake.vectorised import mode_of
+
+        mode = mode_of(request)
+        blocker = None
+        if not request.pushdown:  # the reference path counts every row it reads
+            blocker = "pushdown off: the reference path reads with the Python reader, which counts its rows"
+        elif spec.aggregate is not None:
+            blocker = "aggregates pushed: the Python reader answers them"
+        elif spec.limit is not None:
+            blocker = f"LIMIT {spec.limit} pushed: the Python reader stops after it"
+        return self.reader_choice(
+            spec,
+            mode=mode,
+            blocker=blocker,
+            verdicts=verdicts,
+            parallelism=request.parallelism or 2,
+        )
 
     def reader_choice(
         self,

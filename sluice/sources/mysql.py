@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from sluice.dialects.mysql import MariadbDialect, Mysql8Dialect
 from sluice.errors import BindError, ConfigError, SourceError, no_such_table
-from sluice.planner.join_cost import TableStatistics
+from sluice.scan.statistics import TableStatistics
 from sluice.sources.arrow import conform, strict_booleans
 from sluice.sources.base import ReadTask, SqlSource, key_ranges
 from sluice.sources.rust_panics import panic_reports_held_back
@@ -31,7 +31,7 @@ from sluice.types import Column, Kind, SparkType, TableSchema
 if TYPE_CHECKING:
     import pymysql
 
-    from sluice.scan import ScanSpec
+    from sluice.scan.spec import ScanSpec
 
 #: the join compares names as bytes: MariaDB joins information_schema names case-insensitively
 #: even where the server keeps ``Cs`` and ``cs`` apart (lower_case_table_names = 0)

@@ -29,7 +29,7 @@ from sluice.timeouts import URL_OPTION, waited
 from sluice.types import Column, Kind, SparkType, TableSchema
 
 if TYPE_CHECKING:
-    from sluice.scan import ScanSpec
+    from sluice.scan.spec import ScanSpec
 
 _SIMPLE_TYPES = {
     "int2": "smallint",

@@ -31,7 +31,7 @@ from sluice.sources.sqlite_values import Unfit, decimal_array, narrowed, spark_t
 from sluice.types import Column, TableSchema
 
 if TYPE_CHECKING:
-    from sluice.scan import ScanSpec
+    from sluice.scan.spec import ScanSpec
 
 #: "no value known" in messages (None is a value: NULL)
 _NOTHING = object()

@@ -40,13 +40,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sluice.errors import BindError, SourceError
-from sluice.planner.remote import build_query
+from sluice.scan.query import build_query
 from sluice.sources.arrow import strict_booleans
 from sluice.sources.base import ReadTask
 from sluice.sources.sqlite_values import Unfit, decimal_array, narrowed
 
 if TYPE_CHECKING:
-    from sluice.scan import ScanSpec
+    from sluice.scan.spec import ScanSpec
     from sluice.sources.sqlite import SqliteSource
 
 #: the first row's literal per planned Arrow type: it fixes the type ADBC infers

@@ -27,7 +27,7 @@ from sqlglot import exp
 from sluice.types import Column, TableSchema
 
 if TYPE_CHECKING:
-    from sluice.scan import ScanSpec
+    from sluice.scan.spec import ScanSpec
 
 
 @dataclass(frozen=True)

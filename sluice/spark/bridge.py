@@ -32,7 +32,7 @@ from pyspark.java_gateway import ensure_callback_server_started
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from sluice.errors import ConfigError, SluiceError
+from sluice.errors import ConfigError, SluiceError, spark_reason
 from sluice.lake import commit
 from sluice.masking import guard_py4j_logs, mask_text
 from sluice.planner.catalog import CatalogPlanner, NoSuchTable
@@ -70,7 +70,7 @@ from sluice.protocol.scan import (
     PlanAnswer,
     PlanRequest,
 )
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.spark import errors as spark_errors
 from sluice.spark import small_reads
 from sluice.spark.datasource import SluiceReader, SluiceReaderSource, read_info
@@ -182,8 +182,6 @@ class PlannerCallback:
         except SluiceError as error:
             return _error("error", mask_text(f"{type(error).__name__}: {error}"))
         except (CapturedException, Py4JJavaError) as error:  # Spark failed the write's job: its own reason
-            from sluice.cli import spark_reason
-
             return _error("error", mask_text(f"the write failed: {spark_reason(str(error))}"))
         except Exception as error:  # noqa: BLE001 - a planner bug must fail the query clearly, not hang py4j
             _log.exception("Sluice planner failed on %s", method)

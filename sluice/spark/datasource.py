@@ -2,7 +2,7 @@
 
 Spark never sees this source by name in a query. The catalog layer
 (``io.sluice.spark.SluiceScan``) builds one of its scans for every planned Sluice scan,
-with option ``scan`` (a :class:`~sluice.scan.ScanSpec` as JSON: projection, pushed
+with option ``scan`` (a :class:`~sluice.scan.spec.ScanSpec` as JSON: projection, pushed
 filters, order, limit) and the schema to read, and returns that scan's batch to Spark.
 Nothing is negotiated here: the reader never answers Spark's ``pushFilters`` (so Spark 4.3's
 reuse of a filtered Python reader across queries cannot happen), it reads what was planned.
@@ -27,7 +27,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from sluice.errors import ConfigError
-from sluice.scan import ScanSpec, strip_password
+from sluice.scan.spec import ScanSpec, strip_password
+from sluice.sources import open_scan_source
 from sluice.sources.base import ReadTask
 
 #: the name the catalog layer looks this source up by (SluiceScan.READER)
@@ -91,12 +92,12 @@ class SluiceReader(DataSourceReader):
         self.planned: list[ReadTask] = []
 
     def partitions(self) -> Sequence[InputPartition]:
-        source = self.spec.open(self.password)
-        self.planned = self.spec.tasks(source)
+        source = open_scan_source(self.spec, self.password)
+        self.planned = source.tasks(self.spec)
         return [InputPartition(task) for task in self.planned]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        source = self.spec.open(self.password)
+        source = open_scan_source(self.spec, self.password)
         task = partition.value
         rows = nbytes = 0
         started = time.perf_counter()

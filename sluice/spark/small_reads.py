@@ -38,7 +38,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 from pyspark.sql.worker.plan_data_source_read import records_to_arrow_batches
 
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources.base import ReadTask, Source
 from sluice.spark.datasource import SluiceReader, SluiceReaderSource
 from sluice.spark.read_process import ReadProcessDied, ReadProcesses

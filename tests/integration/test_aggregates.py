@@ -16,6 +16,7 @@ import collections
 
 import pytest
 
+from sluice.sources import open_scan_source
 from tests.edge_data import COLUMNS
 from tests.sources import BY_NAME, EDGE_TABLES, MYSQL_URL, mariadb
 
@@ -314,7 +315,7 @@ def test_lake_count_is_answered_from_file_metadata(fed) -> None:
     ):  # text bounds may be truncated: read
         spec = fed.plan(query).scans[0].spec
         assert spec.aggregate is not None
-        tasks = spec.open(None).tasks(spec)
+        tasks = open_scan_source(spec, None).tasks(spec)
         assert ("metadata_answer" in tasks[0].request and '"files": []' in tasks[0].request) == from_metadata, tasks[
             0
         ].request[:300]

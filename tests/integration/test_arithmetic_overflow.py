@@ -151,7 +151,7 @@ def _source_outcome(federation: Federation, table: str, predicate: str) -> tuple
     source = federation._sources["src"]
     try:
         ids = frozenset(
-            i for task in scan.spec.tasks(source) for batch in source.read(task) for i in batch.column(0).to_pylist()
+            i for task in source.tasks(scan.spec) for batch in source.read(task) for i in batch.column(0).to_pylist()
         )
     except Exception:  # noqa: BLE001 - the source's overflow error, whatever its driver calls it
         return level, "error"

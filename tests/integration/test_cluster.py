@@ -228,8 +228,8 @@ def test_scan_specs_carry_absolute_file_paths(tmp_path: Path, monkeypatch: pytes
     user wrote stays what is shown."""
     import duckdb
 
-    from sluice.scan import ScanSpec
-    from sluice.sources import open_source
+    from sluice.scan.spec import ScanSpec
+    from sluice.sources import open_scan_source, open_source
 
     monkeypatch.chdir(tmp_path)
     lite = sqlite3.connect("shop.db")
@@ -244,5 +244,5 @@ def test_scan_specs_carry_absolute_file_paths(tmp_path: Path, monkeypatch: pytes
         spec = ScanSpec.for_source(source, source.describe(None, "t"), ("id",))
         assert (spec.source_url, source.url) == (absolute, url)
         monkeypatch.chdir(tmp_path.parent)  # where an executor would be
-        spec.open(None).check()
+        open_scan_source(spec, None).check()
         monkeypatch.chdir(tmp_path)

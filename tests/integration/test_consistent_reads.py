@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from sluice import Federation, SourceError
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from tests.sources import PG_URL
 
@@ -100,8 +100,8 @@ def test_a_partitioned_read_sees_one_snapshot_while_a_writer_moves_and_inserts_r
     source = open_source("snap", PG_URL)
     assert (
         len(
-            ScanSpec.for_source(source, source.describe(SCHEMA, "accounts"), ("id",), partitions=PARTITIONS).tasks(
-                source
+            source.tasks(
+                ScanSpec.for_source(source, source.describe(SCHEMA, "accounts"), ("id",), partitions=PARTITIONS)
             )
         )
         == PARTITIONS
@@ -147,7 +147,7 @@ def test_a_partition_arriving_after_the_holder_ended_fails_instead_of_reading_an
     partition fails naming the reason rather than reading at a newer snapshot."""
     source = open_source("snap", PG_URL, partitions=2, statement_timeout_s=2)
     table = source.describe(SCHEMA, "accounts")
-    tasks = ScanSpec.for_source(source, table, ("id",), partitions=2).tasks(source)
+    tasks = source.tasks(ScanSpec.for_source(source, table, ("id",), partitions=2))
     assert len(tasks) == 2 and tasks[0].snapshot_group == tasks[1].snapshot_group and tasks[0].group_size == 2
     first = sum(batch.num_rows for batch in source.read(tasks[0]))
     assert 0 < first < ROWS
@@ -158,7 +158,7 @@ def test_a_partition_arriving_after_the_holder_ended_fails_instead_of_reading_an
 
 def test_an_unsplit_read_needs_no_holder(accounts) -> None:
     source = open_source("snap", PG_URL, partitions=1)
-    (task,) = ScanSpec.for_source(source, source.describe(SCHEMA, "accounts"), ("id",)).tasks(source)
+    (task,) = source.tasks(ScanSpec.for_source(source, source.describe(SCHEMA, "accounts"), ("id",)))
     assert task.snapshot_group is None
     assert sum(batch.num_rows for batch in source.read(task)) == ROWS
 

@@ -47,7 +47,7 @@ def _spark_truth(fed, table: str, predicates: list[str]) -> list[dict[int, objec
 def _remote_ids(fed, source: str, spec) -> set[int]:  # type: ignore[no-untyped-def]
     """Run the scan's read tasks through the source's own reader, outside Spark."""
     reader = fed._sources[source]
-    return {i for task in spec.tasks(reader) for batch in reader.read(task) for i in batch.column(0).to_pylist()}
+    return {i for task in reader.tasks(spec) for batch in reader.read(task) for i in batch.column(0).to_pylist()}
 
 
 @pytest.mark.parametrize("source", sorted(EDGE_TABLES))

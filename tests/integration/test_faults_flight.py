@@ -25,7 +25,7 @@ import pytest
 
 from sluice import Federation
 from sluice.errors import SourceError
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources.flight import FlightSource
 from tests.integration.test_flight_load import make_events_db
 

@@ -39,7 +39,8 @@ from sluice.lake.catalog import LakeLocation, load_table, open_catalog
 from sluice.lake.commit import JOB_PROPERTY, WrittenFiles, collect_data_files, commit_data_files
 from sluice.lake.ingest import ingest
 from sluice.lake.partitioning import partition_columns
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
+from sluice.sources import open_scan_source
 from sluice.sources.base import ReadTask
 from sluice.sources.iceberg import IcebergSource
 from tests.integration.test_lake_ingest import data_files, leftovers, local, quiet, readings
@@ -317,7 +318,7 @@ def test_a_data_file_deleted_after_planning_fails_the_read(
 ) -> None:
     """Both read paths: files streamed as they are, and files filtered by DuckDB."""
     [scan] = lake_fed.plan(query).scans
-    source = scan.spec.open(None)
+    source = open_scan_source(scan.spec, None)
     tasks = source.tasks(scan.spec)
     files = planned_files(tasks)
     gone = files[len(files) // 2]

@@ -23,6 +23,7 @@ import psycopg
 import pytest
 
 from sluice import Federation, SourceError
+from sluice.sources import open_scan_source
 from sluice.sources.base import ReadTask, Source
 from tests.faults import TcpProxy, kill_mariadb, mariadb_connection, terminate_postgres, wait_for
 from tests.sources import MYSQL_SERVER
@@ -85,8 +86,8 @@ def servers(pg_url: str, mysql_url: str) -> Iterator[dict[str, str]]:
 def _reader(fed: Federation, query: str, password: str | None = None) -> tuple[Source, list[ReadTask]]:
     """What a Spark task gets for the query's only scan: a fresh source and its read tasks."""
     spec = fed.plan(query).scans[0].spec
-    source = spec.open(password)
-    return source, spec.tasks(source)
+    source = open_scan_source(spec, password)
+    return source, source.tasks(spec)
 
 
 def _spark_failure(action: Callable[[], object]) -> str:

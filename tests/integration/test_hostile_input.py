@@ -29,7 +29,7 @@ from sqlglot import exp
 from sluice import Federation
 from sluice.pushdown.levels import Level
 from sluice.pushdown.translator import MAX_PUSHED_CHARS
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from tests.plans import stated
 from tests.sources import MYSQL_SERVER, PG_URL, mariadb
 
@@ -238,7 +238,7 @@ def _cases() -> list[Case]:
 def _read(federation: Federation, scan) -> set[int]:  # type: ignore[no-untyped-def]
     """The ids a scan's pushed query returns, read through its source as a Spark task would."""
     source = federation._sources[scan.source]
-    return {v for task in scan.spec.tasks(source) for batch in source.read(task) for v in batch.column(0).to_pylist()}
+    return {v for task in source.tasks(scan.spec) for batch in source.read(task) for v in batch.column(0).to_pylist()}
 
 
 @pytest.mark.parametrize("source", SOURCES)
@@ -321,7 +321,7 @@ def test_an_in_list_of_100000_values_is_pushed_whole(hostile: Federation, source
     [verdict] = real.classify(table, [numbers], "UTC")
     assert verdict.level is Level.EXACT and len(verdict.remote_sql) < MAX_PUSHED_CHARS
     spec = ScanSpec.for_source(real, table, ("id",), where=(verdict.pushed,))
-    ids = sorted(v for task in spec.tasks(real) for batch in real.read(task) for v in batch.column(0).to_pylist())
+    ids = sorted(v for task in real.tasks(spec) for batch in real.read(task) for v in batch.column(0).to_pylist())
     assert ids == list(range(0, ROWS_BIG, 2))
 
 

@@ -44,7 +44,7 @@ def test_primary_key_ranges_cover_every_row_once(spark, my_tables: str) -> None:
     split.attach("my", my_tables, partitions=4)
     query = "SELECT n FROM my.sluice_test.numbers WHERE word = 'even'"
     scan = split.plan(query).scans[0]
-    assert len(scan.spec.tasks(split._sources["my"])) == 4
+    assert len(split._sources["my"].tasks(scan.spec)) == 4
     assert split.sql(query).count() == 0  # 'even' = 'Even' under utf8mb4_general_ci, not in Spark
     rows = [r.n for r in split.sql("SELECT n FROM my.sluice_test.numbers WHERE word = 'Even'").collect()]
     assert sorted(rows) == list(range(2, 1001, 2))

@@ -50,7 +50,7 @@ def test_sqlite_partitions_cover_every_row_once(spark, edge_tables) -> None:  # 
     split = Federation(spark=spark)
     split.attach("lite", "sqlite:///" + edge_tables["sqlite_path"], partitions=4)
     scan = split.plan("SELECT id FROM lite.edge WHERE i > 0").scans[0]
-    assert len(scan.spec.tasks(split._sources["lite"])) == 4
+    assert len(split._sources["lite"].tasks(scan.spec)) == 4
     rows = sorted(r.id for r in split.sql("SELECT id FROM lite.edge WHERE i > 0").collect())
     assert rows == sorted(r.id for r in split.sql("SELECT id FROM lite.edge WHERE i > 0", pushdown=False).collect())
     assert len(rows) == len(set(rows))
@@ -69,7 +69,7 @@ def test_postgres_block_ranges_cover_every_row_once(spark, pg_url) -> None:  # t
     split.attach("pg", pg_url, partitions=4)
     query = "SELECT id FROM pg.sluice_test.wide WHERE v >= '8'"
     scan = split.plan(query).scans[0]
-    tasks = scan.spec.tasks(split._sources["pg"])
+    tasks = split._sources["pg"].tasks(scan.spec)
     assert len(tasks) == 4 and all("ctid" in task.request for task in tasks)
     rows = [r.id for r in split.sql(query).collect()]
     with psycopg.connect(pg_url) as connection:

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
+from sluice.sources import open_scan_source
 from sluice.sources.base import SqlSource
 from tests.sources import BY_NAME, EDGE_TABLES
 
@@ -46,7 +47,7 @@ def test_the_scan_spec_carries_trees_and_explain_shows_what_the_source_runs(fed,
     assert not [t for t in texts if " " in t or any(r in t for r in rendered)], texts  # no SQL text, only tree parts
 
     spec = ScanSpec.from_json(scan.spec.to_json())  # as a Spark worker reads it
-    reader = spec.open(None)
+    reader = open_scan_source(spec, None)
     tasks = reader.tasks(spec)
     expected = sorted(row.id for row in fed.sql(query).collect())
     read = sorted(v for task in tasks for batch in reader.read(task) for v in batch.column(0).to_pylist())

@@ -6,7 +6,8 @@ import pytest
 
 from sluice.planner import aggregates
 from sluice.pushdown.levels import Level, Verdict
-from sluice.scan import ScanSpec
+from sluice.scan.aggregation import Decision
+from sluice.scan.spec import ScanSpec
 from sluice.sources.duckdb import DuckdbSource
 from sluice.sources.mysql import MysqlSource
 from sluice.sources.postgres import PostgresSource
@@ -114,7 +115,7 @@ def test_the_sum_spark_makes_of_an_avg_follows_avgs_double_sum() -> None:
     integers of 16 bits or fewer; a user's SUM(i) beside no AVG is pushed as before."""
     table = TableSchema("pg", "public", "t", (*PG_TABLE.columns, _column("s", "smallint", "smallint")))
 
-    def rewritten(column: str, distinct: bool = False) -> aggregates.Decision:
+    def rewritten(column: str, distinct: bool = False) -> Decision:
         offered = {
             "group_by": [],
             "aggregates": [fn("SUM", column, distinct=distinct), fn("COUNT", column, distinct=distinct)],

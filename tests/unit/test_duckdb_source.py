@@ -15,10 +15,10 @@ import pytest
 import sqlglot
 
 from sluice.errors import BindError, ConfigError, SourceError
-from sluice.planner.remote import OrderKey
 from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.translator import Translator
-from sluice.scan import ScanSpec
+from sluice.scan.query import OrderKey
+from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.base import ReadTask
 from sluice.sources.duckdb import DuckdbSource
@@ -38,7 +38,7 @@ def _file(path: Path, *statements: str) -> str:
 
 
 def _ids(source: DuckdbSource, spec: ScanSpec) -> list[int]:
-    return [v for task in spec.tasks(source) for batch in source.read(task) for v in batch.column(0).to_pylist()]
+    return [v for task in source.tasks(spec) for batch in source.read(task) for v in batch.column(0).to_pylist()]
 
 
 def test_urls(tmp_path: Path) -> None:
@@ -96,12 +96,12 @@ def test_a_writer_in_this_process_is_reported(tmp_path: Path) -> None:
 _READER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {root!r})
-    from sluice.scan import ScanSpec
+    from sluice.scan.spec import ScanSpec
     from sluice.sources.duckdb import DuckdbSource
     source = DuckdbSource("d", {url!r})
     source.batch_rows = 1000
     table = source.describe(None, "t")
-    (task,) = ScanSpec.for_source(source, table, ("id",)).tasks(source)
+    (task,) = source.tasks(ScanSpec.for_source(source, table, ("id",)))
     batches = source.read(task)
     rows = next(batches).num_rows
     print("reading", flush=True)
@@ -178,7 +178,7 @@ def test_catalog_types_and_reads(tmp_path: Path) -> None:
     assert not table.column("bo").nullable and table.column("i").nullable
     assert {c.name for c in table.columns if c.unpushable} == {"m", "iv", "tsn"}
     spec = ScanSpec.for_source(source, table, tuple(types))
-    (row,) = [r for task in spec.tasks(source) for batch in source.read(task) for r in batch.to_pylist()]
+    (row,) = [r for task in source.tasks(spec) for batch in source.read(task) for r in batch.to_pylist()]
     assert row["h"] == Decimal("99999999999999999999999999999999999999") and row["ub"] == Decimal(18446744073709551615)
     assert (row["ut"], row["us"], row["ui"], row["uh"]) == (255, 65535, 4294967295, Decimal(5))
     assert row["d"] == Decimal("12345678901234.5678") and row["v"] == "ß😀" and row["c"] == "a"
@@ -266,7 +266,7 @@ def test_collated_text_is_pushed_exactly(tmp_path: Path, collation: str) -> None
         ("s",),
         order=(OrderKey("s", descending=False, nulls_first=True),),
     )
-    assert [v for task in ordered.tasks(source) for b in source.read(task) for v in b.column(0).to_pylist()] == sorted(
+    assert [v for task in source.tasks(ordered) for b in source.read(task) for v in b.column(0).to_pylist()] == sorted(
         TEXTS, key=str.encode
     )
 
@@ -280,7 +280,7 @@ def test_rowid_ranges_cover_every_row_once(tmp_path: Path) -> None:
     source = DuckdbSource("d", url)
     table = source.describe(None, "t")
     spec = ScanSpec.for_source(source, table, ("id",), partitions=4)
-    assert len(spec.tasks(source)) == 4
+    assert len(source.tasks(spec)) == 4
     ids = _ids(source, spec)
     assert sorted(ids) == [i for i in range(10000) if i % 7 and not 3000 <= i <= 5000]
 

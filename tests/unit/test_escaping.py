@@ -23,7 +23,7 @@ from sluice.dialects.sqlite import SqliteDialect
 from sluice.pushdown.levels import Level
 from sluice.pushdown.terms import Translation
 from sluice.pushdown.translator import Translator
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources.duckdb import DuckdbSource
 from sluice.sources.sqlite import SqliteSource
 from sluice.types import Column, SparkType, TableSchema
@@ -233,7 +233,7 @@ def test_real_engines_return_exactly_the_rows_spark_selects(tmp_path, make) -> N
             assert "NUL" in verdict.reason or "surrogate" in verdict.reason, (label, verdict.reason)
             continue
         spec = ScanSpec.for_source(source, table, ("id",), where=(verdict.pushed,))
-        ids = {v for task in spec.tasks(source) for batch in source.read(task) for v in batch.column(0).to_pylist()}
+        ids = {v for task in source.tasks(spec) for batch in source.read(task) for v in batch.column(0).to_pylist()}
         if verdict.level is Level.EXACT:
             assert ids == expected, (label, verdict.remote_sql[:200])
         else:
@@ -241,7 +241,7 @@ def test_real_engines_return_exactly_the_rows_spark_selects(tmp_path, make) -> N
         pushed += 1
     assert pushed > len(cases) * 0.9
     whole = ScanSpec.for_source(source, table, ("id",))
-    assert sum(batch.num_rows for task in whole.tasks(source) for batch in source.read(task)) == len(
+    assert sum(batch.num_rows for task in source.tasks(whole) for batch in source.read(task)) == len(
         ROWS
     )  # table intact
 
@@ -283,6 +283,6 @@ def test_sqlite_file_returns_the_hostile_rows_through_hostile_names(tmp_path) ->
         predicate = exp.EQ(this=exp.column(name, quoted=True), expression=exp.Literal.string(f"{name}=1"))
         [verdict] = source.classify(table, [predicate], "UTC")
         spec = ScanSpec.for_source(source, table, ("id", name), where=(verdict.pushed,))
-        ids = [v for task in spec.tasks(source) for batch in source.read(task) for v in batch.column(0).to_pylist()]
+        ids = [v for task in source.tasks(spec) for batch in source.read(task) for v in batch.column(0).to_pylist()]
         assert ids == [1], name
     assert sqlite3.connect(path).execute('SELECT count(*) FROM "we""ird; tab"').fetchone()[0] == 3

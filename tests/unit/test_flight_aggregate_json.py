@@ -15,6 +15,7 @@ from sluice.flight import aggregate_json, protocol
 from sluice.flight.protocol import Aggregate, AggregateFunction, RequestError
 from sluice.planner import aggregates
 from sluice.pushdown.levels import Level
+from sluice.scan.aggregation import Aggregation, Output, key_label
 from sluice.sources.postgres import PostgresSource
 from sluice.types import SparkType
 
@@ -73,19 +74,19 @@ def test_the_server_decides_with_the_source_s_rules() -> None:
         (_MOD, {"column": "c"}),
         (AggregateFunction("count_star"), AggregateFunction("sum", ({"column": "d"},))),
     )
-    decision = source.decide_aggregation(PG, aggregate_json.offered(aggregate, PG), [], True, "UTC")
+    decision = aggregates.answer(source, PG, aggregate_json.offered(aggregate, PG), [], True, "UTC")
     assert decision.complete, decision.verdicts
     assert decision.aggregation is not None
     assert [o.type for o in decision.aggregation.outputs] == [
         aggregate_json.read_type(item, PG) for item in (*aggregate.group_by, *aggregate.aggregates)
     ]
     floats = Aggregate(({"column": "f"},), (AggregateFunction("count_star"),))
-    refused = source.decide_aggregation(PG, aggregate_json.offered(floats, PG), [], True, "UTC")
+    refused = aggregates.answer(source, PG, aggregate_json.offered(floats, PG), [], True, "UTC")
     assert not refused.complete and refused.verdicts[0].level is Level.UNSUPPORTED
     assert "-0.0" in refused.verdicts[0].reason
     untyped = Aggregate((_SUBSTRING,), (AggregateFunction("count_star"),))
-    refused = source.decide_aggregation(PG, aggregate_json.offered(untyped, PG), [], True, "UTC")
-    assert not refused.complete and refused.verdicts[0].sql == aggregates.key_label({"refused": ""})
+    refused = aggregates.answer(source, PG, aggregate_json.offered(untyped, PG), [], True, "UTC")
+    assert not refused.complete and refused.verdicts[0].sql == key_label({"refused": ""})
 
 
 def test_a_request_with_an_aggregate_round_trips() -> None:
@@ -104,14 +105,12 @@ def test_the_read_s_request_is_written_from_the_scan_s_outputs() -> None:
     """A Flight scan carries its aggregate as outputs (a key, or a function over its argument's
     filter-format expression), serialised with the scan; the read's request is written from them."""
     outputs = (
-        aggregates.Output("k0", SparkType("int"), argument=aggregate_json.argument(_MOD)),
-        aggregates.Output("k1", SparkType("bigint"), "COUNT_STAR"),
-        aggregates.Output(
-            "k2", SparkType("bigint"), "COUNT", aggregate_json.argument({"column": "s"}), True, column="s"
-        ),
+        Output("k0", SparkType("int"), argument=aggregate_json.argument(_MOD)),
+        Output("k1", SparkType("bigint"), "COUNT_STAR"),
+        Output("k2", SparkType("bigint"), "COUNT", aggregate_json.argument({"column": "s"}), True, column="s"),
     )
-    aggregation = aggregates.Aggregation(outputs)
-    carried = aggregates.Aggregation.from_dict(json.loads(json.dumps(aggregation.to_dict())))
+    aggregation = Aggregation(outputs)
+    carried = Aggregation.from_dict(json.loads(json.dumps(aggregation.to_dict())))
     assert carried == aggregation
     assert aggregate_json.request(carried) == Aggregate(
         (_MOD,), (AggregateFunction("count_star"), AggregateFunction("count", ({"column": "s"},), True)), True

@@ -18,7 +18,7 @@ from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
 from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.translator import Translator
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from tests.unit.tables import DUCKDB_TABLE, MYSQL_TABLE, PG_TABLE, SQLITE_TABLE
 from tests.unit.test_classification import CASES
 

@@ -13,7 +13,9 @@ from sluice.protocol.codec import decode
 from sluice.protocol.scan import JoinRequest
 from sluice.pushdown.levels import Level
 from sluice.pushdown.pushed import Pushed
-from sluice.scan import ScanSpec
+from sluice.scan.join import JoinRead, Output
+from sluice.scan.spec import ScanSpec
+from sluice.scan.statistics import TableStatistics
 from sluice.sources.duckdb import DuckdbSource
 from sluice.sources.mysql import MysqlSource
 from sluice.sources.postgres import PostgresSource
@@ -269,7 +271,7 @@ def test_sqlite_int_keys_are_refused_strict_bigint_keys_pushed() -> None:
     assert strict.join is not None and 'ON ("sluice_l0" = "sluice_r0")' in strict.join.query(LITE, ("id", "id_1"))
 
 
-def _cost_join(kind: str = "INNER", rows: tuple[int, int] = (1_000_000, 100_000)) -> joins.JoinRead:
+def _cost_join(kind: str = "INNER", rows: tuple[int, int] = (1_000_000, 100_000)) -> JoinRead:
     """bench's shape: orders (1% filter on status) joined with customers on customer_id = id."""
     orders = TableSchema(
         "my",
@@ -290,15 +292,15 @@ def _cost_join(kind: str = "INNER", rows: tuple[int, int] = (1_000_000, 100_000)
         row_estimate=rows[1],
     )
     status = Pushed(tree=sqlglot.parse_one("`status` = 'refunded'", read="mysql"))
-    outputs = (joins.Output("id", "left", "id"), joins.Output("id_1", "right", "id"))
-    return joins.JoinRead(kind, orders, customers, (status,), (), ("id", "customer_id"), ("id",), (), outputs)
+    outputs = (Output("id", "left", "id"), Output("id_1", "right", "id"))
+    return JoinRead(kind, orders, customers, (status,), (), ("id", "customer_id"), ("id",), (), outputs)
 
 
 KEYS = {"left": ("customer_id",), "right": ("id",)}
 
 
-def _stats(indexed: set[str], histograms: tuple[str, ...] = ()) -> join_cost.TableStatistics:
-    return join_cost.TableStatistics(
+def _stats(indexed: set[str], histograms: tuple[str, ...] = ()) -> TableStatistics:
+    return TableStatistics(
         frozenset(indexed),
         frozenset(histograms),
         "`ANALYZE TABLE db.{table} PERSISTENT FOR COLUMNS ({columns}) INDEXES ()`",

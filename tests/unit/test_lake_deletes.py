@@ -27,7 +27,7 @@ from sluice.errors import SourceError
 from sluice.lake.catalog import LakeLocation, open_catalog
 from sluice.lake.deletes import EQUALITY, POSITION, DeleteIndex, DeleteRef, equality_deleted, live_rows
 from sluice.pushdown.pushed import Pushed
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from tests.lake_deletes import commit_deletes, data_files, equality_deletes, position_deletes
 
@@ -223,7 +223,7 @@ def _read(url: str, columns: tuple[str, ...], where: tuple[str, ...] = (), batch
     return sorted(
         (
             tuple(row.values())
-            for task in spec.tasks(source)
+            for task in source.tasks(spec)
             for batch in source.read(task)
             for row in batch.to_pylist()
         ),

@@ -18,7 +18,7 @@ import sqlglot
 
 from sluice.lake.catalog import LakeLocation, open_catalog
 from sluice.pushdown.pushed import Pushed
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from tests.null_partitions import TRANSFORMS, rows, write_tables
 
@@ -72,7 +72,7 @@ def test_null_partition_values_prune_without_dropping_or_crashing(lake: str, tab
             source, described, ("id",), where=(Pushed(tree=sqlglot.parse_one(predicate, read="duckdb")),)
         )
         got = sorted(
-            i for task in spec.tasks(source) for batch in source.read(task) for i in batch.column(0).to_pylist()
+            i for task in source.tasks(spec) for batch in source.read(task) for i in batch.column(0).to_pylist()
         )
         assert got == _expected(predicate), predicate
         kept_files.append(source.pruning(spec).tiers[1].kept)

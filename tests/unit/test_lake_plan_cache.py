@@ -22,7 +22,7 @@ from sluice.lake import pyramid
 from sluice.lake.catalog import LakeLocation, open_catalog
 from sluice.lake.vectorised import Mode
 from sluice.pushdown.pushed import Pushed
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.iceberg import IcebergSource
 from sluice.types import AsOf
@@ -56,7 +56,7 @@ def _spec(
 
 
 def _ids(source: IcebergSource, spec: ScanSpec) -> list[int]:
-    return sorted(i for task in spec.tasks(source) for batch in source.read(task) for i in batch.column(0).to_pylist())
+    return sorted(i for task in source.tasks(spec) for batch in source.read(task) for i in batch.column(0).to_pylist())
 
 
 def _source(url: str) -> IcebergSource:
@@ -77,7 +77,7 @@ def test_one_scan_prunes_once_for_the_reader_choice_the_plan_and_the_tasks(
     spec = _spec(source, ("id",), where)
     choice, _ = source.reader_choice(spec, mode=Mode())
     assert choice.reader == "python"  # a three-row table
-    tasks = spec.tasks(source)
+    tasks = source.tasks(spec)
     assert source.pruning(spec).bytes_read < source.pruning(_spec(source, ("id", "x"), where)).bytes_read
     assert pruned[0] == 1
     assert loaded[0] == 1  # the metadata file is parsed once, however often the table is asked for

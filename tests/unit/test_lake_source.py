@@ -12,7 +12,7 @@ import sqlglot
 from sluice.errors import BindError, ConfigError, SourceError, TimeTravelError
 from sluice.lake.catalog import LakeLocation, open_catalog
 from sluice.pushdown.pushed import Pushed
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from sluice.types import AsOf
 from tests.small_lake import small_lake
@@ -31,7 +31,7 @@ def _pushed(where: tuple[str, ...]) -> tuple[Pushed, ...]:
 def _read(url: str, where: tuple[str, ...] = ()) -> list[int]:
     source = open_source("lake", url)
     spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("id",), where=_pushed(where))
-    return sorted(i for task in spec.tasks(source) for batch in source.read(task) for i in batch.column(0).to_pylist())
+    return sorted(i for task in source.tasks(spec) for batch in source.read(task) for i in batch.column(0).to_pylist())
 
 
 def test_reads_and_filters(lake: str) -> None:
@@ -69,7 +69,7 @@ def test_a_lake_under_an_odd_folder_name_opens_there(tmp_path: Path, folder: str
 def test_a_lost_data_file_is_an_error_not_a_short_answer(lake: str) -> None:
     source = open_source("lake", lake)
     spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("id",))
-    (task,) = spec.tasks(source)
+    (task,) = source.tasks(spec)
     for path in {read["path"] for read in __import__("json").loads(task.request)["files"]}:
         os.remove(path.removeprefix("file://"))
     with pytest.raises(SourceError, match=r"lake table lake\.ns\.t \(snapshot \d+\): data file \S+ is missing"):
@@ -95,7 +95,7 @@ def _read_at(url: str, as_of: AsOf | None, column: str, where: tuple[str, ...] =
     table = source.describe("ns", "t") if as_of is None else source.describe_as_of("ns", "t", as_of)
     spec = ScanSpec.for_source(source, table, ("id", column), where=_pushed(where))
     return sorted(
-        tuple(row.values()) for task in spec.tasks(source) for batch in source.read(task) for row in batch.to_pylist()
+        tuple(row.values()) for task in source.tasks(spec) for batch in source.read(task) for row in batch.to_pylist()
     )
 
 
@@ -154,7 +154,7 @@ def test_files_without_field_ids_are_read_through_the_name_mapping(tmp_path: Pat
     spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("id",), where=_pushed(("\"place\" > 'zzz'",)))
     assert source.pruning(spec).tiers[-1].kept == 0  # the old name's statistics prune the new name
     spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("extra",))
-    assert [v for task in spec.tasks(source) for b in source.read(task) for v in b.column(0).to_pylist()] == [
+    assert [v for task in source.tasks(spec) for b in source.read(task) for v in b.column(0).to_pylist()] == [
         None,
         None,
     ]

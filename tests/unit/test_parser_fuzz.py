@@ -28,11 +28,11 @@ from sluice.errors import ConfigError
 from sluice.flight import filter_json
 from sluice.flight.protocol import RequestError, parse_request
 from sluice.masking import mask_text
-from sluice.planner.remote import build_query
 from sluice.pushdown import nesting
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.terms import paren
 from sluice.pushdown.translator import MAX_PUSHED_CHARS, classify_conjuncts
+from sluice.scan.query import build_query
 
 pytestmark = pytest.mark.unit
 
@@ -99,7 +99,7 @@ def test_numbers_and_types_spark_would_not_read_are_left_to_it(predicate: str) -
 def test_thousands_of_flat_terms_are_classified_and_sent_as_shallow_sql(
     connector: type[exp.Connector], term: str
 ) -> None:
-    """2,000 terms of one connective, grouped balanced as sluice.planner.v2 groups the flat
+    """2,000 terms of one connective, grouped balanced as sluice.scan.v2 groups the flat
     chains Spark's V2 expressions carry: the pushed SQL nests a dozen levels, and SQLite
     (which refuses 1,000 levels of AND) runs it."""
     terms = [sqlglot.parse_one(term.format(k=k), read="spark") for k in range(2000)]

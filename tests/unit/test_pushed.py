@@ -1,4 +1,4 @@
-"""The typed boundary (sluice/pushdown/pushed.py, sluice/scan.py): what a scan carries to its
+"""The typed boundary (sluice/pushdown/pushed.py, sluice/scan/spec.py): what a scan carries to its
 reader survives JSON as a tree, renders as the classifier's SQL did, and holds no SQL text."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import sqlglot
 
 from sluice.dialects.mysql import MariadbDialect
 from sluice.dialects.postgres import PostgresDialect
-from sluice.planner.remote import OrderKey
 from sluice.pushdown.pushed import Pushed
 from sluice.pushdown.translator import classify_conjuncts
-from sluice.scan import ScanSpec
+from sluice.scan.query import OrderKey
+from sluice.scan.spec import ScanSpec
 from tests.unit.tables import MYSQL_TABLE, PG_TABLE
 
 PREDICATES = [

@@ -9,8 +9,8 @@ import pytest
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from sluice.planner.aggregates import Aggregation
-from sluice.scan import ScanSpec
+from sluice.scan.aggregation import Aggregation
+from sluice.scan.spec import ScanSpec
 from sluice.sources.base import ReadTask
 from sluice.spark import small_reads
 from sluice.spark.datasource import SluiceReaderSource

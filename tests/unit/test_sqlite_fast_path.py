@@ -16,9 +16,9 @@ import pytest
 import sqlglot
 
 from sluice.errors import SourceError
-from sluice.planner.remote import OrderKey
 from sluice.pushdown.pushed import Pushed
-from sluice.scan import ScanSpec
+from sluice.scan.query import OrderKey
+from sluice.scan.spec import ScanSpec
 from sluice.sources.sqlite import SqliteSource
 
 DDL = "CREATE TABLE t (i INTEGER, b BOOLEAN, r REAL, n NUMERIC, s TEXT, d DATE, ts DATETIME, bl BLOB, a)"

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 from sluice.errors import SourceError
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 from sluice.sources.sqlite import SqliteSource
 from sluice.sources.sqlite_values import spark_type_for
 

@@ -15,7 +15,7 @@ import pytest
 
 from sluice.errors import ConfigError
 from sluice.masking import mask_url
-from sluice.scan import strip_password
+from sluice.scan.spec import strip_password
 from sluice.sources import open_source
 from sluice.urls import parse_url, url_secrets
 

@@ -14,10 +14,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from sluice.planner.aggregates import Aggregation, Decision
-from sluice.planner.remote import OrderKey
 from sluice.protocol.scan import PlanRequest
 from sluice.pushdown.levels import Verdict
+from sluice.scan.aggregation import Aggregation, Decision
+from sluice.scan.query import OrderKey
 from sluice.sources.base import Source
 from sluice.types import TableSchema
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from sluice.planner import passthrough, v2
+from sluice.planner import passthrough
 from sluice.planner.rules.base import Draft, Rule, Step
 from sluice.pushdown.levels import Level, Verdict
 from sluice.pushdown.terms import Unsupported
+from sluice.scan import v2
 from sluice.sources.base import Source
 from sluice.types import TableSchema
 

@@ -14,19 +14,20 @@ from sluice.planner.rules.base import Draft, Rule, Step
 from sluice.protocol.codec import JsonObject
 from sluice.protocol.scan import ScanRequest
 from sluice.pushdown.levels import Verdict
+from sluice.scan.aggregation import Decision
 from sluice.sources.base import Source
 from sluice.types import table_from_dict
 
 
-def decide(source: Source, request: ScanRequest, offered: JsonObject) -> aggregates.Decision:
+def decide(source: Source, request: ScanRequest, offered: JsonObject) -> Decision:
     """The decision on the aggregation Spark offers the request's scan."""
     if request.join is not None:
-        return aggregates.Decision(False, (), None, "aggregates over a pushed join: Spark aggregates the joined rows")
+        return Decision(False, (), None, "aggregates over a pushed join: Spark aggregates the joined rows")
     table = table_from_dict(request.table["table"])
     if table.query is not None:
-        return aggregates.Decision(False, (), None, passthrough.AGGREGATE_NOTE)
+        return Decision(False, (), None, passthrough.AGGREGATE_NOTE)
     filters = [Verdict.from_dict(v) for v in request.verdicts]
-    return source.decide_aggregation(table, offered, filters, request.ansi, request.zone)
+    return aggregates.answer(source, table, offered, filters, request.ansi, request.zone)
 
 
 class PushAggregates(Rule):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sluice.planner import passthrough, v2
-from sluice.planner.remote import OrderKey
+from sluice.planner import passthrough
 from sluice.planner.rules.base import Draft, Rule, Step
 from sluice.pushdown.levels import Level
 from sluice.pushdown.terms import Unsupported
 from sluice.pushdown.translator import Translator
+from sluice.scan import v2
+from sluice.scan.query import OrderKey
 from sluice.types import Kind
 
 #: the kinds whose order a source may share with Spark (still subject to the dialect's checks)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sluice.planner import runtime, v2
+from sluice.planner import runtime
 from sluice.planner.rules.base import Draft, Rule, Step
 from sluice.pushdown.terms import Unsupported
+from sluice.scan import v2
 
 
 class RuntimeFilters(Rule):

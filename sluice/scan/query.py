@@ -3,11 +3,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlglot import exp
 
 from sluice.dialects.base import Dialect
-from sluice.types import Kind, TableSchema
+from sluice.types import Kind, SparkType, TableSchema
+
+
+class Selects(Protocol):
+    """What writing a select list asks of the source that reads it: its dialect, and how it
+    selects a computed value (an aggregate). A protocol, not :class:`~sluice.sources.base.Source`,
+    so this package stays below the sources that import it."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    def select_value(self, sql: str, spark_type: SparkType) -> str: ...
+
+
+class SqlReader(Selects, Protocol):
+    """A source that reads a scan with one SQL query (a :class:`~sluice.sources.base.SqlSource`):
+    it also says how it selects a column (a cast for types Arrow cannot carry as-is)."""
+
+    def select_expression(self, column_name: str, table: TableSchema) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 from sluice.protocol.codec import decode
 from sluice.protocol.scan import PlanAnswer
 from sluice.pushdown.levels import Verdict
-from sluice.scan import ScanSpec
+from sluice.scan.spec import ScanSpec
 
 
 @dataclass(frozen=True)

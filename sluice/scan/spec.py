@@ -3,8 +3,8 @@
 The pushed conjuncts, ORDER BY, aggregates (grouping keys and functions) and join keys travel
 as typed trees and keys, never as text: the source writes them in its own language when it
 reads (:meth:`ScanSpec.where_sql`, :meth:`ScanSpec.order_sql`,
-:meth:`~sluice.planner.aggregates.Aggregation.select_sql`,
-:meth:`~sluice.planner.joins.JoinRead.query`), with the function EXPLAIN uses
+:meth:`~sluice.scan.aggregation.Aggregation.select_sql`,
+:meth:`~sluice.scan.join.JoinRead.query`), with the function EXPLAIN uses
 (:meth:`~sluice.dialects.base.Dialect.render`), so EXPLAIN shows what runs.
 
 The spec carries no secret: the source URL is stored without its password, which
@@ -15,19 +15,35 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
 from sluice.dialects.base import Dialect
-from sluice.planner.aggregates import Aggregation
-from sluice.planner.joins import JoinRead
-from sluice.planner.remote import OrderKey, build_query, order_by
 from sluice.pushdown.pushed import Pushed
-from sluice.sources import open_source
-from sluice.sources.base import ReadTask, Source, SqlSource
+from sluice.scan.aggregation import Aggregation
+from sluice.scan.join import JoinRead
+from sluice.scan.query import OrderKey, SqlReader, build_query, order_by
 from sluice.types import TableSchema, table_from_dict, table_to_dict
 from sluice.urls import parse_url
+
+
+class Attached(Protocol):
+    """What a spec takes from the attached source that will read it (:meth:`ScanSpec.for_source`):
+    its name, the URL an executor opens it by, and its time limits. A protocol, not
+    :class:`~sluice.sources.base.Source`, so this package stays below the sources."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def portable_url(self) -> str: ...
+
+    @property
+    def statement_timeout_s(self) -> float: ...
+
+    @property
+    def connect_timeout_s(self) -> float | None: ...
 
 
 def strip_password(url: str) -> tuple[str, str | None]:
@@ -64,7 +80,7 @@ class ScanSpec:
     join: JoinRead | None = None
 
     @classmethod
-    def for_source(cls, source: Source, table: TableSchema, columns: tuple[str, ...], **kwargs: Any) -> ScanSpec:
+    def for_source(cls, source: Attached, table: TableSchema, columns: tuple[str, ...], **kwargs: Any) -> ScanSpec:
         url, _ = strip_password(source.portable_url)
         return cls(
             source.name,
@@ -74,15 +90,6 @@ class ScanSpec:
             statement_timeout_s=source.statement_timeout_s,
             connect_timeout_s=source.connect_timeout_s,
             **kwargs,
-        )
-
-    def open(self, password: str | None) -> Source:
-        return open_source(
-            self.source_name,
-            self.source_url,
-            password=password,
-            statement_timeout_s=self.statement_timeout_s,
-            connect_timeout_s=self.connect_timeout_s,
         )
 
     def arrow_schema(self) -> pa.Schema:
@@ -104,10 +111,10 @@ class ScanSpec:
 
     def order_sql(self, dialect: Dialect, qualify: bool = True) -> str | None:
         """The pushed ``ORDER BY`` in ``dialect``'s SQL (None: no order pushed), each key qualified
-        by the table's name unless ``qualify`` is false (:func:`~sluice.planner.remote.order_by`)."""
+        by the table's name unless ``qualify`` is false (:func:`~sluice.scan.query.order_by`)."""
         return order_by(dialect, self.table, self.order, qualify)
 
-    def query(self, source: SqlSource, partition_predicate: str | None = None) -> str:
+    def query(self, source: SqlReader, partition_predicate: str | None = None) -> str:
         if self.join is not None:  # one partition: the joined query is never split
             return self.join.query(source, self.columns)
         where = self.where_sql(source.dialect) + ([partition_predicate] if partition_predicate else [])
@@ -122,10 +129,6 @@ class ScanSpec:
             return build_query(self.aggregate.select_sql(source), table, where, order, self.limit, group_by)
         select = [source.select_expression(name, self.table) for name in self.columns]
         return build_query(select, table, where, order, self.limit)
-
-    def tasks(self, source: Source) -> list[ReadTask]:
-        """One read task per Spark partition, as the source plans them."""
-        return source.tasks(self)
 
     def to_json(self) -> str:
         data = {
