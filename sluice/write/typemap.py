@@ -10,6 +10,7 @@ Spark did.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,32 +78,53 @@ def fields(schema: dict[str, Any]) -> list[Field]:
 
 
 def declared(source_kind: str, field: Field) -> str:
-    """The column type ``field`` is created as on ``source_kind`` (``postgres`` or ``sqlite``)."""
-    decimal = _DECIMAL.fullmatch(field.type)
-    if source_kind == "postgres":
-        if decimal:
-            return f"numeric({decimal[1]},{decimal[2]})"
-        if _VARCHAR.fullmatch(field.type):
-            return field.type
-        if field.type in POSTGRES:
-            return POSTGRES[field.type]
-    elif source_kind == "sqlite":
-        if decimal:
-            if int(decimal[1]) > SQLITE_DECIMAL_DIGITS:
-                raise _refused(
-                    source_kind,
-                    field,
-                    f"SQLite's NUMERIC affinity keeps {SQLITE_DECIMAL_DIGITS} significant digits, "
-                    f"not {decimal[1]}; use decimal(15,s) or less, or cast to string",
-                )
-            return f"DECIMAL({decimal[1]},{decimal[2]})"
-        if field.type in SQLITE_REFUSED:
-            raise _refused(source_kind, field, SQLITE_REFUSED[field.type])
-        if field.type in SQLITE:
-            return SQLITE[field.type]
-        if _VARCHAR.fullmatch(field.type):
-            return "TEXT"
-    raise _refused(source_kind, field, "no column type of the source holds every value of it")
+    """The column type ``field`` is created as on ``source_kind`` (a key of :data:`_DECLARE`)."""
+    found = _DECLARE[source_kind](field, _DECIMAL.fullmatch(field.type))
+    if found is None:
+        raise _refused(source_kind, field, "no column type of the source holds every value of it")
+    return found
+
+
+def _postgres(field: Field, decimal: re.Match[str] | None) -> str | None:
+    if decimal:
+        return f"numeric({decimal[1]},{decimal[2]})"
+    if _VARCHAR.fullmatch(field.type):
+        return field.type
+    return POSTGRES.get(field.type)
+
+
+def _sqlite(field: Field, decimal: re.Match[str] | None) -> str | None:
+    if decimal:
+        if int(decimal[1]) > SQLITE_DECIMAL_DIGITS:
+            raise _refused(
+                "sqlite",
+                field,
+                f"SQLite's NUMERIC affinity keeps {SQLITE_DECIMAL_DIGITS} significant digits, "
+                f"not {decimal[1]}; use decimal(15,s) or less, or cast to string",
+            )
+        return f"DECIMAL({decimal[1]},{decimal[2]})"
+    if field.type in SQLITE_REFUSED:
+        raise _refused("sqlite", field, SQLITE_REFUSED[field.type])
+    if _VARCHAR.fullmatch(field.type):
+        return "TEXT"
+    return SQLITE.get(field.type)
+
+
+#: source kind -> its column types (None: no type holds the Spark type)
+_DECLARE: dict[str, Callable[[Field, re.Match[str] | None], str | None]] = {
+    "postgres": _postgres,
+    "sqlite": _sqlite,
+}
+
+
+def column_list(source_kind: str, fields: list[Field], quote: Callable[[str], str], constraints: bool = True) -> str:
+    """The columns of a ``CREATE TABLE`` on ``source_kind``: ``name type [NOT NULL], ...``, names
+    quoted by the source's rule. ``constraints=False`` leaves NOT NULL out (a staging table takes
+    whatever Spark sends; the target's own constraints judge the rows when they move)."""
+    return ", ".join(
+        f"{quote(f.name)} {declared(source_kind, f)}{' NOT NULL' if constraints and not f.nullable else ''}"
+        for f in fields
+    )
 
 
 def _refused(source_kind: str, field: Field, why: str) -> ConfigError:
