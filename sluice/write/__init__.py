@@ -20,8 +20,10 @@ from sluice.errors import ConfigError
 from sluice.protocol.base import SourceRequest
 from sluice.protocol.catalog import CreateTableRequest, DropTableRequest, WriteAnswer, WriteRequest
 from sluice.sources.base import Source
+from sluice.sources.mysql import MysqlSource
 from sluice.sources.postgres import PostgresSource
 from sluice.sources.sqlite import SqliteSource
+from sluice.write.mysql import MysqlTarget
 from sluice.write.postgres import PostgresTarget
 from sluice.write.sqlite import SqliteTarget
 from sluice.write.target import Target
@@ -41,6 +43,7 @@ _SPARK_OWN = frozenset({"owner", "provider", "comment", "external", "is_managed_
 TARGETS: dict[type[Source], type[Target]] = {
     PostgresSource: PostgresTarget,
     SqliteSource: SqliteTarget,
+    MysqlSource: MysqlTarget,
 }
 
 
@@ -58,7 +61,7 @@ def target(source: Source, request: SourceRequest, what: str) -> Target:
     if found is None:
         raise ConfigError(
             f"source {name!r}: Sluice does not write {source.dialect.name} sources yet ({what}); "
-            "it writes PostgreSQL, SQLite and lake catalogs"
+            "it writes PostgreSQL, MariaDB/MySQL, SQLite and lake catalogs"
         )
     return found(source)
 

@@ -35,6 +35,22 @@ POSTGRES = {
     "timestamp": "timestamptz",
     "timestamp_ntz": "timestamp",
 }
+#: MariaDB and MySQL 8 (text and decimals: :func:`_mysql`). A Spark ``timestamp`` is an instant;
+#: MariaDB's instant type (TIMESTAMP) ends in 2038, so it lands in DATETIME(6) as its UTC wall
+#: clock, which Sluice reads back as ``timestamp_ntz`` (docs/writes.md)
+MYSQL = {
+    "boolean": "BOOLEAN",
+    "tinyint": "TINYINT",
+    "smallint": "SMALLINT",
+    "int": "INT",
+    "bigint": "BIGINT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "binary": "LONGBLOB",
+    "date": "DATE",
+    "timestamp": "DATETIME(6)",
+    "timestamp_ntz": "DATETIME(6)",
+}
 #: SQLite keeps each value's storage class; the declared name decides how Sluice reads it back
 #: (sluice.sources.sqlite_values.spark_type_for): dates and timestamps are ISO text
 SQLITE = {
@@ -110,10 +126,31 @@ def _sqlite(field: Field, decimal: re.Match[str] | None) -> str | None:
     return SQLITE.get(field.type)
 
 
+def _mysql(collation: str, max_scale: int) -> Callable[[Field, re.Match[str] | None], str | None]:
+    """MariaDB's or MySQL 8's types: text in the server's NO PAD code-point collation."""
+
+    def declare(field: Field, decimal: re.Match[str] | None) -> str | None:
+        if decimal:
+            if int(decimal[2]) > max_scale:
+                raise _refused("mysql", field, f"MySQL's DECIMAL keeps at most {max_scale} digits after the point")
+            return f"DECIMAL({decimal[1]},{decimal[2]})"
+        text = f"CHARACTER SET utf8mb4 COLLATE {collation}"
+        varchar = _VARCHAR.fullmatch(field.type)
+        if varchar:
+            return f"VARCHAR({varchar[1]}) {text}"
+        if field.type == "string":
+            return f"LONGTEXT {text}"
+        return MYSQL.get(field.type)
+
+    return declare
+
+
 #: source kind -> its column types (None: no type holds the Spark type)
 _DECLARE: dict[str, Callable[[Field, re.Match[str] | None], str | None]] = {
     "postgres": _postgres,
     "sqlite": _sqlite,
+    "mariadb": _mysql("utf8mb4_nopad_bin", 38),
+    "mysql": _mysql("utf8mb4_0900_bin", 30),
 }
 
 
