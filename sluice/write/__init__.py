@@ -20,9 +20,11 @@ from sluice.errors import ConfigError
 from sluice.protocol.base import SourceRequest
 from sluice.protocol.catalog import CreateTableRequest, DropTableRequest, WriteAnswer, WriteRequest
 from sluice.sources.base import Source
+from sluice.sources.duckdb import DuckdbSource
 from sluice.sources.mysql import MysqlSource
 from sluice.sources.postgres import PostgresSource
 from sluice.sources.sqlite import SqliteSource
+from sluice.write.duckdb import DuckdbTarget
 from sluice.write.mysql import MysqlTarget
 from sluice.write.postgres import PostgresTarget
 from sluice.write.sqlite import SqliteTarget
@@ -44,6 +46,7 @@ TARGETS: dict[type[Source], type[Target]] = {
     PostgresSource: PostgresTarget,
     SqliteSource: SqliteTarget,
     MysqlSource: MysqlTarget,
+    DuckdbSource: DuckdbTarget,
 }
 
 
@@ -61,7 +64,7 @@ def target(source: Source, request: SourceRequest, what: str) -> Target:
     if found is None:
         raise ConfigError(
             f"source {name!r}: Sluice does not write {source.dialect.name} sources yet ({what}); "
-            "it writes PostgreSQL, MariaDB/MySQL, SQLite and lake catalogs"
+            "it writes PostgreSQL, MariaDB/MySQL, SQLite, DuckDB and lake catalogs"
         )
     return found(source)
 

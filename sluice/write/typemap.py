@@ -51,6 +51,21 @@ MYSQL = {
     "timestamp": "DATETIME(6)",
     "timestamp_ntz": "DATETIME(6)",
 }
+#: DuckDB holds every Spark value as it is (its default collation, pinned by the reader, is binary)
+DUCKDB = {
+    "boolean": "BOOLEAN",
+    "tinyint": "TINYINT",
+    "smallint": "SMALLINT",
+    "int": "INTEGER",
+    "bigint": "BIGINT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "string": "VARCHAR",
+    "binary": "BLOB",
+    "date": "DATE",
+    "timestamp": "TIMESTAMPTZ",
+    "timestamp_ntz": "TIMESTAMP",
+}
 #: SQLite keeps each value's storage class; the declared name decides how Sluice reads it back
 #: (sluice.sources.sqlite_values.spark_type_for): dates and timestamps are ISO text
 SQLITE = {
@@ -145,10 +160,19 @@ def _mysql(collation: str, max_scale: int) -> Callable[[Field, re.Match[str] | N
     return declare
 
 
+def _duckdb(field: Field, decimal: re.Match[str] | None) -> str | None:
+    if decimal:
+        return f"DECIMAL({decimal[1]},{decimal[2]})"
+    if _VARCHAR.fullmatch(field.type):
+        return "VARCHAR"  # DuckDB keeps no length; Spark checked it
+    return DUCKDB.get(field.type)
+
+
 #: source kind -> its column types (None: no type holds the Spark type)
 _DECLARE: dict[str, Callable[[Field, re.Match[str] | None], str | None]] = {
     "postgres": _postgres,
     "sqlite": _sqlite,
+    "duckdb": _duckdb,
     "mariadb": _mysql("utf8mb4_nopad_bin", 38),
     "mysql": _mysql("utf8mb4_0900_bin", 30),
 }

@@ -13,7 +13,6 @@ import pytest
 
 from sluice.errors import ConfigError
 from sluice.sources import SCHEMES
-from sluice.sources.duckdb import DuckdbSource
 from sluice.sources.flight import FlightSource
 from sluice.sources.iceberg import IcebergSource
 from sluice.write import TARGETS
@@ -21,23 +20,28 @@ from sluice.write.typemap import Field, column_list, declared
 
 #: Spark type -> the column declared on each kind (None: refused), as in docs/writes.md
 _TABLE = {
-    "boolean": ("boolean", "BOOLEAN", "BOOLEAN"),
-    "tinyint": ("smallint", "TINYINT", "TINYINT"),
-    "int": ("integer", "INT", "INT4"),
-    "bigint": ("bigint", "BIGINT", "BIGINT"),
-    "float": ("real", "FLOAT", None),
-    "double": ("double precision", "DOUBLE", "DOUBLE"),
-    "decimal(38,10)": ("numeric(38,10)", "DECIMAL(38,10)", None),
-    "decimal(15,4)": ("numeric(15,4)", "DECIMAL(15,4)", "DECIMAL(15,4)"),
-    "string": ("text", "LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin", "TEXT"),
-    "varchar(5)": ("varchar(5)", "VARCHAR(5) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin", "TEXT"),
-    "binary": ("bytea", "LONGBLOB", "BLOB"),
-    "date": ("date", "DATE", "DATE"),
-    "timestamp": ("timestamptz", "DATETIME(6)", None),
-    "timestamp_ntz": ("timestamp", "DATETIME(6)", "TIMESTAMP"),
-    "array": (None, None, None),
+    "boolean": ("boolean", "BOOLEAN", "BOOLEAN", "BOOLEAN"),
+    "tinyint": ("smallint", "TINYINT", "TINYINT", "TINYINT"),
+    "int": ("integer", "INT", "INT4", "INTEGER"),
+    "bigint": ("bigint", "BIGINT", "BIGINT", "BIGINT"),
+    "float": ("real", "FLOAT", None, "FLOAT"),
+    "double": ("double precision", "DOUBLE", "DOUBLE", "DOUBLE"),
+    "decimal(38,10)": ("numeric(38,10)", "DECIMAL(38,10)", None, "DECIMAL(38,10)"),
+    "decimal(15,4)": ("numeric(15,4)", "DECIMAL(15,4)", "DECIMAL(15,4)", "DECIMAL(15,4)"),
+    "string": (
+        "text",
+        "LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin",
+        "TEXT",
+        "VARCHAR",
+    ),
+    "varchar(5)": ("varchar(5)", "VARCHAR(5) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin", "TEXT", "VARCHAR"),
+    "binary": ("bytea", "LONGBLOB", "BLOB", "BLOB"),
+    "date": ("date", "DATE", "DATE", "DATE"),
+    "timestamp": ("timestamptz", "DATETIME(6)", None, "TIMESTAMPTZ"),
+    "timestamp_ntz": ("timestamp", "DATETIME(6)", "TIMESTAMP", "TIMESTAMP"),
+    "array": (None, None, None, None),
 }
-_KINDS = ("postgres", "mariadb", "sqlite")
+_KINDS = ("postgres", "mariadb", "sqlite", "duckdb")
 
 
 @pytest.mark.parametrize("spark_type", sorted(_TABLE))
@@ -69,8 +73,8 @@ def test_column_list_quotes_names_and_adds_not_null_unless_staging() -> None:
 
 
 def test_every_sql_source_has_a_target_and_lakes_and_flight_have_none() -> None:
-    """One registry line per source class: every SQL scheme's class but DuckDB's (next) is
-    written; a lake has its own pipeline, Flight none."""
-    for source_class in set(SCHEMES.values()) - {IcebergSource, FlightSource, DuckdbSource}:
+    """One registry line per source class: every SQL scheme's class is written, by a target
+    whose kind is in the type table; a lake has its own pipeline, Flight none."""
+    for source_class in set(SCHEMES.values()) - {IcebergSource, FlightSource}:
         assert source_class in TARGETS, source_class.__name__
     assert IcebergSource not in TARGETS and FlightSource not in TARGETS
