@@ -8,9 +8,10 @@ conversion: Spark's strings are UTF-8 already). NULL is the bare word ``NULL``, 
 server reads as NULL where a quoted ``"NULL"`` is the text. Numbers, dates and timestamps
 are Arrow's text forms: decimals exact (``1E-10`` included, which the server reads exactly),
 doubles the shortest text that reads back to the same double, a float as its exact double
-(the float's shortest text may lie beyond FLOAT's range: 3.4028235e38), booleans 0/1,
-timestamps the UTC wall clock (an instant lands in ``DATETIME(6)`` as UTC; the writing
-session's ``time_zone`` is UTC, so a ``TIMESTAMP`` column gets the same instant). NaN and
+(the float's shortest text may lie beyond FLOAT's range: 3.4028235e38), booleans 0/1, a
+wall clock as it is, an instant as its UTC wall clock (Spark sends instants only for a
+``TIMESTAMP`` column, which Sluice reads as ``timestamp``; the writing session's
+``time_zone`` is UTC, so that column gets the same instant). NaN and
 ±Infinity have no column to go to: :class:`Unstorable`, naming the column.
 """
 

@@ -36,8 +36,9 @@ POSTGRES = {
     "timestamp_ntz": "timestamp",
 }
 #: MariaDB and MySQL 8 (text and decimals: :func:`_mysql`). A Spark ``timestamp`` is an instant;
-#: MariaDB's instant type (TIMESTAMP) ends in 2038, so it lands in DATETIME(6) as its UTC wall
-#: clock, which Sluice reads back as ``timestamp_ntz`` (docs/writes.md)
+#: MariaDB's instant type (TIMESTAMP) ends in 2038, so it is created as DATETIME(6), which
+#: Sluice reads as ``timestamp_ntz``: Spark casts the rows to it in the session time zone
+#: (its own ``CAST(ts AS TIMESTAMP_NTZ)``; docs/writes.md)
 MYSQL = {
     "boolean": "BOOLEAN",
     "tinyint": "TINYINT",

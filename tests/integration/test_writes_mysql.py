@@ -2,8 +2,9 @@
 
 Rows are written by Sluice through Spark SQL (CTAS, INSERT, INSERT OVERWRITE) and
 DataFrameWriterV2, then read back by PyMySQL and by Sluice, and compared with the values
-Spark held (its Arrow form). A Spark ``timestamp`` (an instant) lands in DATETIME(6) as its
-UTC wall clock, and is compared so. A failing statement (a duplicate key, a NULL in a NOT
+Spark held (its Arrow form). A Spark ``timestamp`` (an instant) lands in DATETIME(6), which
+Sluice reads as ``timestamp_ntz``: Spark casts it to the table's type in the session time
+zone, so it is compared with Spark's own ``CAST(ts AS TIMESTAMP_NTZ)``. A failing statement (a duplicate key, a NULL in a NOT
 NULL column, a value too long, NaN, a decimal that does not fit or would be rounded) among
 many good rows must leave the table as it was and no staging table behind.
 """
@@ -93,8 +94,9 @@ def _staging_left() -> list[str]:
 
 def test_ctas_round_trip_of_edge_values(writer) -> None:
     """CTAS of edge values: PyMySQL and Sluice read back exactly what Spark held (an instant as
-    its UTC wall clock, in DATETIME(6)); the columns have the documented types."""
-    expected = _rows(writer.spark.sql(_EDGES).toArrow())
+    Spark's cast to timestamp_ntz, in DATETIME(6)); the columns have the documented types."""
+    as_table = f"SELECT * EXCEPT (ts), CAST(ts AS TIMESTAMP_NTZ) AS ts FROM ({_EDGES})"
+    expected = _rows(writer.spark.sql(as_table).toArrow())
     writer.sql(f"CREATE TABLE wmy.{_DATABASE}.w_types AS {_EDGES}")
     try:
         assert _rows(writer.sql(f"SELECT * FROM wmy.{_DATABASE}.w_types").toArrow()) == expected
@@ -115,6 +117,22 @@ def test_ctas_round_trip_of_edge_values(writer) -> None:
     finally:
         writer.sql(f"DROP TABLE wmy.{_DATABASE}.w_types")
     assert _staging_left() == []
+
+
+def test_a_timestamp_column_takes_the_instant_across_dst(writer) -> None:
+    """An existing TIMESTAMP column (read as Spark's timestamp) gets Spark's instants as they
+    are, whatever the session time zone (New York here, across the spring DST gap)."""
+    _run("DROP TABLE IF EXISTS w_instants", "CREATE TABLE w_instants (id INT, at TIMESTAMP(6) NULL)")
+    instants = "VALUES (1, TIMESTAMP'2024-03-10 01:59:59.999999'), (2, TIMESTAMP'2024-03-10 03:00:00'), (3, NULL)"
+    writer.sql(f"INSERT INTO wmy.{_DATABASE}.w_instants {instants}")
+    expected = _rows(writer.spark.sql(f"SELECT * FROM {instants}").toArrow())
+    assert _rows(writer.sql(f"SELECT * FROM wmy.{_DATABASE}.w_instants").toArrow()) == expected
+    assert _run("SET time_zone = '+00:00'", "SELECT * FROM w_instants ORDER BY id") == [
+        (1, dt.datetime(2024, 3, 10, 6, 59, 59, 999999)),
+        (2, dt.datetime(2024, 3, 10, 7, 0)),
+        (3, None),
+    ]
+    _run("DROP TABLE w_instants")
 
 
 def test_insert_and_overwrite_are_all_or_nothing(writer) -> None:
