@@ -19,13 +19,20 @@ from typing import TYPE_CHECKING
 from sluice.errors import ConfigError
 from sluice.protocol.base import SourceRequest
 from sluice.protocol.catalog import CreateTableRequest, DropTableRequest, WriteAnswer, WriteRequest
+from sluice.sources.base import Source
+from sluice.sources.duckdb import DuckdbSource
+from sluice.sources.mysql import MysqlSource
+from sluice.sources.postgres import PostgresSource
+from sluice.sources.sqlite import SqliteSource
+from sluice.write.duckdb import DuckdbTarget
+from sluice.write.mysql import MysqlTarget
+from sluice.write.postgres import PostgresTarget
+from sluice.write.sqlite import SqliteTarget
 from sluice.write.target import Target
 from sluice.write.typemap import fields
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-
-    from sluice.sources.base import Source
 
 _log = logging.getLogger(__name__)
 #: the catalog option (and attach keyword, and catalog-file key) that allows writes
@@ -34,12 +41,13 @@ WRITABLE = "writable"
 _SPARK_OWN = frozenset({"owner", "provider", "comment", "external", "is_managed_location"})
 
 
-def _targets() -> dict[str, type[Target]]:
-    """Each writable source class's target, by the source class's name (imported when first written)."""
-    from sluice.write.postgres import PostgresTarget
-    from sluice.write.sqlite import SqliteTarget
-
-    return {"PostgresSource": PostgresTarget, "SqliteSource": SqliteTarget}
+#: source class -> the target that writes it. A source Sluice writes is a target module and one line here.
+TARGETS: dict[type[Source], type[Target]] = {
+    PostgresSource: PostgresTarget,
+    SqliteSource: SqliteTarget,
+    MysqlSource: MysqlTarget,
+    DuckdbSource: DuckdbTarget,
+}
 
 
 def target(source: Source, request: SourceRequest, what: str) -> Target:
@@ -52,12 +60,11 @@ def target(source: Source, request: SourceRequest, what: str) -> Target:
             f"(Federation.attach(..., writable=True), 'writable = true' in the catalog file, "
             f"or spark.sql.catalog.{name}.writable=true)"
         )
-    kind = type(source).__name__
-    found = _targets().get(kind)
+    found = TARGETS.get(type(source))
     if found is None:
         raise ConfigError(
-            f"source {name!r}: Sluice does not write {kind.removesuffix('Source')} sources yet ({what}); "
-            "it writes PostgreSQL, SQLite and lake catalogs"
+            f"source {name!r}: Sluice does not write {source.dialect.name} sources yet ({what}); "
+            "it writes PostgreSQL, MariaDB/MySQL, SQLite, DuckDB and lake catalogs"
         )
     return found(source)
 

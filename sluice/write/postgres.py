@@ -24,7 +24,7 @@ import pyarrow as pa
 from sluice.errors import SourceError
 from sluice.types import TableSchema
 from sluice.write.target import STAGING_PREFIX, Mode, Target
-from sluice.write.typemap import Field, declared, fields
+from sluice.write.typemap import Field, column_list, fields
 
 if TYPE_CHECKING:
     import psycopg
@@ -91,9 +91,7 @@ class PostgresTarget(Target):
     def create_table(self, schema: str, name: str, fields: list[Field]) -> bool:
         import psycopg
 
-        columns = ", ".join(
-            f"{_quote(f.name)} {declared(self.kind, f)}{'' if f.nullable else ' NOT NULL'}" for f in fields
-        )
+        columns = column_list(self.kind, fields, _quote)
         return self._ddl(f"CREATE TABLE {_table(schema, name)} ({columns})", psycopg.errors.DuplicateTable)
 
     def drop_table(self, schema: str, name: str) -> bool:
@@ -128,7 +126,7 @@ class PostgresTarget(Target):
             _drop_leftovers(connection)
             connection.execute("SELECT pg_advisory_lock(hashtext(%s))", (staging,))
             try:
-                columns = ", ".join(f"{_quote(f.name)} {declared(self.kind, f)}" for f in staged_fields)
+                columns = column_list(self.kind, staged_fields, _quote, constraints=False)
                 connection.execute(f"CREATE UNLOGGED TABLE {_table(table.schema, staging)} ({columns})")
                 stager = Stager(self.source._libpq_url(), table.schema, staging)  # the tasks log in as the source does
                 staged = frame.mapInArrow(stager, "rows long").agg(F.sum("rows")).collect()[0][0] or 0

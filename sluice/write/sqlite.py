@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.dialects.base import wall_clock
 from sluice.errors import ConfigError, SourceError
 from sluice.write.target import Mode, Target
-from sluice.write.typemap import SQLITE_DECIMAL_DIGITS, Field, declared, fields
+from sluice.write.typemap import SQLITE_DECIMAL_DIGITS, Field, column_list, fields
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -52,9 +52,7 @@ class SqliteTarget(Target):
         return connection
 
     def create_table(self, schema: str, name: str, fields: list[Field]) -> bool:
-        columns = ", ".join(
-            f"{_quote(f.name)} {declared(self.kind, f)}{'' if f.nullable else ' NOT NULL'}" for f in fields
-        )
+        columns = column_list(self.kind, fields, _quote)
         return self._ddl(f"CREATE TABLE main.{_quote(name)} ({columns})", "already exists")
 
     def drop_table(self, schema: str, name: str) -> bool:

@@ -10,6 +10,7 @@ Spark did.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,38 @@ POSTGRES = {
     "date": "date",
     "timestamp": "timestamptz",
     "timestamp_ntz": "timestamp",
+}
+#: MariaDB and MySQL 8 (text and decimals: :func:`_mysql`). A Spark ``timestamp`` is an instant;
+#: MariaDB's instant type (TIMESTAMP) ends in 2038, so it is created as DATETIME(6), which
+#: Sluice reads as ``timestamp_ntz``: Spark casts the rows to it in the session time zone
+#: (its own ``CAST(ts AS TIMESTAMP_NTZ)``; docs/writes.md)
+MYSQL = {
+    "boolean": "BOOLEAN",
+    "tinyint": "TINYINT",
+    "smallint": "SMALLINT",
+    "int": "INT",
+    "bigint": "BIGINT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "binary": "LONGBLOB",
+    "date": "DATE",
+    "timestamp": "DATETIME(6)",
+    "timestamp_ntz": "DATETIME(6)",
+}
+#: DuckDB holds every Spark value as it is (its default collation, pinned by the reader, is binary)
+DUCKDB = {
+    "boolean": "BOOLEAN",
+    "tinyint": "TINYINT",
+    "smallint": "SMALLINT",
+    "int": "INTEGER",
+    "bigint": "BIGINT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "string": "VARCHAR",
+    "binary": "BLOB",
+    "date": "DATE",
+    "timestamp": "TIMESTAMPTZ",
+    "timestamp_ntz": "TIMESTAMP",
 }
 #: SQLite keeps each value's storage class; the declared name decides how Sluice reads it back
 #: (sluice.sources.sqlite_values.spark_type_for): dates and timestamps are ISO text
@@ -77,32 +110,83 @@ def fields(schema: dict[str, Any]) -> list[Field]:
 
 
 def declared(source_kind: str, field: Field) -> str:
-    """The column type ``field`` is created as on ``source_kind`` (``postgres`` or ``sqlite``)."""
-    decimal = _DECIMAL.fullmatch(field.type)
-    if source_kind == "postgres":
+    """The column type ``field`` is created as on ``source_kind`` (a key of :data:`_DECLARE`)."""
+    found = _DECLARE[source_kind](field, _DECIMAL.fullmatch(field.type))
+    if found is None:
+        raise _refused(source_kind, field, "no column type of the source holds every value of it")
+    return found
+
+
+def _postgres(field: Field, decimal: re.Match[str] | None) -> str | None:
+    if decimal:
+        return f"numeric({decimal[1]},{decimal[2]})"
+    if _VARCHAR.fullmatch(field.type):
+        return field.type
+    return POSTGRES.get(field.type)
+
+
+def _sqlite(field: Field, decimal: re.Match[str] | None) -> str | None:
+    if decimal:
+        if int(decimal[1]) > SQLITE_DECIMAL_DIGITS:
+            raise _refused(
+                "sqlite",
+                field,
+                f"SQLite's NUMERIC affinity keeps {SQLITE_DECIMAL_DIGITS} significant digits, "
+                f"not {decimal[1]}; use decimal(15,s) or less, or cast to string",
+            )
+        return f"DECIMAL({decimal[1]},{decimal[2]})"
+    if field.type in SQLITE_REFUSED:
+        raise _refused("sqlite", field, SQLITE_REFUSED[field.type])
+    if _VARCHAR.fullmatch(field.type):
+        return "TEXT"
+    return SQLITE.get(field.type)
+
+
+def _mysql(collation: str, max_scale: int) -> Callable[[Field, re.Match[str] | None], str | None]:
+    """MariaDB's or MySQL 8's types: text in the server's NO PAD code-point collation."""
+
+    def declare(field: Field, decimal: re.Match[str] | None) -> str | None:
         if decimal:
-            return f"numeric({decimal[1]},{decimal[2]})"
-        if _VARCHAR.fullmatch(field.type):
-            return field.type
-        if field.type in POSTGRES:
-            return POSTGRES[field.type]
-    elif source_kind == "sqlite":
-        if decimal:
-            if int(decimal[1]) > SQLITE_DECIMAL_DIGITS:
-                raise _refused(
-                    source_kind,
-                    field,
-                    f"SQLite's NUMERIC affinity keeps {SQLITE_DECIMAL_DIGITS} significant digits, "
-                    f"not {decimal[1]}; use decimal(15,s) or less, or cast to string",
-                )
+            if int(decimal[2]) > max_scale:
+                raise _refused("mysql", field, f"MySQL's DECIMAL keeps at most {max_scale} digits after the point")
             return f"DECIMAL({decimal[1]},{decimal[2]})"
-        if field.type in SQLITE_REFUSED:
-            raise _refused(source_kind, field, SQLITE_REFUSED[field.type])
-        if field.type in SQLITE:
-            return SQLITE[field.type]
-        if _VARCHAR.fullmatch(field.type):
-            return "TEXT"
-    raise _refused(source_kind, field, "no column type of the source holds every value of it")
+        text = f"CHARACTER SET utf8mb4 COLLATE {collation}"
+        varchar = _VARCHAR.fullmatch(field.type)
+        if varchar:
+            return f"VARCHAR({varchar[1]}) {text}"
+        if field.type == "string":
+            return f"LONGTEXT {text}"
+        return MYSQL.get(field.type)
+
+    return declare
+
+
+def _duckdb(field: Field, decimal: re.Match[str] | None) -> str | None:
+    if decimal:
+        return f"DECIMAL({decimal[1]},{decimal[2]})"
+    if _VARCHAR.fullmatch(field.type):
+        return "VARCHAR"  # DuckDB keeps no length; Spark checked it
+    return DUCKDB.get(field.type)
+
+
+#: source kind -> its column types (None: no type holds the Spark type)
+_DECLARE: dict[str, Callable[[Field, re.Match[str] | None], str | None]] = {
+    "postgres": _postgres,
+    "sqlite": _sqlite,
+    "duckdb": _duckdb,
+    "mariadb": _mysql("utf8mb4_nopad_bin", 38),
+    "mysql": _mysql("utf8mb4_0900_bin", 30),
+}
+
+
+def column_list(source_kind: str, fields: list[Field], quote: Callable[[str], str], constraints: bool = True) -> str:
+    """The columns of a ``CREATE TABLE`` on ``source_kind``: ``name type [NOT NULL], ...``, names
+    quoted by the source's rule. ``constraints=False`` leaves NOT NULL out (a staging table takes
+    whatever Spark sends; the target's own constraints judge the rows when they move)."""
+    return ", ".join(
+        f"{quote(f.name)} {declared(source_kind, f)}{' NOT NULL' if constraints and not f.nullable else ''}"
+        for f in fields
+    )
 
 
 def _refused(source_kind: str, field: Field, why: str) -> ConfigError:

@@ -1,7 +1,7 @@
-"""Writes to PostgreSQL and SQLite catalogs (sluice/write): opt-in, atomic, faithful.
+"""Writes to PostgreSQL, SQLite and DuckDB catalogs (sluice/write): opt-in, atomic, faithful.
 
 Rows are written by Sluice through Spark SQL (CTAS, INSERT, INSERT OVERWRITE) and
-DataFrameWriterV2, then read back by the source's own driver (psycopg, sqlite3) and by
+DataFrameWriterV2, then read back by the source's own driver (psycopg, sqlite3, duckdb) and by
 Sluice, and compared with the values Spark held (its Arrow form: exact decimals, instants,
 bytes). A failing statement (a duplicate key or NULL in a NOT NULL column among many good
 rows) must leave the table as it was and no staging table behind.
@@ -14,6 +14,7 @@ import math
 import sqlite3
 from decimal import Decimal
 
+import duckdb
 import psycopg
 import pytest
 
@@ -40,26 +41,30 @@ SELECT c.*, e.dd, e.ts, e.f2 FROM ({_COMMON}) c JOIN (SELECT * FROM VALUES
   (4, CAST('9999999999999999999999999999.9999999999' AS DECIMAL(38,10)), TIMESTAMP'1969-12-31 23:59:59.5', CAST('-Infinity' AS FLOAT)),
   (5, NULL, NULL, NULL) AS x(id, dd, ts, f2)) e USING (id)
 """
-_QUERIES = {"wpg": _PG_EXTRA, "wlite": _COMMON}
-_SCHEMA = {"wpg": "public", "wlite": "main"}
+_QUERIES = {"wpg": _PG_EXTRA, "wlite": _COMMON, "wduck": _PG_EXTRA}  # DuckDB holds what PostgreSQL does
+_SCHEMA = {"wpg": "public", "wlite": "main", "wduck": "main"}
+_CATALOGS = ["wpg", "wlite", "wduck"]
 
 
 @pytest.fixture(scope="module")
 def writer(spark, pg_url, tmp_path_factory):
-    """A Federation with PostgreSQL and SQLite attached writable, and PostgreSQL read-only."""
+    """A Federation with PostgreSQL, SQLite and DuckDB attached writable, and PostgreSQL read-only."""
     from sluice import Federation
 
-    lite = tmp_path_factory.mktemp("writes") / "w.db"
+    folder = tmp_path_factory.mktemp("writes")
+    lite, duck = folder / "w.db", folder / "w.duckdb"
     sqlite3.connect(lite).close()
+    duckdb.connect(str(duck)).close()
     fed = Federation(spark=spark)
     fed.attach("wpg", pg_url, writable=True)
     fed.attach("wlite", f"sqlite:///{lite}", writable=True)
+    fed.attach("wduck", f"duckdb:///{duck}", writable=True)
     fed.attach("ropg", pg_url)
     with psycopg.connect(pg_url, autocommit=True) as connection:
         for table in ("w_types", "w_keys", "w_v2", "w_ddl"):
             connection.execute(f"DROP TABLE IF EXISTS public.{table}")
-    yield fed, lite
-    for name in ("wpg", "wlite", "ropg"):
+    yield fed, lite, duck
+    for name in ("wpg", "wlite", "wduck", "ropg"):
         fed.detach(name)
 
 
@@ -72,9 +77,13 @@ def _rows(arrow) -> list[tuple]:
 
 def _driver_rows(fed, catalog: str, pg_url: str, table: str) -> list[tuple]:
     """The table as the source's own driver reads it, in Spark's forms (SQLite's text parsed)."""
-    if catalog == "wpg":
-        with psycopg.connect(pg_url) as connection:
-            rows = connection.execute(f"SELECT * FROM public.{table}").fetchall()
+    if catalog in ("wpg", "wduck"):
+        if catalog == "wpg":
+            with psycopg.connect(pg_url) as connection:
+                rows = connection.execute(f"SELECT * FROM public.{table}").fetchall()
+        else:
+            with duckdb.connect(str(fed[2]), read_only=True) as connection:
+                rows = connection.execute(f"SELECT * FROM main.{table}").fetchall()
         return sorted(
             (tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows),
             key=lambda row: row[0],
@@ -98,17 +107,17 @@ def _as_sqlite(row: tuple) -> tuple:
     return tuple(out)
 
 
-@pytest.mark.parametrize("catalog", ["wpg", "wlite"])
+@pytest.mark.parametrize("catalog", _CATALOGS)
 def test_ctas_round_trip_of_edge_values(writer, pg_url, catalog) -> None:
     """CTAS of edge values: the source's driver and Sluice read back exactly what Spark held."""
-    fed, _ = writer
+    fed = writer[0]
     query = _QUERIES[catalog]
     expected = _rows(fed.spark.sql(query).toArrow())
     fed.sql(f"CREATE TABLE {catalog}.{_SCHEMA[catalog]}.w_types AS {query}")
     try:
         assert _rows(fed.sql(f"SELECT * FROM {catalog}.{_SCHEMA[catalog]}.w_types").toArrow()) == expected
         stored = _driver_rows(writer, catalog, pg_url, "w_types")
-        if catalog == "wpg":
+        if catalog in ("wpg", "wduck"):
             assert stored == expected
         else:
             decimals = [
@@ -125,6 +134,10 @@ def _keys_table(fed, catalog: str, pg_url: str) -> None:
         with psycopg.connect(pg_url, autocommit=True) as connection:
             connection.execute("DROP TABLE IF EXISTS public.w_keys")
             connection.execute(ddl.replace("w_keys", "public.w_keys"))
+    elif catalog == "wduck":
+        with duckdb.connect(str(fed[2])) as connection:
+            connection.execute("DROP TABLE IF EXISTS w_keys")
+            connection.execute(ddl)
     else:
         with sqlite3.connect(fed[1]) as connection:
             connection.execute("DROP TABLE IF EXISTS w_keys")
@@ -139,12 +152,12 @@ def _staging_left(catalog: str, pg_url: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-@pytest.mark.parametrize("catalog", ["wpg", "wlite"])
+@pytest.mark.parametrize("catalog", _CATALOGS)
 def test_insert_and_overwrite_are_all_or_nothing(writer, pg_url, catalog) -> None:
     """INSERT appends; a duplicate key or a NULL for a NOT NULL column among 2,000 good rows
     fails the statement naming the constraint and leaves the table as it was, with no
     staging table behind; INSERT OVERWRITE replaces every row."""
-    fed, _ = writer
+    fed = writer[0]
     table = f"{catalog}.{_SCHEMA[catalog]}.w_keys"
     _keys_table(writer, catalog, pg_url)
     fed.sql(f"INSERT INTO {table} VALUES (1, 'one'), (2, 'two'), (3, 'three')")
@@ -168,10 +181,10 @@ def test_insert_and_overwrite_are_all_or_nothing(writer, pg_url, catalog) -> Non
     assert _rows(fed.sql(f"SELECT * FROM {table}").toArrow()) == [(i, str(i)) for i in range(10, 15)]
 
 
-@pytest.mark.parametrize("catalog", ["wpg", "wlite"])
+@pytest.mark.parametrize("catalog", _CATALOGS)
 def test_dataframe_writer_v2_and_ddl(writer, pg_url, catalog) -> None:
     """writeTo create/append/createOrReplace, CREATE TABLE's refusals and DROP TABLE."""
-    fed, _ = writer
+    fed = writer[0]
     schema = _SCHEMA[catalog]
     table = f"{catalog}.{schema}.w_v2"
     spark = fed.spark
@@ -183,7 +196,7 @@ def test_dataframe_writer_v2_and_ddl(writer, pg_url, catalog) -> None:
     assert [tuple(r) for r in fed.sql(f"SELECT * FROM {table}").collect()] == [(7, "seven")]
     fed.sql(f"DROP TABLE {table}")
     assert _driver_tables(writer, catalog, pg_url, "w_v2") == []
-    unheld = "ARRAY<INT>" if catalog == "wpg" else "TIMESTAMP"
+    unheld = "TIMESTAMP" if catalog == "wlite" else "ARRAY<INT>"
     with pytest.raises(SluiceError, match="column 'x' of Spark type"):
         fed.sql(f"CREATE TABLE {catalog}.{schema}.w_ddl (x {unheld})")
     assert _driver_tables(writer, catalog, pg_url, "w_ddl") == []
@@ -193,6 +206,14 @@ def _driver_tables(fed, catalog: str, pg_url: str, name: str) -> list[str]:
     if catalog == "wpg":
         with psycopg.connect(pg_url) as connection:
             return [r[0] for r in connection.execute("SELECT tablename FROM pg_tables WHERE tablename = %s", (name,))]
+    if catalog == "wduck":
+        with duckdb.connect(str(fed[2]), read_only=True) as connection:
+            return [
+                r[0]
+                for r in connection.execute(
+                    "SELECT table_name FROM duckdb_tables() WHERE table_name = ?", [name]
+                ).fetchall()
+            ]
     with sqlite3.connect(fed[1]) as connection:
         return [r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE name = ?", (name,))]
 
@@ -200,7 +221,7 @@ def _driver_tables(fed, catalog: str, pg_url: str, name: str) -> list[str]:
 def test_writes_are_refused_without_writable(writer, pg_url) -> None:
     """A source attached without writable=true refuses every write, naming the option, and
     the table keeps its rows."""
-    fed, _ = writer
+    fed = writer[0]
     with psycopg.connect(pg_url, autocommit=True) as connection:
         connection.execute("DROP TABLE IF EXISTS public.w_never")
         connection.execute("CREATE TABLE public.w_never AS SELECT 1 AS x")

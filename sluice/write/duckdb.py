@@ -1,0 +1,109 @@
+"""Writes to DuckDB: one transaction on the driver, Spark's rows appended as Arrow.
+
+A DuckDB file admits one writing process and no reader beside it, so, as for SQLite, there
+is nothing for Spark's tasks to do in parallel: the driver collects the query's rows
+(``DataFrame.toArrow``; the statement's rows must fit the driver's memory), opens the file
+for writing with the reader's session settings (UTC, binary collation), and in one
+transaction deletes every row for an overwrite and inserts the Arrow table by a scan of it
+(``INSERT INTO target SELECT ... FROM rows``), then commits, or rolls back on any error, so
+readers see the old rows or the new ones. DuckDB holds every Spark value as it is (decimals
+of up to 38 digits, instants as TIMESTAMPTZ, NaN and ±Infinity, bytes), so no value is
+converted here; the INSERT casts to an existing column's type, failing on a value that does
+not fit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sluice.errors import SourceError
+from sluice.sources.duckdb import SESSION_SETTINGS
+from sluice.write.target import Mode, Target
+from sluice.write.typemap import Field, column_list, fields
+
+if TYPE_CHECKING:
+    import duckdb
+    from pyspark.sql import DataFrame
+
+    from sluice.sources.duckdb import DuckdbSource
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _table(schema: str, name: str) -> str:
+    return f"{_quote(schema)}.{_quote(name)}"
+
+
+class DuckdbTarget(Target):
+    kind = "duckdb"
+    source: DuckdbSource
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        """A writing connection with the reader's session settings; a clear error when another
+        process holds the file."""
+        import duckdb
+
+        try:
+            connection = duckdb.connect(self.source.path)
+        except duckdb.Error as error:
+            raise SourceError(self.source.name, self.source._open_failure(str(error))) from None
+        for setting in SESSION_SETTINGS:
+            connection.execute(setting)
+        return connection
+
+    def create_table(self, schema: str, name: str, fields: list[Field]) -> bool:
+        columns = column_list(self.kind, fields, _quote)
+        return self._ddl(f"CREATE TABLE {_table(schema, name)} ({columns})", "already exists")
+
+    def drop_table(self, schema: str, name: str) -> bool:
+        return self._ddl(f"DROP TABLE {_table(schema, name)}", "Table with name")
+
+    def _ddl(self, statement: str, nothing_done: str) -> bool:
+        """Run one DDL statement; False when DuckDB's catalog error says ``nothing_done`` (the
+        table exists, or does not), any other failure naming the statement."""
+        import duckdb
+
+        connection = self._connect()
+        try:
+            connection.execute(statement)
+        except duckdb.Error as error:
+            if isinstance(error, duckdb.CatalogException) and nothing_done in str(error):
+                return False
+            raise SourceError(self.source.name, f"{statement.split(' (', 1)[0]}: {error}") from None
+        finally:
+            connection.close()
+        return True
+
+    def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
+        import duckdb
+
+        table = self.source.describe(schema, name)
+        assert table.schema is not None
+        target = _table(table.schema, table.name)
+        what = f"{'INSERT OVERWRITE' if mode == 'overwrite' else 'INSERT INTO'} {table.schema}.{table.name}"
+        given = fields(frame.schema.jsonValue())
+        if len(given) != len(table.columns):
+            raise SourceError(
+                self.source.name, f"{what}: the table has {len(table.columns)} columns; the query gave {len(given)}"
+            )
+        rows = frame.toArrow()
+        rows = rows.rename_columns([f"c{i}" for i in range(rows.num_columns)])  # by position, as Spark lined them up
+        names = ", ".join(_quote(c.name) for c in table.columns)
+        values = ", ".join(f"c{i}" for i in range(rows.num_columns))
+        connection = self._connect()
+        try:
+            connection.register("sluice_rows", rows)
+            connection.execute("BEGIN TRANSACTION")
+            try:
+                if mode == "overwrite":
+                    connection.execute(f"DELETE FROM {target}")
+                connection.execute(f"INSERT INTO {target} ({names}) SELECT {values} FROM sluice_rows")
+                connection.execute("COMMIT")
+            except duckdb.Error as error:
+                connection.execute("ROLLBACK")
+                raise SourceError(self.source.name, f"{what}: nothing was written: {error}") from None
+        finally:
+            connection.close()
+        return int(rows.num_rows)

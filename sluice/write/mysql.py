@@ -1,0 +1,341 @@
+"""Writes to MariaDB and MySQL: Spark's tasks LOAD DATA into a staging table, the driver commits one INSERT.
+
+Each statement creates a staging table ``sluice_stage_<hex>`` beside the target (InnoDB,
+typed from Spark's schema by :mod:`sluice.write.typemap`, plus the Spark task attempt that
+loaded each row) and holds the named lock ``GET_LOCK('sluice_stage_<hex>')`` on the driver's
+session while the statement runs. Spark's tasks fill it with ``LOAD DATA LOCAL INFILE``
+(the fastest path the server has: text built by Arrow's kernels, :mod:`sluice.write.load_data`),
+each in parallel on its own session; a warning there (a date beyond the server's range) fails
+the task, naming the column. Then one InnoDB transaction on the driver moves the rows of the
+attempts Spark kept (a retried task's earlier rows stay behind): ``DELETE`` of every row for an
+overwrite (``TRUNCATE`` would commit on its own) and ``INSERT INTO target SELECT ... FROM
+staging``, in strict mode, where a warning (a decimal rounded to the column's scale, a string
+cut) rolls back as an error does. A duplicate key, a NULL for a NOT NULL column, a value out
+of range: the transaction rolls back and the target is as it was; readers see the old rows
+until the commit (InnoDB's snapshots). Only transactional tables are written. The staging
+table is dropped in every case; one left by a killed driver has no lock holder, and the next
+statement's :func:`_drop_leftovers` removes it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from sluice.dialects.mysql import Mysql8Dialect
+from sluice.errors import SourceError
+from sluice.sources.mysql import _session_class
+from sluice.write.load_data import FORMAT, Unstorable, encode
+from sluice.write.target import STAGING_PREFIX, Mode, Target
+from sluice.write.typemap import Field, column_list, declared, fields
+
+if TYPE_CHECKING:
+    import pymysql
+    from pyspark.sql import DataFrame
+
+    from sluice.sources.base import Source
+    from sluice.sources.mysql import MysqlSource
+    from sluice.types import Column
+
+#: the writing session: read-write, instants in UTC, every invalid value an error (strict mode)
+_SESSION = (
+    "SET SESSION TRANSACTION READ WRITE",
+    "SET time_zone = '+00:00'",
+    "SET SESSION sql_mode = 'TRADITIONAL,NO_BACKSLASH_ESCAPES'",
+)
+#: (``!`` escapes: NO_BACKSLASH_ESCAPES leaves LIKE without an escape character)
+_LEFTOVERS = (
+    "SELECT TABLE_NAME FROM information_schema.TABLES "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME LIKE 'sluice!_stage!_%%' ESCAPE '!'"
+)
+_TRANSACTIONAL = """
+SELECT t.TABLE_TYPE, t.ENGINE, e.TRANSACTIONS FROM information_schema.TABLES t
+LEFT JOIN information_schema.ENGINES e ON e.ENGINE = t.ENGINE
+WHERE t.TABLE_SCHEMA = %s AND t.TABLE_NAME = %s
+"""
+#: the staging column naming the Spark task attempt that loaded the row
+_ATTEMPT = "sluice_attempt"
+#: a task sends its rows in LOAD DATA files of about this size
+_FILE_BYTES = 64 << 20
+_TABLE_EXISTS, _NO_SUCH_TABLE = 1050, 1051
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _table(schema: str, name: str) -> str:
+    return f"{_quote(schema)}.{_quote(name)}"
+
+
+def _message(error: Exception) -> str:
+    """The server's words for a PyMySQL error (its last argument), on one line."""
+    args = getattr(error, "args", ())
+    text = str(args[-1] if args else error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+@dataclass(frozen=True)
+class Login:
+    """How a Spark task logs in: the source's server, user and password (never in a repr)."""
+
+    host: str
+    port: int
+    user: str
+    password: str = field(repr=False)
+    connect_timeout: float
+    #: the source's statement timeout, as a bound on every wait for the server
+    statement_timeout: float
+
+
+@dataclass(frozen=True)
+class Stager:
+    """What each Spark task runs: its Arrow batches loaded into the staging table by LOAD DATA
+    LOCAL INFILE, in files of about :data:`_FILE_BYTES`; yields its attempt id and row count."""
+
+    login: Login
+    source: str
+    what: str
+    schema: str
+    table: str
+    columns: int
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        attempt = context.taskAttemptId() if context is not None else 0
+        rows = 0
+        connection = _session_class()(
+            host=self.login.host,
+            port=self.login.port,
+            user=self.login.user,
+            password=self.login.password,
+            charset="utf8mb4",
+            connect_timeout=self.login.connect_timeout,
+            read_timeout=self.login.statement_timeout,
+            write_timeout=self.login.statement_timeout,
+            autocommit=True,
+            local_infile=True,
+            program_name="sluice",
+        )
+        try:
+            with tempfile.NamedTemporaryFile("wb", prefix="sluice-load-") as spool:
+                for batch in batches:
+                    try:
+                        spool.write(encode(batch))
+                    except Unstorable as error:
+                        raise SourceError(self.source, f"{self.what}: {error}; nothing was written") from None
+                    rows += batch.num_rows
+                    if spool.tell() >= _FILE_BYTES:
+                        self._load(connection, spool, attempt)
+                self._load(connection, spool, attempt)
+        finally:
+            connection.close()
+        yield pa.record_batch(
+            [pa.array([attempt], pa.int64()), pa.array([rows], pa.int64())], names=["attempt", "rows"]
+        )
+
+    def _load(self, connection: pymysql.Connection[Any], spool: Any, attempt: int) -> None:
+        """Load the spooled lines and empty the spool; any warning fails the task, naming it."""
+        import pymysql
+
+        if not spool.tell():
+            return
+        spool.flush()
+        columns = ", ".join(f"`c{i}`" for i in range(self.columns))
+        statement = (
+            f"LOAD DATA LOCAL INFILE %s INTO TABLE {_table(self.schema, self.table)} {FORMAT} "
+            f"({columns}) SET {_quote(_ATTEMPT)} = {int(attempt)}"
+        )
+        with connection.cursor() as cursor:
+            try:
+                cursor.execute(statement, (spool.name,))
+                warning = _first_warning(cursor)
+            except pymysql.MySQLError as error:
+                raise SourceError(self.source, f"{self.what}: {_message(error)}; nothing was written") from None
+        if warning is not None:  # LOAD DATA LOCAL turns strict mode's errors into warnings
+            raise SourceError(self.source, f"{self.what}: {warning}; nothing was written")
+        spool.seek(0)
+        spool.truncate()
+
+
+class MysqlTarget(Target):
+    source: MysqlSource
+
+    def __init__(self, source: Source) -> None:
+        super().__init__(source)
+        self.kind = "mysql" if isinstance(source.dialect, Mysql8Dialect) else "mariadb"
+
+    def _connect(self) -> pymysql.Connection[Any]:
+        """A writing session: the source's own login, read-write, UTC, strict (:data:`_SESSION`)."""
+        connection = self.source._catalog()  # the source's login and timeouts
+        with connection.cursor() as cursor:
+            for statement in _SESSION:
+                cursor.execute(statement)
+        return connection
+
+    def _failed(self, what: str, error: Exception) -> SourceError:
+        return SourceError(self.source.name, self.source.masked(f"{what}: {_message(error)}"))
+
+    def create_table(self, schema: str, name: str, fields: list[Field]) -> bool:
+        columns = column_list(self.kind, fields, _quote)
+        return self._ddl(f"CREATE TABLE {_table(schema, name)} ({columns}) ENGINE=InnoDB", _TABLE_EXISTS)
+
+    def drop_table(self, schema: str, name: str) -> bool:
+        return self._ddl(f"DROP TABLE {_table(schema, name)}", _NO_SUCH_TABLE)
+
+    def _ddl(self, statement: str, nothing_done: int) -> bool:
+        """Run one DDL statement; False when the server answers ``nothing_done`` (the table
+        exists, or does not), any other failure in the target's words."""
+        import pymysql
+
+        connection = self._connect()
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(statement)
+        except pymysql.MySQLError as error:
+            if error.args and error.args[0] == nothing_done:
+                return False
+            raise self._failed(statement.split(" (", 1)[0], error) from None
+        finally:
+            connection.close()
+        return True
+
+    def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
+        table = self.source.describe(schema, name)
+        assert table.schema is not None
+        target = _table(table.schema, table.name)
+        what = f"{'INSERT OVERWRITE' if mode == 'overwrite' else 'INSERT INTO'} {table.schema}.{table.name}"
+        given = fields(frame.schema.jsonValue())
+        if len(given) != len(table.columns):
+            raise SourceError(
+                self.source.name, f"{what}: the table has {len(table.columns)} columns; the query gave {len(given)}"
+            )
+        staging = STAGING_PREFIX + uuid.uuid4().hex[:16]
+        connection = self._connect()
+        try:
+            with connection.cursor() as cursor:
+                self._ensure_transactional(cursor, table.schema, table.name, what)
+                _drop_leftovers(cursor, table.schema)
+                cursor.execute("SELECT GET_LOCK(%s, 0)", (staging,))
+                try:
+                    columns = ", ".join(f"`c{i}` {declared(self.kind, f)}" for i, f in enumerate(given))
+                    cursor.execute(
+                        f"CREATE TABLE {_table(table.schema, staging)} ({columns}, {_quote(_ATTEMPT)} BIGINT) ENGINE=InnoDB"
+                    )
+                    kept = self._stage(frame, table.schema, staging, what, len(given))
+                    return self._move(
+                        connection, target, _table(table.schema, staging), table.columns, kept, mode, what
+                    )
+                finally:
+                    self._clean(cursor, table.schema, staging)
+        finally:
+            connection.close()
+
+    def _ensure_transactional(self, cursor: Any, schema: str, name: str, what: str) -> None:
+        """Refuse a view or a table of an engine without transactions (MyISAM, Aria): a failed
+        statement there would leave the rows it had written."""
+        cursor.execute(_TRANSACTIONAL, (schema, name))
+        row = cursor.fetchone()
+        if row is None or row[0] != "BASE TABLE" or row[2] != "YES":
+            kind = (
+                "a view"
+                if row is not None and row[0] != "BASE TABLE"
+                else f"a table of engine {row[1] if row else '?'}"
+            )
+            raise SourceError(
+                self.source.name,
+                f"{what}: the target is {kind}, without transactions; Sluice writes tables of a transactional "
+                "engine (InnoDB), where a failed statement leaves nothing behind",
+            )
+
+    def _stage(self, frame: DataFrame, schema: str, staging: str, what: str, columns: int) -> dict[int, int]:
+        """Spark's tasks load the rows; the attempts Spark kept (one a partition) and their rows."""
+        parts = self.source.parsed
+        login = Login(
+            host=str(parts.host),
+            port=int(parts.port or 3306),
+            user=parts.username or "root",
+            password=self.source.credential or "",
+            connect_timeout=float(self.source.connect_timeout_s),
+            statement_timeout=float(self.source.statement_timeout_s),
+        )
+        stager = Stager(login, self.source.name, what, schema, staging, columns)
+        return {int(r[0]): int(r[1]) for r in frame.mapInArrow(stager, "attempt long, rows long").collect()}
+
+    def _move(
+        self,
+        connection: pymysql.Connection[Any],
+        target: str,
+        staging: str,
+        columns: tuple[Column, ...],
+        kept: dict[int, int],
+        mode: Mode,
+        what: str,
+    ) -> int:
+        """One transaction: (for an overwrite) delete every row, insert the kept attempts' rows."""
+        import pymysql
+
+        names = ", ".join(_quote(c.name) for c in columns)
+        values = ", ".join(f"`c{i}`" for i in range(len(columns)))
+        attempts = ", ".join(str(a) for a in sorted(kept)) or "NULL"
+        staged = sum(kept.values())
+        with connection.cursor() as cursor:
+            try:
+                connection.begin()
+                if mode == "overwrite":
+                    cursor.execute(f"DELETE FROM {target}")
+                written = cursor.execute(
+                    f"INSERT INTO {target} ({names}) SELECT {values} FROM {staging} WHERE {_quote(_ATTEMPT)} IN ({attempts})"
+                )
+                warning = _first_warning(cursor)
+                if warning is not None:  # a note too: a decimal rounded to the column's scale
+                    raise _Rejected(warning)
+                if written != staged:
+                    raise _Rejected(f"{staged} rows staged but {written} inserted")
+                connection.commit()
+            except (pymysql.MySQLError, _Rejected) as error:
+                try:
+                    connection.rollback()
+                except pymysql.MySQLError:  # the session is gone: the server rolled back with it
+                    pass
+                raise self._failed(f"{what}: nothing was written", error) from None
+        return written
+
+    def _clean(self, cursor: Any, schema: str, staging: str) -> None:
+        import pymysql
+
+        try:
+            cursor.execute(f"DROP TABLE IF EXISTS {_table(schema, staging)}")
+            cursor.execute("SELECT RELEASE_LOCK(%s)", (staging,))
+        except pymysql.MySQLError:  # the session is gone: the lock with it, and the next statement drops the table
+            pass
+
+
+class _Rejected(Exception):
+    """The INSERT ran but is not what was asked (a warning, a row count): rolled back."""
+
+
+def _first_warning(cursor: Any) -> str | None:
+    """The first warning or note of the statement just run, in the server's words."""
+    cursor.execute("SHOW WARNINGS LIMIT 1")
+    row = cursor.fetchone()
+    return None if row is None else str(row[2])
+
+
+def _drop_leftovers(cursor: Any, schema: str) -> None:
+    """Drop the staging tables in ``schema`` of statements whose driver died: their lock is free."""
+    cursor.execute(_LEFTOVERS, (schema,))
+    for (name,) in cursor.fetchall():
+        cursor.execute("SELECT GET_LOCK(%s, 0)", (name,))
+        if cursor.fetchone()[0] == 1:
+            try:
+                cursor.execute(f"DROP TABLE IF EXISTS {_table(schema, name)}")
+            finally:
+                cursor.execute("SELECT RELEASE_LOCK(%s)", (name,))
