@@ -136,6 +136,10 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
   private synchronized Scan reader() {
     if (reader == null) {
       scala.Option<TableProvider> provider = DataSource$.MODULE$.lookupDataSourceV2(READER, SQLConf.get());
+      if (provider.isEmpty() && !Bridge.isRegistered()) {  // no PySpark driver registered it: the planner process gives it
+        Bridge.registerReader((org.apache.spark.sql.classic.SparkSession) org.apache.spark.sql.SparkSession.active());
+        provider = DataSource$.MODULE$.lookupDataSourceV2(READER, SQLConf.get());
+      }
       if (provider.isEmpty()) {
         throw new SluiceException("the Python data source '" + READER + "' is not registered in this session: "
             + "call sluice.spark.install(spark)");
