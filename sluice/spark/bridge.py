@@ -233,7 +233,8 @@ def install(spark: SparkSession) -> None:
 
         raise ConfigError(
             "this Spark session was started without Sluice's catalog classes: build it with "
-            "sluice.spark.session.build_session(), or start it with "
+            "sluice.spark.configure(SparkSession.builder).getOrCreate() (or "
+            "sluice.spark.session.build_session()), or start it with "
             f"spark.driver.extraClassPath={ensure_jar()}"
         )
     with _install_lock:
