@@ -40,3 +40,22 @@ class FetchAnswer:
     #: the partition's rows as an Arrow IPC stream, base64; absent when it outgrew the bounds
     ipc: str | None = None
     too_large: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReaderSourceRequest:
+    """Asked once by a driver without Python (the planner is a process beside it, docs/architecture.md)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReaderSourceAnswer:
+    """The reader's Python data source, for a driver that registers it in its sessions itself.
+
+    A PySpark driver registers it with ``spark.dataSource.register``; a JVM-only driver (spark-sql,
+    the Thrift or Connect server) has no Python to pickle it, so the planner process does.
+    """
+
+    #: ``sluice.spark.datasource.SluiceReaderSource`` pickled as Spark's Python workers unpickle it, base64
+    data_source: str
+    #: the ``major.minor`` of the Python that pickled it (Spark's workers check theirs against it)
+    python_version: str

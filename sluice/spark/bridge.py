@@ -5,8 +5,8 @@
 hands the JVM a :class:`PlannerCallback`. The catalog layer then calls
 ``Planner.call(method, request)``; requests and answers are JSON, typed by the dataclasses
 of :mod:`sluice.protocol` and dispatched by :data:`METHODS`, so this module is the
-only transport-specific code: a sidecar process answering the same JSON over a pipe would
-replace it for drivers without Python (docs/architecture.md).
+only transport-specific code besides :mod:`sluice.spark.planner_process`, which answers the
+same JSON over a pipe for drivers without Python (docs/architecture.md).
 
 A failure never escapes as a Python traceback across py4j: it becomes an ``error`` answer
 (``no_such_table``, ``no_such_namespace`` or ``error`` with a masked message), which the
@@ -19,6 +19,7 @@ import base64
 import collections
 import json
 import logging
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -29,6 +30,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark import SparkContext
 from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.java_gateway import ensure_callback_server_started
+from pyspark.serializers import CloudPickleSerializer
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
@@ -59,7 +61,14 @@ from sluice.protocol.catalog import (
 )
 from sluice.protocol.codec import decode, encode
 from sluice.protocol.methods import Method
-from sluice.protocol.read import FetchAnswer, FetchRequest, ReadAnswer, ReadRequest
+from sluice.protocol.read import (
+    FetchAnswer,
+    FetchRequest,
+    ReadAnswer,
+    ReaderSourceAnswer,
+    ReaderSourceRequest,
+    ReadRequest,
+)
 from sluice.protocol.scan import (
     AggregateAnswer,
     AggregateRequest,
@@ -112,6 +121,14 @@ def _fetch(planner: CatalogPlanner, request: FetchRequest) -> FetchAnswer:
     return FetchAnswer(ipc=base64.b64encode(stream).decode("ascii"))
 
 
+def _reader_source(planner: CatalogPlanner, request: ReaderSourceRequest) -> ReaderSourceAnswer:
+    """The reader's data source class pickled here, for a driver without Python to register
+    (``Bridge.registerReader``; the pickle names the class: the workers import ``sluice``)."""
+    pickled = CloudPickleSerializer().dumps(SluiceReaderSource)
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return ReaderSourceAnswer(data_source=base64.b64encode(pickled).decode("ascii"), python_version=version)
+
+
 #: every method the catalog layer calls: its request and answer messages and its handler.
 #: A new method is a dataclass pair in sluice/protocol and one line here (then
 #: ``python -m tools.protocol_schema`` regenerates the schema and Protocol.java).
@@ -131,6 +148,7 @@ METHODS: dict[str, Method[Any, Any]] = {
     "delete": Method(DeleteRequest, DeleteAnswer, CatalogPlanner.delete),
     "read": Method(ReadRequest, ReadAnswer, _read),
     "fetch": Method(FetchRequest, FetchAnswer, _fetch),
+    "reader_source": Method(ReaderSourceRequest, ReaderSourceAnswer, _reader_source),
 }
 
 
@@ -213,7 +231,8 @@ def install(spark: SparkSession) -> None:
 
         raise ConfigError(
             "this Spark session was started without Sluice's catalog classes: build it with "
-            "sluice.spark.session.build_session(), or start it with "
+            "sluice.spark.configure(SparkSession.builder).getOrCreate() (or "
+            "sluice.spark.session.build_session()), or start it with "
             f"spark.driver.extraClassPath={ensure_jar()}"
         )
     with _install_lock:

@@ -5,14 +5,18 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
 from sluice.errors import ConfigError
+from sluice.scan import strip_password
 from sluice.spark.bridge import install
 from sluice.spark.jvm import ensure_jar
 
 _log = logging.getLogger(__name__)
+#: the Python of a driver's planner process and of the reader's workers (io.sluice.spark.ProcessPlanner)
+PYTHON_CONF = "spark.sluice.python"
 _checked_applications: set[str] = set()
 
 #: settings of the sessions Sluice builds. Spark's own readers and cache are not NaN-safe; a
@@ -32,6 +36,56 @@ PUSHDOWN_CONF = {
 }
 
 
+def session_conf(catalogs: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The settings a Spark session needs for Sluice, as ``--conf`` pairs (``spark-sql``,
+    ``spark-submit``, a Connect or Thrift server) or for :func:`configure`.
+
+    The jar on the driver's and executors' class paths (executors deserialise its reader
+    factories), :data:`SAFE_CONF`, :data:`PUSHDOWN_CONF`, and ``spark.sluice.python``: this
+    Python runs the planner process of a driver without Python and the reader's workers.
+    ``catalogs`` maps catalog names to source URLs (:func:`catalog_conf`).
+    """
+    jar = str(ensure_jar())
+    conf = {
+        "spark.driver.extraClassPath": jar,  # the catalog layer (sluice/spark/jvm.py)
+        "spark.executor.extraClassPath": jar,
+        PYTHON_CONF: sys.executable,
+        **SAFE_CONF,
+        **PUSHDOWN_CONF,
+    }
+    for name, url in (catalogs or {}).items():
+        conf.update(catalog_conf(name, url))
+    return conf
+
+
+def catalog_conf(name: str, url: str, password_env: str | None = None) -> dict[str, str]:
+    """The settings that attach ``url`` as Spark catalog ``name`` (``io.sluice.spark.SluiceCatalog``).
+
+    A password never goes into a setting (any code holding the session reads settings back):
+    ``password_env`` names the environment variable the planner reads it from.
+    """
+    if not name.isidentifier():
+        raise ConfigError(f"catalog name {name!r} must be a SQL identifier")
+    if strip_password(url)[1] is not None:
+        raise ConfigError(
+            f"catalog {name!r}: the URL holds a password; put it in an environment variable and name it with password_env"
+        )
+    prefix = f"spark.sql.catalog.{name}"
+    conf = {prefix: "io.sluice.spark.SluiceCatalog", f"{prefix}.url": url}
+    if password_env is not None:
+        conf[f"{prefix}.password.env"] = password_env
+    return conf
+
+
+def configure(builder: SparkSession.Builder, catalogs: Mapping[str, str] | None = None) -> SparkSession.Builder:
+    """``builder`` with what a session needs for Sluice (:func:`session_conf`): its catalogs then
+    plan in a planner process beside the driver, or in this Python once ``sluice.spark.install``
+    (``Federation``) ran on the session."""
+    for key, value in session_conf(catalogs).items():
+        builder = builder.config(key, value)
+    return builder
+
+
 def build_session(
     master: str | None = None, app_name: str = "sluice", conf: dict[str, str] | None = None
 ) -> SparkSession:
@@ -49,11 +103,9 @@ def build_session(
         .config("spark.python.worker.reuse", "true")
         # Spark's progress bar where someone watches (the JVM inherits fd 2); never into a log file or a pipe
         .config("spark.ui.showConsoleProgress", "true" if os.isatty(2) else "false")
-        .config("spark.driver.extraClassPath", str(ensure_jar()))  # the catalog layer (sluice/spark/jvm.py)
-        # executors deserialise the jar's reader factories (small reads, Spark's Parquet reader over lake files)
-        .config("spark.executor.extraClassPath", str(ensure_jar()))
     )
-    for key, value in {**SAFE_CONF, **PUSHDOWN_CONF, **(conf or {})}.items():
+    builder = configure(builder)
+    for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

@@ -5,7 +5,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.spark.Protocol.Key;
 import io.sluice.spark.Protocol.Method;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import org.apache.spark.api.python.SimplePythonFunction;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.datasources.v2.python.UserDefinedPythonDataSource;
+import org.apache.spark.util.CollectionAccumulator;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
@@ -13,12 +19,14 @@ import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 
 /**
  * The driver's one link to Sluice's Python planner: a static slot the Python side fills
- * ({@code sluice.spark.bridge.install}) and a call that turns the planner's typed errors
- * into Spark's exceptions.
+ * ({@code sluice.spark.bridge.install}), else, in a driver without Python, a planner process
+ * ({@link ProcessPlanner}); and a call that turns the planner's typed errors into Spark's exceptions.
  */
 public final class Bridge {
   static final ObjectMapper JSON = new ObjectMapper();
   private static volatile Planner planner;
+  /** The planner of a driver where no Python registered one (started on its first request). */
+  private static final ProcessPlanner PROCESS = new ProcessPlanner();
 
   private Bridge() {}
 
@@ -37,11 +45,21 @@ public final class Bridge {
 
   private static Planner planner() {
     Planner current = planner;
-    if (current == null) {
-      throw new SluiceException("no Sluice planner in this driver: Sluice catalogs are planned by Python. "
-          + "Use a PySpark driver and call sluice.spark.install(spark) (Federation does) before querying.");
-    }
-    return current;
+    return current != null ? current : PROCESS;
+  }
+
+  /**
+   * Register the reader (the Python data source planned scans are read through) in {@code session},
+   * as {@code spark.dataSource.register} does in a PySpark driver: the planner process pickles the
+   * class, and Spark's Python workers, run with the planner's Python, read with it.
+   */
+  static void registerReader(SparkSession session) {
+    JsonNode answer = callUnchecked(Method.READER_SOURCE, request());
+    byte[] pickled = java.util.Base64.getDecoder().decode(answer.path(Key.DATA_SOURCE).asText());
+    CollectionAccumulator<byte[]> accumulator = session.sparkContext().collectionAccumulator();
+    SimplePythonFunction function = new SimplePythonFunction(pickled, new HashMap<>(), new ArrayList<>(),
+        ProcessPlanner.python(), answer.path(Key.PYTHON_VERSION).asText(), new ArrayList<>(), accumulator);
+    session.sessionState().dataSourceManager().registerDataSource(SluiceScan.READER, new UserDefinedPythonDataSource(function));
   }
 
   /** Have the planner write {@code data} to the table the request names (see {@link Planner#write}). */

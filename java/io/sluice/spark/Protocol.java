@@ -29,6 +29,7 @@ final class Protocol {
     static final String NAMESPACES = "namespaces";
     static final String PLAN = "plan";
     static final String READ = "read";
+    static final String READER_SOURCE = "reader_source";
     static final String TABLES = "tables";
     static final String WRITE = "write";
   }
@@ -52,6 +53,7 @@ final class Protocol {
     static final String COMPLETE = "complete";
     static final String CONDITION = "condition";
     static final String CREATED = "created";
+    static final String DATA_SOURCE = "data_source";
     static final String DESCRIPTION = "description";
     static final String DONE = "done";
     static final String DROPPED = "dropped";
@@ -88,6 +90,7 @@ final class Protocol {
     static final String PROPERTIES = "properties";
     static final String PUSHDOWN = "pushdown";
     static final String PUSHED = "pushed";
+    static final String PYTHON_VERSION = "python_version";
     static final String READ_INFO = "read_info";
     static final String READ_SCHEMA = "read_schema";
     static final String READER = "reader";
@@ -140,6 +143,7 @@ final class Protocol {
       Map.entry(Method.NAMESPACES, List.of(Key.NAMESPACES)),
       Map.entry(Method.PLAN, List.of(Key.SCAN, Key.SCAN_ID, Key.COLUMNS, Key.TABLE, Key.READ_SCHEMA, Key.AGGREGATES, Key.AGGREGATES_PUSHED, Key.RUNTIME, Key.RUNTIME_COLUMNS, Key.SOURCE, Key.SOURCE_URL, Key.REMOTE_QUERY, Key.VERDICTS, Key.LIMIT, Key.ORDER, Key.LIMIT_NOTE, Key.PARTITIONS, Key.DESCRIPTION, Key.METADATA, Key.TRACE)),
       Map.entry(Method.READ, List.of(Key.READ_INFO, Key.SMALL)),
+      Map.entry(Method.READER_SOURCE, List.of(Key.DATA_SOURCE, Key.PYTHON_VERSION)),
       Map.entry(Method.TABLES, List.of(Key.TABLES)),
       Map.entry(Method.WRITE, List.of(Key.SNAPSHOT_ID, Key.FILES, Key.ROWS)));
 }

@@ -46,6 +46,10 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   @Override
   public void initialize(String name, CaseInsensitiveStringMap options) {
     this.name = name;
+    if (!Bridge.isRegistered()) {
+      // no PySpark driver ran sluice.spark.install (spark-sql, a Thrift or Connect server): what it installs
+      SelectiveScans.install(org.apache.spark.sql.SparkSession.active());
+    }
   }
 
   @Override

@@ -135,6 +135,11 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
   /** The Python data source's scan of this plan, made once (Spark asks for metrics before the batch). */
   private synchronized Scan reader() {
     if (reader == null) {
+      org.apache.spark.sql.classic.SparkSession session =
+          (org.apache.spark.sql.classic.SparkSession) org.apache.spark.sql.SparkSession.active();
+      if (!Bridge.isRegistered() && !session.sessionState().dataSourceManager().dataSourceExists(READER)) {
+        Bridge.registerReader(session);  // no PySpark driver registered it: the planner process gives it
+      }
       scala.Option<TableProvider> provider = DataSource$.MODULE$.lookupDataSourceV2(READER, SQLConf.get());
       if (provider.isEmpty()) {
         throw new SluiceException("the Python data source '" + READER + "' is not registered in this session: "
