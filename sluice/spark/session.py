@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pyspark.sql import SparkSession
 
 from sluice.errors import ConfigError
-from sluice.scan import strip_password
+from sluice.scan.spec import strip_password
 from sluice.spark.bridge import install
 from sluice.spark.jvm import ensure_jar
 
