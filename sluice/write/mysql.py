@@ -7,7 +7,7 @@ session while the statement runs. Spark's tasks fill it with ``LOAD DATA LOCAL I
 (the fastest path the server has: text built by Arrow's kernels, :mod:`sluice.write.load_data`),
 each in parallel on its own session; a warning there (a date beyond the server's range) fails
 the task, naming the column. Then one InnoDB transaction on the driver moves the rows of the
-attempts Spark kept (a retried task's earlier rows stay behind): ``DELETE`` of every row for an
+attempts Spark kept (a retried task's earlier rows stay behind: :mod:`sluice.write.attempts`): ``DELETE`` of every row for an
 overwrite (``TRUNCATE`` would commit on its own) and ``INSERT INTO target SELECT ... FROM
 staging``, in strict mode, where a warning (a decimal rounded to the column's scale, a string
 cut) rolls back as an error does. A duplicate key, a NULL for a NOT NULL column, a value out
@@ -30,6 +30,7 @@ import pyarrow as pa
 from sluice.dialects.mysql import Mysql8Dialect
 from sluice.errors import SourceError
 from sluice.sources.mysql import _session_class
+from sluice.write import attempts
 from sluice.write.load_data import FORMAT, Unstorable, encode
 from sluice.write.target import STAGING_PREFIX, Mode, Target
 from sluice.write.typemap import Field, column_list, declared, fields
@@ -58,8 +59,6 @@ SELECT t.TABLE_TYPE, t.ENGINE, e.TRANSACTIONS FROM information_schema.TABLES t
 LEFT JOIN information_schema.ENGINES e ON e.ENGINE = t.ENGINE
 WHERE t.TABLE_SCHEMA = %s AND t.TABLE_NAME = %s
 """
-#: the staging column naming the Spark task attempt that loaded the row
-_ATTEMPT = "sluice_attempt"
 #: a task sends its rows in LOAD DATA files of about this size
 _FILE_BYTES = 64 << 20
 _TABLE_EXISTS, _NO_SUCH_TABLE = 1050, 1051
@@ -106,11 +105,7 @@ class Stager:
     columns: int
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        attempt = context.taskAttemptId() if context is not None else 0
-        rows = 0
+        attempt, rows = attempts.current(), 0
         connection = _session_class()(
             host=self.login.host,
             port=self.login.port,
@@ -137,9 +132,7 @@ class Stager:
                 self._load(connection, spool, attempt)
         finally:
             connection.close()
-        yield pa.record_batch(
-            [pa.array([attempt], pa.int64()), pa.array([rows], pa.int64())], names=["attempt", "rows"]
-        )
+        yield attempts.result(attempt, rows)
 
     def _load(self, connection: pymysql.Connection[Any], spool: Any, attempt: int) -> None:
         """Load the spooled lines and empty the spool; any warning fails the task, naming it."""
@@ -151,7 +144,7 @@ class Stager:
         columns = ", ".join(f"`c{i}`" for i in range(self.columns))
         statement = (
             f"LOAD DATA LOCAL INFILE %s INTO TABLE {_table(self.schema, self.table)} {FORMAT} "
-            f"({columns}) SET {_quote(_ATTEMPT)} = {int(attempt)}"
+            f"({columns}) SET {_quote(attempts.COLUMN)} = {int(attempt)}"
         )
         with connection.cursor() as cursor:
             try:
@@ -227,7 +220,7 @@ class MysqlTarget(Target):
                 try:
                     columns = ", ".join(f"`c{i}` {declared(self.kind, f)}" for i, f in enumerate(given))
                     cursor.execute(
-                        f"CREATE TABLE {_table(table.schema, staging)} ({columns}, {_quote(_ATTEMPT)} BIGINT) ENGINE=InnoDB"
+                        f"CREATE TABLE {_table(table.schema, staging)} ({columns}, {_quote(attempts.COLUMN)} BIGINT) ENGINE=InnoDB"
                     )
                     kept = self._stage(frame, table.schema, staging, what, len(given))
                     return self._move(
@@ -267,7 +260,7 @@ class MysqlTarget(Target):
             statement_timeout=float(self.source.statement_timeout_s),
         )
         stager = Stager(login, self.source.name, what, schema, staging, columns)
-        return {int(r[0]): int(r[1]) for r in frame.mapInArrow(stager, "attempt long, rows long").collect()}
+        return attempts.kept(frame, stager)
 
     def _move(
         self,
@@ -284,7 +277,6 @@ class MysqlTarget(Target):
 
         names = ", ".join(_quote(c.name) for c in columns)
         values = ", ".join(f"`c{i}`" for i in range(len(columns)))
-        attempts = ", ".join(str(a) for a in sorted(kept)) or "NULL"
         staged = sum(kept.values())
         with connection.cursor() as cursor:
             try:
@@ -292,7 +284,7 @@ class MysqlTarget(Target):
                 if mode == "overwrite":
                     cursor.execute(f"DELETE FROM {target}")
                 written = cursor.execute(
-                    f"INSERT INTO {target} ({names}) SELECT {values} FROM {staging} WHERE {_quote(_ATTEMPT)} IN ({attempts})"
+                    f"INSERT INTO {target} ({names}) SELECT {values} FROM {staging} WHERE {attempts.only(kept, _quote)}"
                 )
                 warning = _first_warning(cursor)
                 if warning is not None:  # a note too: a decimal rounded to the column's scale

@@ -1,15 +1,17 @@
 """Writes to PostgreSQL: Spark's tasks COPY into a staging table, the driver commits one INSERT.
 
 Each statement creates an UNLOGGED staging table ``sluice_stage_<hex>`` beside the target,
-typed from Spark's schema (:mod:`sluice.write.typemap`), and holds a session advisory lock
-named after it on the driver's connection while the statement runs. Spark's tasks fill it
-through ADBC's ``adbc_ingest`` (binary ``COPY``, one per task, in parallel); then one
-transaction on the driver moves the rows: ``TRUNCATE`` (transactional in PostgreSQL; readers
-wait for the commit and then see the new rows) for an overwrite, and ``INSERT INTO target
-SELECT ... FROM staging``. Any failure (a duplicate key, a NOT NULL column given NULL, a
-value too long) rolls the transaction back, so the target is as it was. The staging table is
-dropped in every case; one left by a killed driver has no lock holder, and the next
-statement's :func:`_drop_leftovers` removes it.
+typed from Spark's schema (:mod:`sluice.write.typemap`, plus the Spark task attempt that
+loaded each row), and holds a session advisory lock named after it on the driver's connection
+while the statement runs. Spark's tasks fill it through ADBC's ``adbc_ingest`` (binary
+``COPY`` per Arrow batch, each committed, every task in parallel on its own session); then one
+transaction on the driver moves the rows of the attempts Spark kept (a retried task's earlier
+rows stay behind: :mod:`sluice.write.attempts`): ``TRUNCATE`` (transactional in PostgreSQL;
+readers wait for the commit and then see the new rows) for an overwrite, and ``INSERT INTO
+target SELECT ... FROM staging``. Any failure (a duplicate key, a NOT NULL column given NULL,
+a value too long, a row count other than the kept attempts loaded) rolls the transaction
+back, so the target is as it was. The staging table is dropped in every case; one left by a
+killed driver has no lock holder, and the next statement's :func:`_drop_leftovers` removes it.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ import pyarrow as pa
 
 from sluice.errors import SourceError
 from sluice.types import TableSchema
+from sluice.write import attempts
 from sluice.write.target import STAGING_PREFIX, Mode, Target
-from sluice.write.typemap import Field, column_list, fields
+from sluice.write.typemap import Field, column_list, declared, fields
 
 if TYPE_CHECKING:
     import psycopg
@@ -46,27 +49,36 @@ def _table(schema: str, name: str) -> str:
     return f"{_quote(schema)}.{_quote(name)}"
 
 
+def _staged(count: int) -> list[str]:
+    """The staging table's value columns, by position (a Spark column may be named anything,
+    :data:`attempts.COLUMN` included)."""
+    return [f"c{i}" for i in range(count)]
+
+
 @dataclass(frozen=True)
 class Stager:
-    """What each Spark task runs: its Arrow batches appended to the staging table by binary COPY.
+    """What each Spark task runs: its Arrow batches appended to the staging table by binary COPY,
+    each row tagged with the task attempt; yields the attempt id and row count.
 
     Carries the login (as the reader tasks do); never shown in a repr."""
 
     url: str = field(repr=False)
     schema: str
     table: str
+    columns: int
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import adbc_driver_postgresql.dbapi as dbapi
 
-        rows = 0
+        attempt, names, rows = attempts.current(), _staged(self.columns), 0
         with dbapi.connect(self.url, autocommit=True) as connection, connection.cursor() as cursor:
             cursor.execute("SET default_transaction_read_only = off")  # the source's sessions are read-only
             for batch in batches:
                 if batch.num_rows:
-                    cursor.adbc_ingest(self.table, batch, mode="append", db_schema_name=self.schema)
+                    staged = attempts.tagged(batch, names, attempt)
+                    cursor.adbc_ingest(self.table, staged, mode="append", db_schema_name=self.schema)
                     rows += batch.num_rows
-        yield pa.record_batch([pa.array([rows], pa.int64())], names=["rows"])
+        yield attempts.result(attempt, rows)
 
 
 class PostgresTarget(Target):
@@ -115,31 +127,35 @@ class PostgresTarget(Target):
 
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
         import psycopg
-        from pyspark.sql import functions as F
 
         table = self.source.describe(schema, name)
         assert table.schema is not None
         what = f"{'INSERT OVERWRITE' if mode == 'overwrite' else 'INSERT INTO'} {table.schema}.{table.name}"
-        staged_fields = fields(frame.schema.jsonValue())
+        given = fields(frame.schema.jsonValue())
         staging = STAGING_PREFIX + uuid.uuid4().hex[:16]
+        insert = _insert(table, staging, len(given))  # refuses a column count other than the table's first
         with self._connect() as connection:
             _drop_leftovers(connection)
             connection.execute("SELECT pg_advisory_lock(hashtext(%s))", (staging,))
             try:
-                columns = column_list(self.kind, staged_fields, _quote, constraints=False)
-                connection.execute(f"CREATE UNLOGGED TABLE {_table(table.schema, staging)} ({columns})")
-                stager = Stager(self.source._libpq_url(), table.schema, staging)  # the tasks log in as the source does
-                staged = frame.mapInArrow(stager, "rows long").agg(F.sum("rows")).collect()[0][0] or 0
-                insert = _insert(table, staging, staged_fields)
+                columns = ", ".join(
+                    f"{_quote(c)} {declared(self.kind, f)}" for c, f in zip(_staged(len(given)), given, strict=True)
+                )
+                connection.execute(
+                    f"CREATE UNLOGGED TABLE {_table(table.schema, staging)} "
+                    f"({columns}, {_quote(attempts.COLUMN)} bigint)"
+                )
+                stager = Stager(self.source._libpq_url(), table.schema, staging, len(given))  # the source's login
+                kept = attempts.kept(frame, stager)
                 try:
                     with connection.transaction():
                         if mode == "overwrite":
                             connection.execute(f"TRUNCATE {_table(table.schema, table.name)}")
-                        written = connection.execute(insert).rowcount
-                except psycopg.Error as error:
+                        written = connection.execute(f"{insert} WHERE {attempts.only(kept, _quote)}").rowcount
+                        if written != sum(kept.values()):
+                            raise _Miscounted(f"{sum(kept.values())} rows staged but {written} inserted")
+                except (psycopg.Error, _Miscounted) as error:
                     raise self._failed(f"{what}: nothing was written", error) from None
-                if written != staged:
-                    raise SourceError(self.source.name, f"{what}: {staged} rows staged but {written} inserted")
                 return written
             finally:
                 try:
@@ -149,19 +165,23 @@ class PostgresTarget(Target):
                     pass
 
 
-def _insert(table: TableSchema, staging: str, staged: list[Field]) -> str:
+class _Miscounted(Exception):
+    """The INSERT moved another number of rows than the kept attempts loaded: rolled back."""
+
+
+def _insert(table: TableSchema, staging: str, given: int) -> str:
     """``INSERT INTO target (columns) SELECT ... FROM staging``, by position (Spark lined them up).
 
     A column Sluice reads as text (uuid, json, inet, ...) is cast back to its type explicitly:
     PostgreSQL has no assignment cast from text to them."""
-    if len(staged) != len(table.columns):
+    if given != len(table.columns):
         raise SourceError(
-            table.source, f"{table.qualified_name} has {len(table.columns)} columns; the query gave {len(staged)}"
+            table.source, f"{table.qualified_name} has {len(table.columns)} columns; the query gave {given}"
         )
     targets = ", ".join(_quote(c.name) for c in table.columns)
     values = ", ".join(
-        f"CAST({_quote(f.name)} AS {c.remote_type})" if c.read_as_text else _quote(f.name)
-        for f, c in zip(staged, table.columns, strict=True)
+        f"CAST({_quote(s)} AS {c.remote_type})" if c.read_as_text else _quote(s)
+        for s, c in zip(_staged(given), table.columns, strict=True)
     )
     assert table.schema is not None
     return f"INSERT INTO {_table(table.schema, table.name)} ({targets}) SELECT {values} FROM {_table(table.schema, staging)}"

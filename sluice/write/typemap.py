@@ -179,14 +179,10 @@ _DECLARE: dict[str, Callable[[Field, re.Match[str] | None], str | None]] = {
 }
 
 
-def column_list(source_kind: str, fields: list[Field], quote: Callable[[str], str], constraints: bool = True) -> str:
+def column_list(source_kind: str, fields: list[Field], quote: Callable[[str], str]) -> str:
     """The columns of a ``CREATE TABLE`` on ``source_kind``: ``name type [NOT NULL], ...``, names
-    quoted by the source's rule. ``constraints=False`` leaves NOT NULL out (a staging table takes
-    whatever Spark sends; the target's own constraints judge the rows when they move)."""
-    return ", ".join(
-        f"{quote(f.name)} {declared(source_kind, f)}{' NOT NULL' if constraints and not f.nullable else ''}"
-        for f in fields
-    )
+    quoted by the source's rule."""
+    return ", ".join(f"{quote(f.name)} {declared(source_kind, f)}{'' if f.nullable else ' NOT NULL'}" for f in fields)
 
 
 def _refused(source_kind: str, field: Field, why: str) -> ConfigError:

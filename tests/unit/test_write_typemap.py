@@ -65,11 +65,10 @@ def test_mysql_8_keeps_30_digits_after_the_point_and_its_own_binary_collation() 
         declared("mysql", Field("d", "decimal(38,31)", True))
 
 
-def test_column_list_quotes_names_and_adds_not_null_unless_staging() -> None:
+def test_column_list_quotes_names_and_adds_not_null() -> None:
     fields = [Field('a"b', "int", False), Field("c", "string", True)]
     quote = lambda name: '"' + name.replace('"', '""') + '"'  # noqa: E731 - PostgreSQL's rule, inline
     assert column_list("postgres", fields, quote) == '"a""b" integer NOT NULL, "c" text'
-    assert column_list("postgres", fields, quote, constraints=False) == '"a""b" integer, "c" text'
 
 
 def test_every_sql_source_has_a_target_and_lakes_and_flight_have_none() -> None:
