@@ -94,7 +94,9 @@ final class ProcessPlanner implements Planner {
   private String exitCode() {
     try {
       if (process.waitFor(2, java.util.concurrent.TimeUnit.SECONDS)) {
-        return " (exit code " + process.exitValue() + ")";
+        int code = process.exitValue();
+        // the JVM reports a process ended by a signal as 128 + the signal's number
+        return code > 128 ? " (killed by signal " + (code - 128) + ")" : " (exit code " + code + ")";
       }
     } catch (InterruptedException error) {
       Thread.currentThread().interrupt();

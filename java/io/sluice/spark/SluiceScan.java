@@ -53,6 +53,15 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
   private final ObjectNode request;
   private volatile JsonNode plan;
   private Scan reader;
+  /**
+   * Why {@link #reader} could not be made (its planner died, the source failed), thrown again when
+   * the same execution asks once more: Spark swallows the first failure, met when it asks for the
+   * metrics for the UI (SQLExecution's plan info), and without this the query would plan its read a
+   * second time and hide the failure. A later execution (the DataFrame collected again) tries anew.
+   */
+  private RuntimeException readerFailed;
+  /** The execution {@link #readerFailed} happened in ({@code spark.sql.execution.id}). */
+  private String failedExecution;
   /** Whether the planner expects {@link #reader}'s plan to return few rows (read by the driver). */
   private boolean small;
   /** The batch made last: its plan is the one runtime filters left (see SluiceBatch#createReaderFactory). */
@@ -93,6 +102,7 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
     }
     plan = Bridge.callUnchecked(Method.PLAN, again);
     reader = null;  // the read follows the new plan
+    readerFailed = null;
   }
 
   @Override
@@ -134,6 +144,22 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
 
   /** The Python data source's scan of this plan, made once (Spark asks for metrics before the batch). */
   private synchronized Scan reader() {
+    String execution = org.apache.spark.sql.SparkSession.active().sparkContext()
+        .getLocalProperty(org.apache.spark.sql.execution.SQLExecution.EXECUTION_ID_KEY());
+    if (readerFailed != null && execution != null && execution.equals(failedExecution)) {
+      throw readerFailed;
+    }
+    try {
+      return newReader();
+    } catch (RuntimeException error) {
+      readerFailed = error;
+      failedExecution = execution;
+      throw error;
+    }
+  }
+
+  /** {@link #reader}, made on the first call. */
+  private Scan newReader() {
     if (reader == null) {
       org.apache.spark.sql.classic.SparkSession session =
           (org.apache.spark.sql.classic.SparkSession) org.apache.spark.sql.SparkSession.active();
