@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from sluice.errors import SourceError
 from sluice.sources.duckdb import SESSION_SETTINGS
-from sluice.write.target import Mode, Target
-from sluice.write.typemap import Field, column_list, fields
+from sluice.write.target import Mode, Target, statement
+from sluice.write.typemap import Field, column_list
 
 if TYPE_CHECKING:
     import duckdb
@@ -82,12 +82,8 @@ class DuckdbTarget(Target):
         table = self.source.describe(schema, name)
         assert table.schema is not None
         target = _table(table.schema, table.name)
-        what = f"{'INSERT OVERWRITE' if mode == 'overwrite' else 'INSERT INTO'} {table.schema}.{table.name}"
-        given = fields(frame.schema.jsonValue())
-        if len(given) != len(table.columns):
-            raise SourceError(
-                self.source.name, f"{what}: the table has {len(table.columns)} columns; the query gave {len(given)}"
-            )
+        what = statement(mode, table.schema, table.name)
+        self.given_fields(frame, len(table.columns), what)
         rows = frame.toArrow()
         rows = rows.rename_columns([f"c{i}" for i in range(rows.num_columns)])  # by position, as Spark lined them up
         names = ", ".join(_quote(c.name) for c in table.columns)

@@ -32,8 +32,8 @@ from sluice.errors import SourceError
 from sluice.sources.mysql import _session_class
 from sluice.write import attempts
 from sluice.write.load_data import FORMAT, Unstorable, encode
-from sluice.write.target import STAGING_PREFIX, Mode, Target
-from sluice.write.typemap import Field, column_list, declared, fields
+from sluice.write.target import STAGING_PREFIX, Mode, Target, statement
+from sluice.write.typemap import Field, column_list, declared
 
 if TYPE_CHECKING:
     import pymysql
@@ -204,12 +204,8 @@ class MysqlTarget(Target):
         table = self.source.describe(schema, name)
         assert table.schema is not None
         target = _table(table.schema, table.name)
-        what = f"{'INSERT OVERWRITE' if mode == 'overwrite' else 'INSERT INTO'} {table.schema}.{table.name}"
-        given = fields(frame.schema.jsonValue())
-        if len(given) != len(table.columns):
-            raise SourceError(
-                self.source.name, f"{what}: the table has {len(table.columns)} columns; the query gave {len(given)}"
-            )
+        what = statement(mode, table.schema, table.name)
+        given = self.given_fields(frame, len(table.columns), what)
         staging = STAGING_PREFIX + uuid.uuid4().hex[:16]
         connection = self._connect()
         try:

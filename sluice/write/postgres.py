@@ -26,7 +26,7 @@ import pyarrow as pa
 from sluice.errors import SourceError
 from sluice.types import TableSchema
 from sluice.write import attempts
-from sluice.write.target import STAGING_PREFIX, Mode, Target
+from sluice.write.target import STAGING_PREFIX, Mode, Target, statement
 from sluice.write.typemap import Field, column_list, declared, fields
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ class PostgresTarget(Target):
 
         table = self.source.describe(schema, name)
         assert table.schema is not None
-        what = f"{'INSERT OVERWRITE' if mode == 'overwrite' else 'INSERT INTO'} {table.schema}.{table.name}"
+        what = statement(mode, table.schema, table.name)
         given = fields(frame.schema.jsonValue())
         staging = STAGING_PREFIX + uuid.uuid4().hex[:16]
         insert = _insert(table, staging, len(given))  # refuses a column count other than the table's first

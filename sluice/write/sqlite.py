@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from sluice.dialects.base import wall_clock
 from sluice.errors import ConfigError, SourceError
-from sluice.write.target import Mode, Target
-from sluice.write.typemap import SQLITE_DECIMAL_DIGITS, Field, column_list, fields
+from sluice.write.target import Mode, Target, statement
+from sluice.write.typemap import SQLITE_DECIMAL_DIGITS, Field, column_list
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -74,12 +74,8 @@ class SqliteTarget(Target):
 
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
         table = self.source.describe(schema, name)
-        what = f"{'INSERT OVERWRITE' if mode == 'overwrite' else 'INSERT INTO'} main.{table.name}"
-        given = fields(frame.schema.jsonValue())
-        if len(given) != len(table.columns):
-            raise SourceError(
-                self.source.name, f"{what}: the table has {len(table.columns)} columns; the query gave {len(given)}"
-            )
+        what = statement(mode, "main", table.name)
+        given = self.given_fields(frame, len(table.columns), what)
         data = frame.toArrow()
         columns = [
             [convert(value) for value in data.column(i).to_pylist()]

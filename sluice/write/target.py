@@ -13,8 +13,8 @@ from __future__ import annotations
 import abc
 from typing import TYPE_CHECKING, Literal
 
-from sluice.errors import ConfigError
-from sluice.write.typemap import Field
+from sluice.errors import ConfigError, SourceError
+from sluice.write.typemap import Field, fields
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from sluice.sources.base import Source
 
 Mode = Literal["append", "overwrite"]
+
+
+def statement(mode: Mode, schema: str, name: str) -> str:
+    """How a write's errors name it: ``INSERT INTO s.t`` or ``INSERT OVERWRITE s.t``."""
+    return f"{'INSERT OVERWRITE' if mode == 'overwrite' else 'INSERT INTO'} {schema}.{name}"
+
+
 #: the prefix of every staging table's name: a later statement drops the leftovers of a killed one
 STAGING_PREFIX = "sluice_stage_"
 
@@ -45,6 +52,13 @@ class Target(abc.ABC):
                 f"not {'.'.join(namespace)!r}"
             )
         return namespace[0]
+
+    def given_fields(self, frame: DataFrame, columns: int, what: str) -> list[Field]:
+        """``frame``'s fields, refused naming ``what`` when Spark gave another count than the table's ``columns``."""
+        given = fields(frame.schema.jsonValue())
+        if len(given) != columns:
+            raise SourceError(self.source.name, f"{what}: the table has {columns} columns; the query gave {len(given)}")
+        return given
 
     @abc.abstractmethod
     def create_table(self, schema: str, name: str, fields: list[Field]) -> bool:
