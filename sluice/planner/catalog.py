@@ -77,7 +77,7 @@ from sluice.scan.aggregation import Aggregation, Decision
 from sluice.scan.join import JoinRead
 from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
-from sluice.sources.base import Source, SqlSource
+from sluice.sources.base import Source
 from sluice.types import AsOf, SparkType, TableSchema, table_from_dict, table_to_dict
 
 if TYPE_CHECKING:
@@ -308,7 +308,7 @@ class CatalogPlanner:
         # rendered from the spec by the source, as its reader renders it: EXPLAIN shows what runs
         remote = source.masked(source.request_text(spec))
         choice, vector = source.plan_reader(spec, request, verdicts)
-        order_text = spec.order_sql(source.dialect, qualify=isinstance(source, SqlSource))  # as the reader renders it
+        order_text = source.order_text(spec)
         # one id for the scan whatever join keys Spark hands it at run time (its metrics are found by it)
         static = replace(spec, where=planned) if len(pushed) > len(planned) else spec
         scan_id = hashlib.sha256(static.to_json().encode()).hexdigest()[:16]
@@ -322,7 +322,7 @@ class CatalogPlanner:
         description = (
             _description(source, table, remote, verdicts, scan.limit_note, scan.grouped, at_runtime)
             + (f" | {choice.text()}" if choice is not None else "")
-            + _checked_first(source, spec)
+            + source.checks_text(spec)
             + _refused_join(request.join_refused)
         )
         rows: int | None = None
@@ -523,16 +523,6 @@ def _description(
     if limit_note:
         parts.append(limit_note)
     return " | ".join(parts)
-
-
-def _checked_first(source: Source, spec: ScanSpec) -> str:
-    """EXPLAIN's words on the query a SQL source runs before a pushed scan (sources/unreadable.py)."""
-    if not isinstance(source, SqlSource):
-        return ""
-    return "".join(
-        f" | Checked first ({check.reason}): {source.masked(source.check_query(check))}"
-        for check in source.read_checks(spec)
-    )
 
 
 def _refused_join(refused: JoinAnswer | None) -> str:

@@ -292,6 +292,15 @@ class Source(abc.ABC):
         """What the scan skips before reading (lake tables: the pruning pyramid); None: nothing."""
         return None
 
+    def order_text(self, spec: ScanSpec) -> str | None:
+        """The pushed ``ORDER BY`` as this source's reader renders it, for EXPLAIN (None: no
+        order pushed). Keys are unqualified here: only a SQL query names its table."""
+        return spec.order_sql(self.dialect, qualify=False)
+
+    def checks_text(self, spec: ScanSpec) -> str:
+        """EXPLAIN's words on what is read before ``spec`` (empty here: nothing is)."""
+        return ""
+
     @property
     def lake(self) -> LakeLocation | None:
         """The lake this source is, when it is one: its tables are Iceberg tables Sluice creates,
@@ -379,6 +388,16 @@ class SqlSource(Source):
         select = [self.select_expression(name, check.table) for name in check.columns]
         table = self.dialect.quote_table(check.table.schema, check.table.name)
         return build_query(select, table, [self.dialect.render(check.condition)], None, 1)
+
+    def order_text(self, spec: ScanSpec) -> str | None:
+        return spec.order_sql(self.dialect)
+
+    def checks_text(self, spec: ScanSpec) -> str:
+        """The queries :meth:`run_checks` runs before a pushed scan (sluice/sources/unreadable.py)."""
+        return "".join(
+            f" | Checked first ({check.reason}): {self.masked(self.check_query(check))}"
+            for check in self.read_checks(spec)
+        )
 
     def run_checks(self, spec: ScanSpec) -> None:
         """Fail as the reference read fails when a row the pushed query may skip holds a value the
