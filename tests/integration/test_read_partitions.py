@@ -10,7 +10,7 @@ import pytest
 
 from sluice import Federation
 from sluice.sources.base import read_partitions
-from tests.sources import mariadb
+from tests.sources import mariadb_execute
 
 pytestmark = pytest.mark.integration
 
@@ -35,18 +35,13 @@ def pg_parts(pg_url):  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def my_parts(mysql_url):  # type: ignore[no-untyped-def]
-    connection = mariadb()
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("CREATE DATABASE IF NOT EXISTS sluice_test")
-            cursor.execute("DROP TABLE IF EXISTS sluice_test.parts")
-            cursor.execute("CREATE TABLE sluice_test.parts (id INT PRIMARY KEY, k INT)")
-            # k is unindexed: 100 rows hold each value
-            cursor.execute(f"INSERT INTO sluice_test.parts SELECT seq, seq % 10000 FROM sluice_test.seq_1_to_{MY_ROWS}")
-            cursor.execute("ANALYZE TABLE sluice_test.parts PERSISTENT FOR ALL")  # k's histogram
-            cursor.fetchall()
-    finally:
-        connection.close()
+    mariadb_execute(
+        "CREATE DATABASE IF NOT EXISTS sluice_test",
+        "DROP TABLE IF EXISTS sluice_test.parts",
+        "CREATE TABLE sluice_test.parts (id INT PRIMARY KEY, k INT)",  # k unindexed: 100 rows per value
+        f"INSERT INTO sluice_test.parts SELECT seq, seq % 10000 FROM sluice_test.seq_1_to_{MY_ROWS}",
+        "ANALYZE TABLE sluice_test.parts PERSISTENT FOR ALL",  # k's histogram: MariaDB's filtered
+    )
     return mysql_url
 
 
