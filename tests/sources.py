@@ -37,6 +37,17 @@ def mariadb(database: str | None = None, **options: Any) -> Any:
     )
 
 
+def mariadb_execute(*statements: str) -> None:
+    """Run ``statements`` in turn on one :func:`mariadb` connection (a test's tables)."""
+    connection = mariadb()
+    try:
+        with connection.cursor() as cursor:
+            for statement in statements:
+                cursor.execute(statement)
+    finally:
+        connection.close()
+
+
 @dataclass(frozen=True)
 class TestSource:
     """An attached source name, the edge table's name in Sluice SQL, and how it is attached."""

@@ -301,8 +301,9 @@ class CatalogPlanner:
             where=pushed,
             limit=limit,
             order=scan.order,
-            partitions=source.default_partitions(table),
+            partitions=source.default_partitions(table, request.parallelism),
             fewer_when_selective=source.partitions is None,
+            cores=request.parallelism,
             aggregate=scan.aggregation,
         )
         # rendered from the spec by the source, as its reader renders it: EXPLAIN shows what runs

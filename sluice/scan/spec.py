@@ -73,6 +73,9 @@ class ScanSpec:
     #: whether the source may read fewer partitions than ``partitions`` when it expects few rows
     #: (False when the user set the partitions)
     fewer_when_selective: bool = True
+    #: Spark's default parallelism when the scan was planned (None: not known), which sizes a
+    #: filtered read by the rows it returns (:func:`sluice.sources.base.read_partitions`)
+    cores: int | None = None
     #: pushed aggregates: the scan reads their grouped answer (one query) instead of ``columns``
     aggregate: Aggregation | None = None
     #: a pushed join of ``table`` with another table of the source: the scan reads the joined

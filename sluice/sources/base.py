@@ -92,8 +92,32 @@ def ascii_folded(name: str) -> str:
     return name.translate(_ASCII_UPPER)
 
 
-#: rows one Spark partition of a SQL source reads, about (also what default_partitions assumes)
+#: the fewest rows worth a read task of their own: a read of fewer is not split (a split costs a
+#: session, a task and, on PostgreSQL, a join of the shared snapshot per part)
 ROWS_PER_PARTITION = 250_000
+#: the most read tasks a default read is split into
+MAX_READ_PARTITIONS = 8
+#: rows one read task holds, past which a read takes more tasks than Spark has cores: 64 batches
+#: of 65,536 rows. Below it the extra tasks only queue behind the first ones and add their fixed
+#: cost (docs/benchmarks.md, "Read partitions": 1M rows on 2 cores took 0.84, 1.06, 1.24 and
+#: 1.37 s in 1, 2, 4 and 8 partitions; 5M took 3.61 s in 2 and 4.12 s in 8)
+ROWS_PER_TASK_BEYOND_CORES = 64 * 65_536
+
+
+def read_partitions(rows: int, cores: int | None) -> int:
+    """How many read tasks a read of about ``rows`` rows takes by default.
+
+    One per ``ROWS_PER_PARTITION`` rows, at most ``MAX_READ_PARTITIONS``, and no more than
+    ``cores`` (Spark's default parallelism, as the planner learns it from Spark) unless
+    ``cores`` tasks would each hold more than ``ROWS_PER_TASK_BEYOND_CORES`` rows: then a
+    multiple of ``cores``, so no round of tasks runs with cores idle. ``cores`` None (a Flight
+    server, which does not know its client's Spark): the row rule alone.
+    """
+    count = max(1, min(MAX_READ_PARTITIONS, rows // ROWS_PER_PARTITION))
+    if not cores or count <= cores:
+        return count
+    rounds = -(-rows // (cores * ROWS_PER_TASK_BEYOND_CORES))
+    return max(1, min(count, cores * rounds))
 
 
 def file_path(name: str, url: str, kind: str, suffix: str) -> str:
@@ -323,11 +347,12 @@ class Source(abc.ABC):
         its Python reader and Spark's vectorised one (:mod:`sluice.lake.vectorised`)."""
         return None, None
 
-    def default_partitions(self, table: TableSchema) -> int:
+    def default_partitions(self, table: TableSchema, cores: int | None = None) -> int:
+        """The read tasks of a scan of ``table``: the ``partitions`` the user set, else
+        :func:`read_partitions` of the table's estimated rows on ``cores``."""
         if self.partitions:
             return self.partitions
-        rows = table.row_estimate or 0
-        return max(1, min(8, rows // ROWS_PER_PARTITION))
+        return read_partitions(table.row_estimate or 0, cores)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, {self.display_url!r})"
@@ -342,9 +367,10 @@ class SqlSource(Source):
     joins: ClassVar[bool] = True
 
     def tasks(self, spec: ScanSpec) -> list[ReadTask]:
-        """One query per partition; a pushed LIMIT is answered by a single stream, and so is a
-        filter the source expects to keep few rows (a partition per ``ROWS_PER_PARTITION``):
-        splitting 10 rows into 8 partitions costs 8 sessions and 8 tasks for nothing.
+        """One query per partition; a pushed LIMIT is answered by a single stream, and a filtered
+        read takes the partitions :func:`read_partitions` gives the rows the source expects it to
+        *return* (at most ``spec.partitions``): splitting 10 rows into 8 partitions costs 8
+        sessions and 8 tasks for nothing.
         A pushed join is one query over both tables, never split."""
         self.run_checks(spec)
         if spec.join is not None:
@@ -357,7 +383,7 @@ class SqlSource(Source):
         wanted = spec.where and spec.limit is None and spec.aggregate is None
         expected = self.estimated_rows(spec) if wanted else None
         if count > 1 and expected is not None and spec.fewer_when_selective:
-            count = max(1, min(count, expected // ROWS_PER_PARTITION))
+            count = min(count, read_partitions(expected, spec.cores))
         schema = spec.arrow_schema()
         try:
             parts = self.split(spec.table, count)

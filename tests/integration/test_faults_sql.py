@@ -25,8 +25,8 @@ import pytest
 from sluice import Federation, SourceError
 from sluice.sources import open_scan_source
 from sluice.sources.base import ReadTask, Source
-from tests.faults import TcpProxy, kill_mariadb, mariadb_connection, terminate_postgres, wait_for
-from tests.sources import MYSQL_SERVER
+from tests.faults import TcpProxy, kill_mariadb, terminate_postgres, wait_for
+from tests.sources import MYSQL_SERVER, mariadb_execute
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -36,16 +36,6 @@ MY_BIG_ROWS = 1_000_000
 PG_BIG = f'"{SCHEMA}"."big"'  # how the big table appears in the remote query text
 MY_SLOW = f"`{SCHEMA}`.`slow`"
 SMALL_ROWS = [(i, i * 10, f"w{i}") for i in range(1, 41)]
-
-
-def _mariadb(*statements: str) -> None:
-    connection = mariadb_connection()
-    try:
-        with connection.cursor() as cursor:
-            for statement in statements:
-                cursor.execute(statement)
-    finally:
-        connection.close()
 
 
 def _postgres(url: str, *statements: str) -> None:
@@ -71,7 +61,7 @@ def servers(pg_url: str, mysql_url: str) -> Iterator[dict[str, str]]:
         f"CREATE TABLE {SCHEMA}.big AS SELECT g::bigint AS id, g::bigint * 2 AS v FROM generate_series(1, {PG_BIG_ROWS}) g",
         f"ANALYZE {SCHEMA}.big",
     )
-    _mariadb(
+    mariadb_execute(
         f"DROP DATABASE IF EXISTS {SCHEMA}",
         f"CREATE DATABASE {SCHEMA}",
         f"CREATE TABLE {SCHEMA}.big (id BIGINT PRIMARY KEY, v BIGINT)",
@@ -80,7 +70,7 @@ def servers(pg_url: str, mysql_url: str) -> Iterator[dict[str, str]]:
     )
     yield {"pg": pg_url, "my": mysql_url}
     _postgres(pg_url, f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-    _mariadb(f"DROP DATABASE IF EXISTS {SCHEMA}")
+    mariadb_execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
 
 
 def _reader(fed: Federation, query: str, password: str | None = None) -> tuple[Source, list[ReadTask]]:
@@ -282,7 +272,7 @@ def test_network_cut_mid_read_raises(spark, servers, kind: str) -> None:  # type
 
 def test_mariadb_wrong_password_names_the_user_never_a_password(spark, servers) -> None:  # type: ignore[no-untyped-def]
     user, right, wrong, changed = "sluice_faults_pw", "Right-Pass-42", "Wr0ng-Pass-17", "Chang3d-Pass-99"
-    _mariadb(
+    mariadb_execute(
         f"DROP USER IF EXISTS '{user}'@'%'",
         f"CREATE USER '{user}'@'%' IDENTIFIED BY '{right}'",
         f"GRANT SELECT ON {SCHEMA}.* TO '{user}'@'%'",
@@ -302,14 +292,14 @@ def test_mariadb_wrong_password_names_the_user_never_a_password(spark, servers) 
         fed.attach("pw", url, password=right)
         source, tasks = _reader(fed, f"SELECT id, v FROM pw.{SCHEMA}.big WHERE id <= 3", password=right)
         assert sum(batch.num_rows for batch in source.read(tasks[0])) == 3
-        _mariadb(f"ALTER USER '{user}'@'%' IDENTIFIED BY '{changed}'")
+        mariadb_execute(f"ALTER USER '{user}'@'%' IDENTIFIED BY '{changed}'")
         started = time.monotonic()
         with pytest.raises(SourceError, match="source 'pw'.*Access denied") as at_read:
             list(source.read(tasks[0]))
         assert time.monotonic() - started < 10
         assert all(secret not in str(at_read.value) for secret in (right, wrong, changed))
     finally:
-        _mariadb(f"DROP USER IF EXISTS '{user}'@'%'")
+        mariadb_execute(f"DROP USER IF EXISTS '{user}'@'%'")
 
 
 # ---------------------------------------------------------------- 4. the table changed after planning
@@ -340,7 +330,7 @@ class Small:
         if self.kind == "pg":
             _postgres(self.servers["pg"], *statements)
         elif self.kind == "my":
-            _mariadb(*statements)
+            mariadb_execute(*statements)
         elif self.kind == "lite":
             connection = sqlite3.connect(self.sqlite_path)
             for statement in statements:

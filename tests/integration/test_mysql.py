@@ -10,24 +10,14 @@ import pytest
 from sluice import Federation, SourceError
 from sluice.sources.base import ReadTask
 from tests.plans import stated
-from tests.sources import MYSQL_SERVER, mariadb
+from tests.sources import MYSQL_SERVER, mariadb_execute
 
 pytestmark = pytest.mark.integration
 
 
-def _execute(*statements: str) -> None:
-    connection = mariadb()
-    try:
-        with connection.cursor() as cursor:
-            for statement in statements:
-                cursor.execute(statement)
-    finally:
-        connection.close()
-
-
 @pytest.fixture(scope="module")
 def my_tables(edge_tables, mysql_url):  # type: ignore[no-untyped-def]
-    _execute(
+    mariadb_execute(
         "CREATE DATABASE IF NOT EXISTS sluice_test",
         "DROP TABLE IF EXISTS sluice_test.numbers, sluice_test.flags",
         "CREATE TABLE sluice_test.numbers (n INT PRIMARY KEY, word VARCHAR(10))",
@@ -125,7 +115,7 @@ def test_a_failure_mid_read_shows_no_rust_panic_report(fed, capfd) -> None:  # t
     and other output written while a read runs must still get through."""
     source = fed._sources["my"]
     database = source.database
-    _execute(
+    mariadb_execute(
         "SET SESSION sql_mode = ''",
         f"DROP TABLE IF EXISTS {database}.panics",
         f"CREATE TABLE {database}.panics (id INT PRIMARY KEY, b BIGINT, d DATE)",
