@@ -496,7 +496,10 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     server_start.set_defaults(command=_server_start)
     source_arguments(server_start, "attach")
     server_start.add_argument(
-        "--port", type=positive_int, default=15002, help="port on 127.0.0.1 (default 15002, Spark Connect's)"
+        "--port",
+        type=non_negative_int,
+        default=15002,
+        help="port on 127.0.0.1 (default 15002, Spark Connect's; 0 picks a free one)",
     )
     server.add_parser("status", help="whether the server runs and answers (exit 0), else exit 1").set_defaults(
         command=_server_status

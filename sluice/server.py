@@ -141,6 +141,13 @@ def _port_free(port: int) -> bool:
     return True
 
 
+def _free_port() -> int:
+    """A port free now (the server binds it a few seconds later; another process may take it first)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
+
+
 def log_tail(path: str | Path, lines: int = 15) -> str:
     try:
         text = Path(path).read_text(errors="replace")
@@ -152,7 +159,7 @@ def log_tail(path: str | Path, lines: int = 15) -> str:
 def start(
     configs: Iterable[SourceConfig], port: int = DEFAULT_PORT, extra: Mapping[str, str] | None = None
 ) -> ServerState:
-    """Start the server in the background and return once it answers on ``port``.
+    """Start the server in the background and return once it answers on ``port`` (0: a free one).
 
     Fails when a server of this state directory still runs, when ``port`` is taken, when the
     jar is missing (:func:`session_conf`) or when the server exits or stays silent while starting
@@ -162,7 +169,9 @@ def start(
         raise ServerError(
             f"a Sluice server already runs (pid {running.pid}, {running.url}); `sluice server stop` first"
         )
-    if not _port_free(port):
+    if port == 0:
+        port = _free_port()
+    elif not _port_free(port):
         raise ServerError(f"port {port} on {HOST} is in use: choose another with --port")
     conf = {**local_conf(), **session_conf(), **source_conf(configs), **(extra or {})}
     folder = state_dir()
