@@ -17,6 +17,7 @@ import datetime as dt
 import json
 import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -310,6 +311,35 @@ def _serve(args: argparse.Namespace, spark: SparkSession | None) -> int:
     return 0
 
 
+def _server_start(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    from sluice import server
+
+    configs = _sources(args)
+    with Console(stderr=True).status("connecting to the sources..."):
+        open_sources(configs)  # an unreachable source fails now, not at the first query
+    started = time.monotonic()
+    with Console(stderr=True).status("starting the Spark Connect server..."):
+        state = server.start(configs, args.port)
+    print(f"started: {state.url} (pid {state.pid}, {time.monotonic() - started:.0f} s; log {state.log})")
+    return 0
+
+
+def _server_status(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    from sluice import server
+
+    state, said = server.status()
+    print(said)
+    return 0 if state is not None else 1
+
+
+def _server_stop(args: argparse.Namespace, spark: SparkSession | None) -> int:
+    from sluice import server
+
+    state = server.stop()
+    print(f"stopped: {state.url} (pid {state.pid})")
+    return 0
+
+
 # ---------------------------------------------------------------- sources
 def _catalog(args: argparse.Namespace) -> Catalog:
     return read_catalog(args.catalog) if args.catalog else Catalog({}, AllowList())
@@ -374,6 +404,19 @@ def positive_int(text: str) -> int:
     return value
 
 
+def source_arguments(sub: argparse.ArgumentParser, verb: str) -> None:
+    """``--catalog FILE`` and ``--source NAME=URL`` (what :func:`_sources` reads)."""
+    sub.add_argument("--catalog", metavar="FILE", help="TOML catalog of named sources")
+    sub.add_argument(
+        "--source",
+        metavar="NAME=URL",
+        action="append",
+        default=[],
+        type=_source_option,
+        help=f"{verb} a source (repeatable; overrides a catalog source of the same name)",
+    )
+
+
 # ---------------------------------------------------------------- parser
 def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     _Parser.secrets = secrets
@@ -390,15 +433,7 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         sub.set_defaults(command=command)
         sub.add_argument("query", metavar="QUERY", nargs="?", help="Spark SQL over source.[schema.]table names")
         sub.add_argument("-f", "--file", metavar="FILE", help="read the query from FILE (- reads stdin)")
-        sub.add_argument("--catalog", metavar="FILE", help="TOML catalog of named sources")
-        sub.add_argument(
-            "--source",
-            metavar="NAME=URL",
-            action="append",
-            default=[],
-            type=_source_option,
-            help="attach a source (repeatable; overrides a catalog source of the same name)",
-        )
+        source_arguments(sub, "attach")
         return sub
 
     sql = query_command("sql", _sql, "run a query and print its rows")
@@ -428,15 +463,7 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         "SLUICE_FLIGHT_TOKEN or SLUICE_FLIGHT_USER/SLUICE_FLIGHT_PASSWORD.",
     )
     serve.set_defaults(command=_serve)
-    serve.add_argument("--catalog", metavar="FILE", help="TOML catalog of named sources")
-    serve.add_argument(
-        "--source",
-        metavar="NAME=URL",
-        action="append",
-        default=[],
-        type=_source_option,
-        help="serve a source (repeatable; overrides a catalog source of the same name)",
-    )
+    source_arguments(serve, "serve")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8815, help="port to listen on (default 8815; 0 picks a free one)")
     serve.add_argument("--tls-cert", metavar="PEM", help="certificate chain: serve grpc+tls (with --tls-key)")
@@ -455,6 +482,30 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         action="append",
         default=[],
         help="publish this table (repeatable; replaces the catalog's [serve] list)",
+    )
+
+    server = commands.add_parser(
+        "server",
+        help="a local Spark Connect server with the sources as catalogs (start, stop, status)",
+        description="A Spark Connect server from the pyspark wheel, in the background, on 127.0.0.1: "
+        "its catalogs are the sources of --catalog/--source; query them from "
+        "SparkSession.builder.remote('sc://127.0.0.1:PORT'). State and log in $SLUICE_SERVER_DIR "
+        "(default ~/.sluice/server).",
+    ).add_subparsers(dest="server_command", required=True, metavar="SERVER_COMMAND")
+    server_start = server.add_parser("start", help="start the server; returns once it answers")
+    server_start.set_defaults(command=_server_start)
+    source_arguments(server_start, "attach")
+    server_start.add_argument(
+        "--port",
+        type=non_negative_int,
+        default=15002,
+        help="port on 127.0.0.1 (default 15002, Spark Connect's; 0 picks a free one)",
+    )
+    server.add_parser("status", help="whether the server runs and answers (exit 0), else exit 1").set_defaults(
+        command=_server_status
+    )
+    server.add_parser("stop", help="stop the server (its JVM, planner process and workers)").set_defaults(
+        command=_server_stop
     )
 
     lake = commands.add_parser("lake", help="manage Iceberg lake tables").add_subparsers(

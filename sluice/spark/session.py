@@ -86,6 +86,21 @@ def configure(builder: SparkSession.Builder, catalogs: Mapping[str, str] | None 
     return builder
 
 
+def local_conf(master: str | None = None) -> dict[str, str]:
+    """The settings of the local Spark Sluice starts (:func:`build_session`, ``sluice server``):
+    ``local[*]`` unless ``SLUICE_SPARK_MASTER`` or ``master`` says otherwise, no UI, UTC."""
+    return {
+        "spark.master": master or os.environ.get("SLUICE_SPARK_MASTER", "local[*]"),
+        "spark.ui.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": os.environ.get("SLUICE_SHUFFLE_PARTITIONS", "8"),
+        "spark.driver.memory": os.environ.get("SLUICE_DRIVER_MEMORY", "4g"),
+        "spark.python.worker.reuse": "true",
+        # Spark's progress bar where someone watches (the JVM inherits fd 2); never into a log file or a pipe
+        "spark.ui.showConsoleProgress": "true" if os.isatty(2) else "false",
+    }
+
+
 def build_session(
     master: str | None = None, app_name: str = "sluice", conf: dict[str, str] | None = None
 ) -> SparkSession:
@@ -93,19 +108,9 @@ def build_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # local mode stays on loopback
-    builder = (
-        SparkSession.builder.master(master or os.environ.get("SLUICE_SPARK_MASTER", "local[*]"))
-        .appName(app_name)
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", os.environ.get("SLUICE_SHUFFLE_PARTITIONS", "8"))
-        .config("spark.driver.memory", os.environ.get("SLUICE_DRIVER_MEMORY", "4g"))
-        .config("spark.python.worker.reuse", "true")
-        # Spark's progress bar where someone watches (the JVM inherits fd 2); never into a log file or a pipe
-        .config("spark.ui.showConsoleProgress", "true" if os.isatty(2) else "false")
-    )
+    builder = SparkSession.builder.appName(app_name)
     builder = configure(builder)
-    for key, value in (conf or {}).items():
+    for key, value in {**local_conf(master), **(conf or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
@@ -119,6 +124,13 @@ def prepare(session: SparkSession) -> SparkSession:
     behind their back. Its executors must import ``sluice`` (the reader runs there): checked
     once per application, with the fix named, instead of a ModuleNotFoundError deep in a job.
     """
+    if is_connect(session):
+        raise ConfigError(
+            "this is a Spark Connect session: Sluice cannot attach sources through it (it has no JVM here). "
+            "Start the server with Sluice's catalogs instead: `sluice server start --catalog catalog.toml` "
+            "(or, for a server you start yourself, the settings of sluice.spark.session.session_conf / "
+            "catalog_conf), then query them with plain spark.sql"
+        )
     install(session)
     unsafe = {key: value for key, value in SAFE_CONF.items() if (session.conf.get(key, None) or "").lower() != value}
     if unsafe:
@@ -131,6 +143,11 @@ def prepare(session: SparkSession) -> SparkSession:
         )
     _check_executors(session)
     return session
+
+
+def is_connect(session: object) -> bool:
+    """Whether ``session`` is a Spark Connect client's (``SparkSession.builder.remote(...)``)."""
+    return type(session).__module__.startswith("pyspark.sql.connect")
 
 
 def _check_executors(session: SparkSession) -> None:

@@ -1,0 +1,228 @@
+"""Sluice over Spark Connect (issue 28): ``sluice server start`` and a remote client.
+
+The server is the pyspark wheel's own Connect server started by the real command (``python -m
+sluice.cli server start --source cpg=URL --port P``) in a state directory of the test's own, on
+loopback. A Spark Connect client's ``spark.sql`` over its PostgreSQL edge table returns exactly
+the rows a classic Sluice session (py4j planner) returns for the same query, and the rows Spark
+returns with pushdown off; its EXPLAIN shows the pushed remote query; two client processes
+querying at once both get them; ``status`` and ``stop`` work. The server costs a JVM start (about
+10 s quiet, more under load), so those tests are ``slow``; the main tier keeps the checks that
+need no server: a Connect session handed to ``Federation`` is refused naming ``sluice server
+start``, and ``start`` fails clearly on a port in use and when the server dies while starting.
+
+In this process the Connect session is built with the Connect builder itself
+(``pyspark.sql.connect.session.SparkSession.builder``): the generic ``SparkSession.builder.remote``
+sets ``SPARK_CONNECT_MODE_ENABLED`` in the environment, which turns every later classic PySpark
+call of the test run into a Connect one. The two concurrent clients are processes of their own
+and use the generic ``SparkSession.builder.remote`` as a user does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sluice import Federation, server
+from sluice.errors import ConfigError
+from tests import edge_data
+from tests.conftest import SESSION_ZONE
+from tests.sources import PG_URL
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+QUERIES = [
+    "SELECT * FROM cpg.sluice_test.edge WHERE i > 0 OR t IS NULL ORDER BY id",
+    "SELECT flag, count(*) AS n, sum(d) AS total, min(ts) AS first FROM cpg.sluice_test.edge GROUP BY flag ORDER BY flag",
+    "SELECT id, t, f FROM cpg.sluice_test.edge WHERE f > 0 ORDER BY id LIMIT 10",
+]
+EXPLAIN = "EXPLAIN FORMATTED SELECT id, t FROM cpg.sluice_test.edge WHERE i > 5"
+#: one client process: the generic builder, as a user writes it; prints its rows canonical
+CLIENT = """
+import json, sys
+from pyspark.sql import SparkSession
+from tests.integration.test_spark_connect import canonical
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+spark.conf.set("spark.sql.session.timeZone", sys.argv[2])
+print(json.dumps([canonical(spark.sql(query).collect()) for query in json.loads(sys.argv[3])]))
+"""
+
+
+def canonical(rows: list[Any]) -> str:
+    """The rows as text that compares equal when the values are (NaN included)."""
+    return repr([tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows])
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - the project's own command
+        [sys.executable, "-m", "sluice.cli", "server", *args], capture_output=True, text=True, env=env, timeout=600
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The environment of this module's ``sluice server`` commands: a state directory of its own
+    (also set in this process, for ``sluice.server`` calls)."""
+    folder = str(tmp_path_factory.mktemp("connect-server"))
+    before = os.environ.get(server.DIR_VARIABLE)
+    os.environ[server.DIR_VARIABLE] = folder
+    yield {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    if before is None:
+        del os.environ[server.DIR_VARIABLE]
+    else:
+        os.environ[server.DIR_VARIABLE] = before
+
+
+@pytest.fixture(scope="module")
+def running(server_env: dict[str, str]) -> Iterator[server.ServerState]:
+    """``sluice server start --source cpg=PG_URL`` (the real command), stopped at the end."""
+    edge_data.create_postgres(PG_URL)
+    started = time.monotonic()
+    done = cli("start", "--source", f"cpg={PG_URL}", "--port", str(free_port()), env=server_env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    print(f"server start: {time.monotonic() - started:.1f} s: {done.stdout.strip()}")
+    state = server.read_state()
+    assert state is not None and state.url in done.stdout
+    yield state
+    if server.read_state() is not None:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def connect(running: server.ServerState) -> Iterator[Any]:
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    session = ConnectSession.builder.remote(running.url).create()
+    session.conf.set("spark.sql.session.timeZone", SESSION_ZONE)
+    yield session
+    session.client.close()  # the server is stopped by now (test_status_and_stop): no release call to retry
+
+
+@pytest.fixture(scope="module")
+def classic(spark: Any, running: server.ServerState) -> Iterator[Federation]:
+    fed = Federation(spark=spark)
+    fed.attach("cpg", PG_URL)
+    yield fed
+    fed.detach("cpg")
+
+
+@pytest.mark.slow
+def test_a_connect_client_gets_the_rows_of_a_classic_session_and_of_spark_without_pushdown(
+    connect: Any, classic: Federation
+) -> None:
+    for query in QUERIES:
+        started = time.monotonic()
+        remote = canonical(connect.sql(query).collect())
+        took = time.monotonic() - started
+        assert remote == canonical(classic.sql(query).collect()), query
+        assert remote == canonical(classic.sql(query, pushdown=False).collect()), query
+        print(f"{took:.2f} s over Connect: {query}")
+    connect.conf.set("spark.sluice.pushdown", "false")
+    try:
+        assert canonical(connect.sql(QUERIES[0]).collect()) == canonical(classic.sql(QUERIES[0]).collect())
+    finally:
+        connect.conf.unset("spark.sluice.pushdown")
+    assert len(connect.sql(QUERIES[0]).collect()) > 0
+
+
+@pytest.mark.slow
+def test_explain_over_connect_shows_the_pushed_remote_query(connect: Any) -> None:
+    plan = connect.sql(EXPLAIN).collect()[0][0]
+    assert 'RemoteQuery: SELECT "id", "t" FROM "sluice_test"."edge" WHERE' in plan, plan
+    assert "[EXACT]" in plan and '"i" > 5' in plan, plan
+    connect.conf.set("spark.sluice.pushdown", "false")
+    try:
+        plan = connect.sql(EXPLAIN).collect()[0][0]
+    finally:
+        connect.conf.unset("spark.sluice.pushdown")
+    assert "RemoteQuery" in plan and '"i" > 5' not in plan, plan
+
+
+@pytest.mark.slow
+def test_two_clients_at_once_get_the_same_rows(
+    running: server.ServerState, server_env: dict[str, str], classic: Federation
+) -> None:
+    expected = [canonical(classic.sql(query).collect()) for query in QUERIES]
+    clients = [
+        subprocess.Popen(  # noqa: S603 - this Python
+            [sys.executable, "-c", CLIENT, running.url, SESSION_ZONE, json.dumps(QUERIES)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=server_env,
+            cwd=ROOT,
+        )
+        for _ in range(2)
+    ]
+    for client in clients:
+        out, err = client.communicate(timeout=600)
+        assert client.returncode == 0, err[-3000:]
+        assert json.loads(out) == expected
+
+
+@pytest.mark.slow
+def test_status_and_stop(running: server.ServerState, server_env: dict[str, str], connect: Any) -> None:
+    status = cli("status", env=server_env)
+    assert status.returncode == 0 and f"running: {running.url} (pid {running.pid}" in status.stdout, status
+    again = cli("start", "--port", str(free_port()), env=server_env)
+    assert again.returncode == 2 and f"a Sluice server already runs (pid {running.pid}" in again.stderr, again
+    stopped = cli("stop", env=server_env)
+    assert stopped.returncode == 0 and f"stopped: {running.url}" in stopped.stdout, stopped
+    assert not server.answers(running.port, timeout_s=1.0)
+    assert not Path(f"/proc/{running.pid}").exists() or "Z" in Path(f"/proc/{running.pid}/stat").read_text()
+    status = cli("status", env=server_env)
+    assert status.returncode == 1 and "no Sluice server" in status.stdout, status
+    stop_again = cli("stop", env=server_env)
+    assert stop_again.returncode == 2 and "no Sluice server to stop" in stop_again.stderr, stop_again
+
+
+# ---------------------------------------------------------------- main tier: no server
+def test_federation_refuses_a_connect_session_naming_sluice_server_start() -> None:
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    session = ConnectSession.builder.remote(f"sc://127.0.0.1:{free_port()}").create()  # connects lazily
+    try:
+        with pytest.raises(ConfigError, match=r"Spark Connect session.*`sluice server start --catalog catalog.toml`"):
+            Federation(spark=session)
+    finally:
+        session.client.close()  # nothing listens: the client's exit hook would retry its cleanup call for minutes
+
+
+def test_start_refuses_a_port_in_use(server_env: dict[str, str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = cli("start", "--port", str(port), env=server_env)
+    assert done.returncode == 2, done
+    assert f"error: port {port} on 127.0.0.1 is in use: choose another with --port" in done.stderr, done.stderr
+
+
+def test_a_server_dying_while_starting_is_said_with_its_log(server_env: dict[str, str]) -> None:
+    started = time.monotonic()
+    with pytest.raises(server.ServerError) as raised:
+        server.start([], free_port(), extra={"spark.driver.memory": "not-a-size"})
+    said = str(raised.value)
+    assert "the Spark Connect server exited while starting (exit code" in said, said
+    assert "its log" in said and "server.log ends:" in said, said
+    assert server.read_state() is None
+    assert time.monotonic() - started < 60
