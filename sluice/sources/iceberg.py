@@ -40,7 +40,7 @@ from sqlglot import exp
 from sluice.dialects.lake import LakeDialect
 from sluice.errors import BindError, SourceError
 from sluice.lake.answers import from_metadata
-from sluice.lake.catalog import LakeLocation, open_catalog, read_table, wants_create
+from sluice.lake.catalog import LakeLocation, forget_catalog, open_catalog, read_table, wants_create
 from sluice.lake.fields import file_columns, name_mapping, parse_mapping
 from sluice.lake.snapshots import snapshot_at, snapshot_schema
 from sluice.pushdown.levels import Level, Verdict
@@ -98,9 +98,11 @@ class IcebergSource(Source):
 
     def check(self) -> None:
         """The catalog opens; with ``create=true`` in the URL a missing one is made (an empty
-        lake), and removed again when it then fails, so a failed attach leaves nothing behind."""
+        lake), and removed again when it then fails, with the folders the attach made, so a
+        failed attach leaves nothing behind."""
         path = self.location.catalog_path
         created = wants_create(self.url) and not os.path.exists(path)
+        made = _missing_folders((os.path.dirname(path), self.location.warehouse)) if created else []
         try:
             catalog = open_catalog(self.location, create=created, name=self.name)
             try:
@@ -108,8 +110,15 @@ class IcebergSource(Source):
             except Exception as error:  # SQLAlchemy: the file is not a catalog
                 raise SourceError(self.name, f"{path} is not an Iceberg SQL catalog: {error}") from None
         except BaseException:
-            if created and os.path.exists(path):
-                os.remove(path)
+            if created:
+                forget_catalog(self.location)
+                if os.path.isfile(path):
+                    os.remove(path)
+                for folder in made:  # deepest first; only what this attach made, and only when empty
+                    try:
+                        os.rmdir(folder)
+                    except OSError:
+                        pass
             raise
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
@@ -584,3 +593,16 @@ def _column(name: str, field_type: IcebergType, nullable: bool, table: str) -> C
             name, SparkType(f"decimal({precision},{scale})"), f"DECIMAL({precision},{scale})", nullable=nullable
         )
     raise BindError(f"lake table {table}: column {name} has Iceberg type {text}, which Sluice does not read yet")
+
+
+def _missing_folders(folders: tuple[str, ...]) -> list[str]:
+    """The folders (and their ancestors) that do not exist yet, deepest first."""
+    missing: list[str] = []
+    for folder in folders:
+        while folder and not os.path.exists(folder) and folder not in missing:
+            missing.append(folder)
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return sorted(missing, key=lambda f: f.count(os.sep), reverse=True)
