@@ -39,6 +39,7 @@ from sqlglot import exp
 
 from sluice.dialects.lake import LakeDialect
 from sluice.errors import BindError, SourceError
+from sluice.lake import metadata_tables
 from sluice.lake.answers import from_metadata
 from sluice.lake.catalog import LakeLocation, forget_catalog, open_catalog, read_table, wants_create
 from sluice.lake.fields import file_columns, name_mapping, parse_mapping
@@ -122,11 +123,19 @@ class IcebergSource(Source):
             raise
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
+        metadata = metadata_tables.split(table)
+        if metadata is not None:  # t.snapshots: sluice/lake/metadata_tables.py
+            iceberg = self._table(schema, metadata[0])
+            return metadata_tables.describe(
+                self.name, schema or "", table, iceberg, metadata_tables.rows(iceberg, metadata[1])
+            )
         iceberg = self._table(schema, table)
         return _described(self.name, schema, table, iceberg, iceberg.current_snapshot(), pinned=False)
 
     def describe_as_of(self, schema: str | None, table: str, as_of: AsOf) -> TableSchema:
         """The table at a snapshot: its schema then, and the snapshot pinned in the handle."""
+        if metadata_tables.split(table) is not None:
+            raise metadata_tables.refuse_time_travel(f"{self.name}.{schema}.{table}")
         iceberg = self._table(schema, table)
         snapshot = snapshot_at(iceberg, as_of, f"{self.name}.{schema}.{table}")
         return _described(self.name, schema, table, iceberg, snapshot, pinned=True)
@@ -140,8 +149,10 @@ class IcebergSource(Source):
         ]
 
     # ------------------------------------------------------------ planning
-    def pruning(self, spec: ScanSpec) -> Pyramid:
+    def pruning(self, spec: ScanSpec) -> Pyramid | None:
         """The pruning pyramid of a planned scan (what EXPLAIN shows and the tasks read)."""
+        if metadata_tables.split(spec.table.name) is not None:
+            return None  # a metadata table's rows are PyIceberg's, not data files
         return self._pyramid(spec, _needed_columns(spec), self._table(spec.table.schema, spec.table.name))
 
     def _pyramid(self, spec: ScanSpec, needed: tuple[str, ...], table: Table) -> Pyramid:
@@ -172,7 +183,7 @@ class IcebergSource(Source):
         applies no conjunct: the EXACT ones become INEXACT (they prune; Spark filters)."""
         from sluice.lake.vectorised import mode_of
 
-        if not any(v.level is Level.EXACT for v in verdicts):
+        if not any(v.level is Level.EXACT for v in verdicts) or metadata_tables.split(table.name) is not None:
             return verdicts
         mode = mode_of(request)
         pushed = tuple(v.pushed for v in verdicts if v.level.pushed and v.pushed is not None)
@@ -188,10 +199,14 @@ class IcebergSource(Source):
 
     def plan_reader(
         self, spec: ScanSpec, request: PlanRequest, verdicts: list[Verdict]
-    ) -> tuple[Choice, dict[str, Any] | None]:
+    ) -> tuple[Choice | None, dict[str, Any] | None]:
         """The reader the planned scan gets (:meth:`reader_choice`), with what keeps it from Spark's
-        vectorised one: the reference path, pushed aggregates or a pushed LIMIT need the Python reader."""
+        vectorised one: the reference path, pushed aggregates or a pushed LIMIT need the Python
+        reader. A metadata table has one reader (its rows are Arrow already)."""
         from sluice.lake.vectorised import mode_of
+
+        if metadata_tables.split(spec.table.name) is not None:
+            return None, None
 
         mode = mode_of(request)
         blocker = None
@@ -248,6 +263,9 @@ class IcebergSource(Source):
         }
 
     def tasks(self, spec: ScanSpec) -> list[ReadTask]:
+        metadata = metadata_tables.split(spec.table.name)
+        if metadata is not None:
+            return [self._metadata_task(spec, *metadata)]
         needed = _needed_columns(spec)
         iceberg = self._table(spec.table.schema, spec.table.name)
         pyramid = self._pyramid(spec, needed, iceberg)
@@ -288,6 +306,23 @@ class IcebergSource(Source):
         ]
         return tasks or [ReadTask(json.dumps({**base, "files": []}), schema, 0)]
 
+    def _metadata_task(self, spec: ScanSpec, table: str, kind: str) -> ReadTask:
+        """One task carrying the metadata table's rows (PyIceberg's, read now) as Arrow."""
+        found = metadata_tables.rows(self._table(spec.table.schema, table), kind)
+        needed = _needed_columns(spec) or (spec.table.columns[0].name,)  # COUNT(*) alone: one column's rows
+        request = {
+            "table": spec.table.qualified_name,
+            "snapshot": None,
+            "columns": list(spec.columns),
+            "where": spec.where_sql(self.dialect),
+            "order": spec.order_sql(self.dialect, qualify=False),
+            "limit": spec.limit,
+            "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None,
+            "files": [],
+            "metadata_rows": metadata_tables.encoded(found.select([spec.table.column(n).name for n in needed])),
+        }
+        return ReadTask(json.dumps(request), spec.arrow_schema(), 0)
+
     def request_text(self, spec: ScanSpec) -> str:
         read = (
             ", ".join(self.dialect.render(o.sql_tree()) for o in spec.aggregate.outputs)
@@ -323,6 +358,15 @@ class IcebergSource(Source):
         from sluice.lake.pyramid import FileRead
 
         request = json.loads(task.request)
+        if request.get("metadata_rows") is not None:  # a metadata table (sluice/lake/metadata_tables.py)
+            found = metadata_tables.decoded(request["metadata_rows"])
+            batches = found.to_batches(self.batch_rows)
+            if request["where"] or request["order"] or request["limit"] is not None or request["aggregate"]:
+                yield from self._query(iter(batches), found.schema, request, task.schema)
+            else:
+                for batch in batches:
+                    yield conform(batch.select(request["columns"]), task.schema)
+            return
         files = [FileRead.from_dict(f) for f in request["files"]]
         columns = pa.schema([pa.field(name, SparkType(type_name).arrow()) for name, type_name, _ in request["read"]])
         field_ids = [field_id for _, _, field_id in request["read"]]

@@ -185,3 +185,25 @@ def test_a_malformed_lake_url_names_no_password() -> None:
     with pytest.raises(ConfigError, match=r"lake URLs look like") as refused:
         open_source("lk", "iceberg+sqlite://user:hunter2@host/tmp/catalog.db?create=true")
     assert "hunter2" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "arrow"),
+    [
+        ("map<string,string>", pa.map_(pa.string(), pa.string())),
+        (
+            "array<struct<a:int,`b c`:map<int,binary>>>",
+            pa.list_(pa.struct([("a", pa.int32()), ("b c", pa.map_(pa.int32(), pa.binary()))])),
+        ),
+        ("struct<`x``y`:decimal(10,2)>", pa.struct([("x`y", pa.decimal128(10, 2))])),
+    ],
+)
+def test_nested_spark_types_of_metadata_tables(name: str, arrow: pa.DataType) -> None:
+    from sluice.types import Kind, SparkType, spark_type_of
+
+    kind = SparkType(name)
+    assert kind.kind is Kind.COMPLEX and kind.arrow() == arrow
+    assert SparkType(spark_type_of(arrow).name).arrow() == arrow  # Arrow -> Spark's catalog string -> Arrow
+    for bad in ("map<string>", "array<nosuch>", "struct<a:int"):
+        with pytest.raises(ValueError):
+            SparkType(bad)
