@@ -42,6 +42,8 @@ NAMES = (
     "all_data_files",
     "all_delete_files",
 )
+#: the metadata tables PyIceberg computes only for a table with a snapshot
+_NEED_A_SNAPSHOT = ("partitions", "entries")
 _COMPLEX_REASON = "a nested column of a metadata table: Spark filters it"
 
 
@@ -63,14 +65,43 @@ def split(name: str) -> tuple[str, str] | None:
 
 def rows(table: Table, kind: str) -> pa.Table:
     """The metadata table's rows as Spark reads them (:func:`sluice.types.spark_type_of`)."""
-    inspected = getattr(table.inspect, kind)()
-    return pa.table(
-        [
-            column.cast(spark_type_of(field.type).arrow())
-            for column, field in zip(inspected.columns, inspected.schema, strict=True)
-        ],
-        names=inspected.column_names,
-    )
+    if kind in _NEED_A_SNAPSHOT and table.current_snapshot() is None:
+        inspected = _no_snapshot(table, kind)
+    else:
+        inspected = getattr(table.inspect, kind)()
+    try:
+        return pa.table(
+            [
+                column.cast(spark_type_of(field.type).arrow())
+                for column, field in zip(inspected.columns, inspected.schema, strict=True)
+            ],
+            names=inspected.column_names,
+        )
+    except (ValueError, pa.ArrowException) as error:  # a column type Spark has no name for (Iceberg's time, uuid)
+        raise BindError(f"metadata table {'.'.join(table.name())}.{kind}: {error}") from None
+
+
+def _no_snapshot(table: Table, kind: str) -> pa.Table:
+    """The rows of a metadata table PyIceberg will not compute for a table without a snapshot:
+    none, with the columns it would have (Iceberg's Spark runtime reads such a table as empty)."""
+    if kind == "partitions":
+        from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+        struct = table.metadata.specs_struct()
+        counts = [
+            ("record_count", pa.int64()),
+            ("file_count", pa.int32()),
+            ("total_data_file_size_in_bytes", pa.int64()),
+        ]
+        counts += [
+            (f"{deletes}_delete_{what}", pa.int64() if what == "record_count" else pa.int32())
+            for deletes in ("position", "equality")
+            for what in ("record_count", "file_count")
+        ]
+        counts += [("last_updated_at", pa.timestamp("ms")), ("last_updated_snapshot_id", pa.int64())]
+        leading = [("partition", schema_to_pyarrow(struct)), ("spec_id", pa.int32())] if struct.fields else []
+        return pa.schema(leading + counts).empty_table()
+    raise BindError(f"metadata table {'.'.join(table.name())}.{kind}: the table has no snapshot yet")
 
 
 def describe(source: str, namespace: str, name: str, table: Table, found: pa.Table) -> TableSchema:

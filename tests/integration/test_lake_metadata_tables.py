@@ -127,6 +127,9 @@ def test_a_new_commit_is_seen_and_mistakes_are_named(lake) -> None:
     before = fed.sql("SELECT count(*) FROM lkmt.x.t.snapshots").collect()[0][0]
     fed.sql("INSERT INTO lkmt.x.t VALUES (7, 'd')")
     assert fed.sql("SELECT count(*) FROM lkmt.x.t.snapshots").collect()[0][0] == before + 1
+    fed.sql("CREATE TABLE lkmt.x.empty (id bigint)")
+    for kind in ("snapshots", "history", "files", "manifests", "partitions"):  # no snapshot yet: no rows
+        assert fed.sql(f"SELECT count(*) FROM lkmt.x.empty.{kind}").collect()[0][0] == 0, kind
     with pytest.raises(SluiceError, match="has no namespace x.t"):
         fed.sql("SELECT * FROM lkmt.x.t.nosuch")
     with pytest.raises(SluiceError, match="missing"):
