@@ -39,6 +39,8 @@ def test_a_missing_lake_without_create_is_refused_and_nothing_is_registered(spar
         fed.attach("lkmk_missing", f"iceberg+sqlite:///{path}")
     assert not path.exists()
     assert spark.conf.get("spark.sql.catalog.lkmk_missing", None) is None
+    with pytest.raises(SluiceError, match=r"first part is not an attached catalog; attached sources: none"):
+        fed.sql("CREATE NAMESPACE lkmk_missing.x")  # Spark's own words alone would be REQUIRES_SINGLE_PART_NAMESPACE
 
 
 def test_a_failed_attach_leaves_the_name_free_for_the_right_url(spark, tmp_path) -> None:
