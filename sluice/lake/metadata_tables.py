@@ -42,6 +42,9 @@ NAMES = (
     "all_data_files",
     "all_delete_files",
 )
+#: the metadata tables of one snapshot, which ``VERSION AS OF`` / ``TIMESTAMP AS OF`` choose
+#: (as in Iceberg's Spark runtime); the others describe the whole history
+AS_OF = ("files", "data_files", "delete_files", "entries", "partitions")
 #: the metadata tables PyIceberg computes only for a table with a snapshot
 _NEED_A_SNAPSHOT = ("partitions", "entries")
 _COMPLEX_REASON = "a nested column of a metadata table: Spark filters it"
@@ -63,9 +66,12 @@ def split(name: str) -> tuple[str, str] | None:
     return (table, kind) if dot and kind in NAMES else None
 
 
-def rows(table: Table, kind: str) -> pa.Table:
-    """The metadata table's rows as Spark reads them (:func:`sluice.types.spark_type_of`)."""
-    if kind in _NEED_A_SNAPSHOT and table.current_snapshot() is None:
+def rows(table: Table, kind: str, snapshot_id: int | None = None) -> pa.Table:
+    """The metadata table's rows as Spark reads them (:func:`sluice.types.spark_type_of`), at
+    ``snapshot_id`` (time travel, the tables of :data:`AS_OF` only) or the current snapshot."""
+    if snapshot_id is not None:
+        inspected = getattr(table.inspect, kind)(snapshot_id=snapshot_id)
+    elif kind in _NEED_A_SNAPSHOT and table.current_snapshot() is None:
         inspected = _no_snapshot(table, kind)
     else:
         inspected = getattr(table.inspect, kind)()
@@ -124,8 +130,8 @@ def describe(source: str, namespace: str, name: str, table: Table, found: pa.Tab
 
 def refuse_time_travel(qualified: str) -> BindError:
     return BindError(
-        f"lake table {qualified} is a metadata table: it describes the table's whole history, "
-        "so VERSION AS OF / TIMESTAMP AS OF do not apply (filter it on snapshot_id or committed_at)"
+        f"lake table {qualified} is a metadata table of the table's whole history, so VERSION AS OF / "
+        f"TIMESTAMP AS OF do not apply (filter it on snapshot_id; they do apply to {', '.join(AS_OF)})"
     )
 
 

@@ -134,8 +134,14 @@ class IcebergSource(Source):
 
     def describe_as_of(self, schema: str | None, table: str, as_of: AsOf) -> TableSchema:
         """The table at a snapshot: its schema then, and the snapshot pinned in the handle."""
-        if metadata_tables.split(table) is not None:
-            raise metadata_tables.refuse_time_travel(f"{self.name}.{schema}.{table}")
+        metadata = metadata_tables.split(table)
+        if metadata is not None:
+            if metadata[1] not in metadata_tables.AS_OF:
+                raise metadata_tables.refuse_time_travel(f"{self.name}.{schema}.{table}")
+            iceberg = self._table(schema, metadata[0])
+            pinned = snapshot_at(iceberg, as_of, f"{self.name}.{schema}.{metadata[0]}").snapshot_id
+            found = metadata_tables.rows(iceberg, metadata[1], pinned)
+            return replace(metadata_tables.describe(self.name, schema or "", table, iceberg, found), snapshot=pinned)
         iceberg = self._table(schema, table)
         snapshot = snapshot_at(iceberg, as_of, f"{self.name}.{schema}.{table}")
         return _described(self.name, schema, table, iceberg, snapshot, pinned=True)
@@ -308,7 +314,7 @@ class IcebergSource(Source):
 
     def _metadata_task(self, spec: ScanSpec, table: str, kind: str) -> ReadTask:
         """One task carrying the metadata table's rows (PyIceberg's, read now) as Arrow."""
-        found = metadata_tables.rows(self._table(spec.table.schema, table), kind)
+        found = metadata_tables.rows(self._table(spec.table.schema, table), kind, spec.table.snapshot)
         needed = _needed_columns(spec) or (spec.table.columns[0].name,)  # COUNT(*) alone: one column's rows
         request = {
             "table": spec.table.qualified_name,

@@ -134,5 +134,13 @@ def test_a_new_commit_is_seen_and_mistakes_are_named(lake) -> None:
         fed.sql("SELECT * FROM lkmt.x.t.nosuch")
     with pytest.raises(SluiceError, match="missing"):
         fed.sql("SELECT * FROM lkmt.x.missing.snapshots")
-    with pytest.raises(SluiceError, match="is a metadata table"):
+    first = table.snapshots()[0].snapshot_id
+    old = fed.sql(f"SELECT file_path, record_count FROM lkmt.x.t.files VERSION AS OF {first}").collect()
+    assert sorted(tuple(r) for r in old) == sorted(
+        (r["file_path"], r["record_count"]) for r in table.inspect.files(snapshot_id=first).to_pylist()
+    )
+    assert sorted(r.record_count for r in old) == [1, 1]  # the first append's two files
+    then = fed.sql(f"SELECT sum(record_count) FROM lkmt.x.t.partitions VERSION AS OF {first}").collect()
+    assert then == [(2,)]
+    with pytest.raises(SluiceError, match="is a metadata table of the table's whole history"):
         fed.sql(f"SELECT * FROM lkmt.x.t.history VERSION AS OF {table.snapshots()[0].snapshot_id}").collect()
