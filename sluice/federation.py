@@ -172,9 +172,16 @@ class Federation:
             with _session_conf(self.spark, {} if pushdown else {PUSHDOWN_CONF: "false"}), translated_errors():
                 return self.spark.sql(query)
         except BindError as error:
+            attached = ", ".join(sorted(self._sources)) or "none"
+            if "REQUIRES_SINGLE_PART_NAMESPACE" in str(error):
+                # CREATE NAMESPACE lake.x with no catalog lake: Spark took lake.x for a namespace of its own
+                raise BindError(
+                    f"{error} (a multi-part name whose first part is not an attached catalog; "
+                    f"attached sources: {attached})"
+                ) from None
             if "TABLE_OR_VIEW_NOT_FOUND" not in str(error):
                 raise
-            raise BindError(f"{error} (attached sources: {', '.join(sorted(self._sources)) or 'none'})") from None
+            raise BindError(f"{error} (attached sources: {attached})") from None
 
     def query(self, source: str, sql: str) -> DataFrame:
         """The result of ``sql``, run by attached source ``source`` as written, as a DataFrame

@@ -29,6 +29,7 @@ class Kind(enum.Enum):
     DATE = "date"
     TIMESTAMP = "timestamp"  # Spark TIMESTAMP (LTZ): an instant
     TIMESTAMP_NTZ = "timestamp_ntz"  # a wall-clock reading, no zone
+    COMPLEX = "complex"  # array<...>, map<...>, struct<...>: read whole, never compared by Sluice
 
 
 _INTEGRAL_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
@@ -55,10 +56,14 @@ class SparkType:
 
     def __post_init__(self) -> None:
         if self.name not in _SIMPLE and not _DECIMAL.fullmatch(self.name):
-            raise ValueError(f"unsupported Spark type {self.name!r}")
+            if not self.name.startswith(_COMPLEX):
+                raise ValueError(f"unsupported Spark type {self.name!r}")
+            _parse_complex(self.name)  # raises ValueError when malformed
 
     @property
     def kind(self) -> Kind:
+        if self.name.startswith(_COMPLEX):
+            return Kind.COMPLEX
         return Kind.DECIMAL if self.name.startswith("decimal") else _SIMPLE[self.name]
 
     @property
@@ -82,8 +87,18 @@ class SparkType:
         half = 1 << (self.bits - 1)
         return -half, half - 1
 
+    def json(self) -> str | dict[str, object]:
+        """Spark's JSON form of the type (``DataType.fromJson``): a name, or an object for nested types."""
+        if self.kind is Kind.COMPLEX:
+            return _complex_json(_parse_complex(self.name))
+        return {"tinyint": "byte", "smallint": "short", "int": "integer", "bigint": "long", "null": "void"}.get(
+            self.name, self.name
+        )
+
     def arrow(self) -> pa.DataType:
         """The Arrow type the reader must yield for this column."""
+        if self.kind is Kind.COMPLEX:
+            return _complex_arrow(_parse_complex(self.name))
         if self.kind is Kind.DECIMAL:
             return pa.decimal128(*self.precision_scale)
         return {
@@ -104,6 +119,133 @@ class SparkType:
 
     def __str__(self) -> str:
         return self.name
+
+
+_COMPLEX = ("array<", "map<", "struct<")
+#: a parsed nested type: a SparkType for a simple one, else ("array", element), ("map", key,
+#: value) or ("struct", ((name, type), ...))
+_Nested = object
+
+
+def _parse_complex(text: str) -> _Nested:
+    """Parse Spark's catalog string of a nested type (``map<string,array<bigint>>``,
+    ``struct<a:int,`odd name`:string>``); ValueError when it is not one."""
+    parsed, rest = _parse_type(text.replace(" ", "") if "`" not in text else text)
+    if rest:
+        raise ValueError(f"unsupported Spark type {text!r}")
+    return parsed
+
+
+def _parse_type(text: str) -> tuple[_Nested, str]:
+    for opener in _COMPLEX:
+        if text.startswith(opener):
+            rest = text[len(opener) :]
+            kind = opener[:-1]
+            if kind == "array":
+                element, rest = _parse_type(rest)
+                return ("array", element), _expect(rest, ">")
+            if kind == "map":
+                key, rest = _parse_type(rest)
+                value, rest = _parse_type(_expect(rest, ","))
+                return ("map", key, value), _expect(rest, ">")
+            fields: list[tuple[str, _Nested]] = []
+            while not rest.startswith(">"):
+                if fields:
+                    rest = _expect(rest, ",")
+                name, rest = _parse_name(rest)
+                kind_of, rest = _parse_type(_expect(rest, ":"))
+                fields.append((name, kind_of))
+            return ("struct", tuple(fields)), rest[1:]
+    match = re.match(r"decimal\(\d+,\s*\d+\)|[a-z_]+", text)
+    if match is None or not (match[0] in _SIMPLE or _DECIMAL.fullmatch(match[0])):
+        raise ValueError(f"unsupported Spark type {text!r}")
+    return SparkType(match[0]), text[match.end() :]
+
+
+def _parse_name(text: str) -> tuple[str, str]:
+    if text.startswith("`"):
+        end = 1
+        name = []
+        while True:
+            close = text.index("`", end)
+            name.append(text[end:close])
+            if text[close + 1 : close + 2] != "`":
+                return "`".join(name), text[close + 1 :]
+            end = close + 2
+    match = re.match(r"[^:,<>`]+", text)
+    if match is None:
+        raise ValueError(f"a struct field has no name: {text!r}")
+    return match[0], text[match.end() :]
+
+
+def _expect(text: str, what: str) -> str:
+    if not text.startswith(what):
+        raise ValueError(f"expected {what!r} in a nested Spark type at {text!r}")
+    return text[len(what) :]
+
+
+def _complex_arrow(parsed: _Nested) -> pa.DataType:
+    if isinstance(parsed, SparkType):
+        return parsed.arrow()
+    assert isinstance(parsed, tuple)
+    if parsed[0] == "array":
+        return pa.list_(_complex_arrow(parsed[1]))
+    if parsed[0] == "map":
+        return pa.map_(_complex_arrow(parsed[1]), _complex_arrow(parsed[2]))
+    return pa.struct([pa.field(name, _complex_arrow(kind)) for name, kind in parsed[1]])
+
+
+def _complex_json(parsed: _Nested) -> str | dict[str, object]:
+    if isinstance(parsed, SparkType):
+        return parsed.json()
+    assert isinstance(parsed, tuple)
+    if parsed[0] == "array":
+        return {"type": "array", "elementType": _complex_json(parsed[1]), "containsNull": True}
+    if parsed[0] == "map":
+        return {
+            "type": "map",
+            "keyType": _complex_json(parsed[1]),
+            "valueType": _complex_json(parsed[2]),
+            "valueContainsNull": True,
+        }
+    return {
+        "type": "struct",
+        "fields": [
+            {"name": name, "type": _complex_json(kind), "nullable": True, "metadata": {}} for name, kind in parsed[1]
+        ],
+    }
+
+
+def spark_type_of(arrow: pa.DataType) -> SparkType:
+    """The Spark type Iceberg's Spark runtime gives an Arrow column PyIceberg produced
+    (Iceberg has no byte or short: those are ``int``; timestamps are ``timestamp``, UTC)."""
+    return SparkType(_catalog_string(arrow))
+
+
+def _catalog_string(arrow: pa.DataType) -> str:
+    if pa.types.is_dictionary(arrow):
+        return _catalog_string(arrow.value_type)
+    if pa.types.is_map(arrow):
+        return f"map<{_catalog_string(arrow.key_type)},{_catalog_string(arrow.item_type)}>"
+    if pa.types.is_list(arrow) or pa.types.is_large_list(arrow):
+        return f"array<{_catalog_string(arrow.value_type)}>"
+    if pa.types.is_struct(arrow):
+        fields = [arrow.field(i) for i in range(arrow.num_fields)]
+        return "struct<" + ",".join(f"`{f.name.replace('`', '``')}`:{_catalog_string(f.type)}" for f in fields) + ">"
+    if pa.types.is_integer(arrow):
+        return "bigint" if arrow.bit_width == 64 else "int"
+    if pa.types.is_string(arrow) or pa.types.is_large_string(arrow):
+        return "string"
+    if pa.types.is_binary(arrow) or pa.types.is_large_binary(arrow) or pa.types.is_fixed_size_binary(arrow):
+        return "binary"
+    if pa.types.is_timestamp(arrow):
+        return "timestamp"
+    if pa.types.is_decimal(arrow):
+        return f"decimal({arrow.precision},{arrow.scale})"
+    simple = {pa.bool_(): "boolean", pa.float32(): "float", pa.float64(): "double", pa.date32(): "date"}
+    if arrow in simple:
+        return simple[arrow]
+    raise ValueError(f"no Spark type for Arrow type {arrow}")
 
 
 BOOLEAN = SparkType("boolean")

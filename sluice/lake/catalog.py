@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote, urlsplit
 
 from sluice.errors import BindError, ConfigError, SourceError, no_such_table
+from sluice.masking import mask_url
 
 if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
@@ -54,18 +55,19 @@ class LakeLocation:
     def from_url(cls, url: str) -> LakeLocation:
         parts = urlsplit(url)
         if parts.scheme.lower() != SCHEME:
-            raise ConfigError(f"lake URLs start with {SCHEME}://, not {url!r}")
+            raise ConfigError(f"lake URLs start with {SCHEME}://, not {mask_url(url)!r}")
         rest = url.split("://", 1)[1].split("?", 1)[0]
         if not rest.startswith("/") or len(rest) < 2:
             raise ConfigError(
-                f"lake URLs look like {SCHEME}:///relative/catalog.db or {SCHEME}:////abs/catalog.db, not {url!r}"
+                f"lake URLs look like {SCHEME}:///relative/catalog.db or {SCHEME}:////abs/catalog.db, "
+                f"not {mask_url(url)!r}"
             )
         catalog_path = Path(rest[1:]).resolve()
         options = parse_qs(parts.query)
         unknown = sorted(set(options) - {"warehouse", "catalog", CREATE})
         if unknown:
             raise ConfigError(
-                f"lake URL {url!r}: unknown option(s) {', '.join(unknown)} (known: warehouse, catalog, {CREATE})"
+                f"lake URL {mask_url(url)!r}: unknown option(s) {', '.join(unknown)} (known: warehouse, catalog, {CREATE})"
             )
         warehouse = (
             Path(options["warehouse"][0]).resolve() if "warehouse" in options else catalog_path.parent / "warehouse"
@@ -115,6 +117,8 @@ def _open_catalog(location: LakeLocation, create: bool, name: str) -> SqlCatalog
             _OPEN[location] = cached
             return cached[0]
         cached[0].engine.dispose()
+    if os.path.isdir(location.catalog_path):
+        raise SourceError(name, f"Iceberg catalog file {location.catalog_path} is a directory, not a catalog file")
     if not create and not os.path.isfile(location.catalog_path):
         raise SourceError(
             name,
@@ -122,8 +126,13 @@ def _open_catalog(location: LakeLocation, create: bool, name: str) -> SqlCatalog
             f"(add ?{CREATE}=true to the lake URL to start a new, empty lake there)",
         )
     if create:
-        os.makedirs(os.path.dirname(location.catalog_path), exist_ok=True)
-        os.makedirs(location.warehouse, exist_ok=True)
+        for folder, what in ((os.path.dirname(location.catalog_path), "catalog"), (location.warehouse, "warehouse")):
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as error:  # a file in the way, no permission, a read-only file system
+                raise SourceError(
+                    name, f"cannot make the lake's {what} folder {folder}: {error.strerror or error}"
+                ) from None
     try:
         catalog = SqlCatalog(
             location.catalog,
@@ -135,6 +144,14 @@ def _open_catalog(location: LakeLocation, create: bool, name: str) -> SqlCatalog
         raise SourceError(name, f"cannot open Iceberg catalog {location.catalog_path}: {error}") from None
     _OPEN[location] = (catalog, _inode(location.catalog_path))
     return catalog
+
+
+def forget_catalog(location: LakeLocation) -> None:
+    """Close this process's catalog on ``location`` (an attach that failed removes what it made)."""
+    with _OPENING:
+        cached = _OPEN.pop(location, None)
+    if cached is not None:
+        cached[0].engine.dispose()
 
 
 def load_table(catalog: SqlCatalog, namespace: str | None, table: str, name: str = "lake") -> Table:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from sluice.errors import BindError, ConfigError, TimeTravelError
+from sluice.lake import metadata_tables
 from sluice.masking import mask_url
 from sluice.planner import deletes, joins, passthrough, rules, runtime, writes
 from sluice.planner.metadata import join_metadata, scan_metadata
@@ -146,6 +147,9 @@ class CatalogPlanner:
 
     def _table(self, request: DescribeRequest, namespace: list[str], name: str) -> TableSchema:
         source = self.source(request)
+        if len(namespace) == 2 and source.lake is not None and metadata_tables.named(name):
+            # lake.ns.t.snapshots: Iceberg's metadata table of ns.t, as Iceberg's Spark runtime names it
+            namespace, name = namespace[:1], metadata_tables.joined(namespace[1], name)
         schema = namespace[0] if len(namespace) == 1 else None
         as_of = _as_of(request)
         # matched the way the source matches names ("Cs" and cs are two PostgreSQL tables, one SQLite table)
@@ -485,13 +489,9 @@ def _open(name: str, options: dict[str, str]) -> Source:
 def _struct(fields: list[tuple[str, SparkType]]) -> dict[str, Any]:
     """Spark's JSON form of a StructType (every column nullable, as the reader's: a remote
     NOT NULL is no promise Spark's optimizer should build on)."""
-    names = {"tinyint": "byte", "smallint": "short", "int": "integer", "bigint": "long", "null": "void"}
     return {
         "type": "struct",
-        "fields": [
-            {"name": name, "type": names.get(kind.name, kind.name), "nullable": True, "metadata": {}}
-            for name, kind in fields
-        ],
+        "fields": [{"name": name, "type": kind.json(), "nullable": True, "metadata": {}} for name, kind in fields],
     }
 
 

@@ -39,8 +39,9 @@ from sqlglot import exp
 
 from sluice.dialects.lake import LakeDialect
 from sluice.errors import BindError, SourceError
+from sluice.lake import metadata_tables
 from sluice.lake.answers import from_metadata
-from sluice.lake.catalog import LakeLocation, open_catalog, read_table, wants_create
+from sluice.lake.catalog import LakeLocation, forget_catalog, open_catalog, read_table, wants_create
 from sluice.lake.fields import file_columns, name_mapping, parse_mapping
 from sluice.lake.snapshots import snapshot_at, snapshot_schema
 from sluice.pushdown.levels import Level, Verdict
@@ -98,9 +99,11 @@ class IcebergSource(Source):
 
     def check(self) -> None:
         """The catalog opens; with ``create=true`` in the URL a missing one is made (an empty
-        lake), and removed again when it then fails, so a failed attach leaves nothing behind."""
+        lake), and removed again when it then fails, with the folders the attach made, so a
+        failed attach leaves nothing behind."""
         path = self.location.catalog_path
         created = wants_create(self.url) and not os.path.exists(path)
+        made = _missing_folders((os.path.dirname(path), self.location.warehouse)) if created else []
         try:
             catalog = open_catalog(self.location, create=created, name=self.name)
             try:
@@ -108,16 +111,37 @@ class IcebergSource(Source):
             except Exception as error:  # SQLAlchemy: the file is not a catalog
                 raise SourceError(self.name, f"{path} is not an Iceberg SQL catalog: {error}") from None
         except BaseException:
-            if created and os.path.exists(path):
-                os.remove(path)
+            if created:
+                forget_catalog(self.location)
+                if os.path.isfile(path):
+                    os.remove(path)
+                for folder in made:  # deepest first; only what this attach made, and only when empty
+                    try:
+                        os.rmdir(folder)
+                    except OSError:
+                        pass
             raise
 
     def describe(self, schema: str | None, table: str) -> TableSchema:
+        metadata = metadata_tables.split(table)
+        if metadata is not None:  # t.snapshots: sluice/lake/metadata_tables.py
+            iceberg = self._table(schema, metadata[0])
+            return metadata_tables.describe(
+                self.name, schema or "", table, iceberg, metadata_tables.rows(iceberg, metadata[1])
+            )
         iceberg = self._table(schema, table)
         return _described(self.name, schema, table, iceberg, iceberg.current_snapshot(), pinned=False)
 
     def describe_as_of(self, schema: str | None, table: str, as_of: AsOf) -> TableSchema:
         """The table at a snapshot: its schema then, and the snapshot pinned in the handle."""
+        metadata = metadata_tables.split(table)
+        if metadata is not None:
+            if metadata[1] not in metadata_tables.AS_OF:
+                raise metadata_tables.refuse_time_travel(f"{self.name}.{schema}.{table}")
+            iceberg = self._table(schema, metadata[0])
+            pinned = snapshot_at(iceberg, as_of, f"{self.name}.{schema}.{metadata[0]}").snapshot_id
+            found = metadata_tables.rows(iceberg, metadata[1], pinned)
+            return replace(metadata_tables.describe(self.name, schema or "", table, iceberg, found), snapshot=pinned)
         iceberg = self._table(schema, table)
         snapshot = snapshot_at(iceberg, as_of, f"{self.name}.{schema}.{table}")
         return _described(self.name, schema, table, iceberg, snapshot, pinned=True)
@@ -131,8 +155,10 @@ class IcebergSource(Source):
         ]
 
     # ------------------------------------------------------------ planning
-    def pruning(self, spec: ScanSpec) -> Pyramid:
+    def pruning(self, spec: ScanSpec) -> Pyramid | None:
         """The pruning pyramid of a planned scan (what EXPLAIN shows and the tasks read)."""
+        if metadata_tables.split(spec.table.name) is not None:
+            return None  # a metadata table's rows are PyIceberg's, not data files
         return self._pyramid(spec, _needed_columns(spec), self._table(spec.table.schema, spec.table.name))
 
     def _pyramid(self, spec: ScanSpec, needed: tuple[str, ...], table: Table) -> Pyramid:
@@ -163,7 +189,7 @@ class IcebergSource(Source):
         applies no conjunct: the EXACT ones become INEXACT (they prune; Spark filters)."""
         from sluice.lake.vectorised import mode_of
 
-        if not any(v.level is Level.EXACT for v in verdicts):
+        if not any(v.level is Level.EXACT for v in verdicts) or metadata_tables.split(table.name) is not None:
             return verdicts
         mode = mode_of(request)
         pushed = tuple(v.pushed for v in verdicts if v.level.pushed and v.pushed is not None)
@@ -179,10 +205,14 @@ class IcebergSource(Source):
 
     def plan_reader(
         self, spec: ScanSpec, request: PlanRequest, verdicts: list[Verdict]
-    ) -> tuple[Choice, dict[str, Any] | None]:
+    ) -> tuple[Choice | None, dict[str, Any] | None]:
         """The reader the planned scan gets (:meth:`reader_choice`), with what keeps it from Spark's
-        vectorised one: the reference path, pushed aggregates or a pushed LIMIT need the Python reader."""
+        vectorised one: the reference path, pushed aggregates or a pushed LIMIT need the Python
+        reader. A metadata table has one reader (its rows are Arrow already)."""
         from sluice.lake.vectorised import mode_of
+
+        if metadata_tables.split(spec.table.name) is not None:
+            return None, None
 
         mode = mode_of(request)
         blocker = None
@@ -239,6 +269,9 @@ class IcebergSource(Source):
         }
 
     def tasks(self, spec: ScanSpec) -> list[ReadTask]:
+        metadata = metadata_tables.split(spec.table.name)
+        if metadata is not None:
+            return [self._metadata_task(spec, *metadata)]
         needed = _needed_columns(spec)
         iceberg = self._table(spec.table.schema, spec.table.name)
         pyramid = self._pyramid(spec, needed, iceberg)
@@ -279,6 +312,23 @@ class IcebergSource(Source):
         ]
         return tasks or [ReadTask(json.dumps({**base, "files": []}), schema, 0)]
 
+    def _metadata_task(self, spec: ScanSpec, table: str, kind: str) -> ReadTask:
+        """One task carrying the metadata table's rows (PyIceberg's, read now) as Arrow."""
+        found = metadata_tables.rows(self._table(spec.table.schema, table), kind, spec.table.snapshot)
+        needed = _needed_columns(spec) or (spec.table.columns[0].name,)  # COUNT(*) alone: one column's rows
+        request = {
+            "table": spec.table.qualified_name,
+            "snapshot": None,
+            "columns": list(spec.columns),
+            "where": spec.where_sql(self.dialect),
+            "order": spec.order_sql(self.dialect, qualify=False),
+            "limit": spec.limit,
+            "aggregate": spec.aggregate.to_dict() if spec.aggregate is not None else None,
+            "files": [],
+            "metadata_rows": metadata_tables.encoded(found.select([spec.table.column(n).name for n in needed])),
+        }
+        return ReadTask(json.dumps(request), spec.arrow_schema(), 0)
+
     def request_text(self, spec: ScanSpec) -> str:
         read = (
             ", ".join(self.dialect.render(o.sql_tree()) for o in spec.aggregate.outputs)
@@ -314,6 +364,15 @@ class IcebergSource(Source):
         from sluice.lake.pyramid import FileRead
 
         request = json.loads(task.request)
+        if request.get("metadata_rows") is not None:  # a metadata table (sluice/lake/metadata_tables.py)
+            found = metadata_tables.decoded(request["metadata_rows"])
+            batches = found.to_batches(self.batch_rows)
+            if request["where"] or request["order"] or request["limit"] is not None or request["aggregate"]:
+                yield from self._query(iter(batches), found.schema, request, task.schema)
+            else:
+                for batch in batches:
+                    yield conform(batch.select(request["columns"]), task.schema)
+            return
         files = [FileRead.from_dict(f) for f in request["files"]]
         columns = pa.schema([pa.field(name, SparkType(type_name).arrow()) for name, type_name, _ in request["read"]])
         field_ids = [field_id for _, _, field_id in request["read"]]
@@ -584,3 +643,16 @@ def _column(name: str, field_type: IcebergType, nullable: bool, table: str) -> C
             name, SparkType(f"decimal({precision},{scale})"), f"DECIMAL({precision},{scale})", nullable=nullable
         )
     raise BindError(f"lake table {table}: column {name} has Iceberg type {text}, which Sluice does not read yet")
+
+
+def _missing_folders(folders: tuple[str, ...]) -> list[str]:
+    """The folders (and their ancestors) that do not exist yet, deepest first."""
+    missing: list[str] = []
+    for folder in folders:
+        while folder and not os.path.exists(folder) and folder not in missing:
+            missing.append(folder)
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return sorted(missing, key=lambda f: f.count(os.sep), reverse=True)

@@ -158,3 +158,52 @@ def test_files_without_field_ids_are_read_through_the_name_mapping(tmp_path: Pat
         None,
         None,
     ]
+
+
+@pytest.mark.parametrize(
+    ("suffix", "message"),
+    [
+        ("afile/x/catalog.db?create=true", r"cannot make the lake's catalog folder .*/afile/x: Not a directory"),
+        ("new/catalog.db?create=true&warehouse={d}/afile/wh", r"cannot make the lake's warehouse folder .*afile/wh"),
+        ("adir?create=true", r"catalog file .*/adir is a directory, not a catalog file"),
+        ("new/catalog.db?create=maybe", r"create= takes true or false, not 'maybe'"),
+    ],
+)
+def test_a_failed_create_names_what_was_wrong_and_leaves_nothing(tmp_path: Path, suffix: str, message: str) -> None:
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "adir").mkdir()
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    with pytest.raises((SourceError, ConfigError), match=message):
+        open_source("lk", f"iceberg+sqlite:///{tmp_path}/{suffix.format(d=tmp_path)}").check()
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # no catalog file, no folder made
+    source = open_source("lk", f"iceberg+sqlite:///{tmp_path}/new/catalog.db?create=true")
+    source.check()  # the right URL then works
+    assert (tmp_path / "new" / "catalog.db").is_file() and (tmp_path / "new" / "warehouse").is_dir()
+
+
+def test_a_malformed_lake_url_names_no_password() -> None:
+    with pytest.raises(ConfigError, match=r"lake URLs look like") as refused:
+        open_source("lk", "iceberg+sqlite://user:hunter2@host/tmp/catalog.db?create=true")
+    assert "hunter2" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "arrow"),
+    [
+        ("map<string,string>", pa.map_(pa.string(), pa.string())),
+        (
+            "array<struct<a:int,`b c`:map<int,binary>>>",
+            pa.list_(pa.struct([("a", pa.int32()), ("b c", pa.map_(pa.int32(), pa.binary()))])),
+        ),
+        ("struct<`x``y`:decimal(10,2)>", pa.struct([("x`y", pa.decimal128(10, 2))])),
+    ],
+)
+def test_nested_spark_types_of_metadata_tables(name: str, arrow: pa.DataType) -> None:
+    from sluice.types import Kind, SparkType, spark_type_of
+
+    kind = SparkType(name)
+    assert kind.kind is Kind.COMPLEX and kind.arrow() == arrow
+    assert SparkType(spark_type_of(arrow).name).arrow() == arrow  # Arrow -> Spark's catalog string -> Arrow
+    for bad in ("map<string>", "array<nosuch>", "struct<a:int"):
+        with pytest.raises(ValueError):
+            SparkType(bad)

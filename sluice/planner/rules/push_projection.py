@@ -27,6 +27,7 @@ WIDTH = {
     Kind.STRING: 32,
     Kind.BINARY: 64,
     Kind.NULL: 1,
+    Kind.COMPLEX: 128,
 }
 
 
