@@ -139,14 +139,24 @@ def _terminate(query: str) -> Callable[[psycopg.Connection], None]:
     """Terminate the backends of this database that ``query`` finds (one column: pids)."""
 
     def kill(connection: psycopg.Connection) -> None:
-        pids = [r[0] for r in connection.execute(query).fetchall()]
-        assert pids, query
+        def found() -> list[int]:
+            return [r[0] for r in connection.execute(query).fetchall()]
+
+        # the session is looked for until it shows; a failure lists what the database had instead
+        deadline = time.monotonic() + 10
+        while not (pids := found()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        sessions = connection.execute(_SESSIONS).fetchall() if not pids else []
+        assert pids, f"{query}\nfound no session; the database had: {sessions}"
         for pid in pids:
             connection.execute("SELECT pg_terminate_backend(%s)", (pid,))
 
     return kill
 
 
+#: every other session of this database, for a failure's message
+_SESSIONS = """SELECT pid, state, left(query, 120) FROM pg_stat_activity
+               WHERE datname = current_database() AND pid <> pg_backend_pid()"""
 #: the driver's writing session: the holder of the staging table's advisory lock
 _DRIVER = """SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"""
