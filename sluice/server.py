@@ -185,7 +185,7 @@ def start(
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     with log.open("w") as output:
-        process = subprocess.Popen(  # noqa: S603 - the wheel's own launcher
+        process = subprocess.Popen(  # the wheel's own launcher
             server_command(port, conf),
             stdin=subprocess.DEVNULL,
             stdout=output,

@@ -68,7 +68,7 @@ def run(name: str, cases: int, seed: int, time_limit: float = 10.0, only: list[i
                 target.run(data)
         except CaseTimeout as timeout:
             error = timeout
-        except BaseException as caught:  # noqa: BLE001 - sorting every outcome is the point
+        except BaseException as caught:  # sorting every outcome is the point
             if isinstance(caught, KeyboardInterrupt):
                 raise
             error = caught

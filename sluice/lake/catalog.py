@@ -140,7 +140,7 @@ def _open_catalog(location: LakeLocation, create: bool, name: str) -> SqlCatalog
             uri=f"sqlite:///{quote(location.catalog_path)}",
             warehouse=f"file://{location.warehouse}",
         )
-    except Exception as error:  # SQLAlchemy's errors: a file that is not a catalog, a locked file
+    except Exception as error:  # noqa: BLE001 - SQLAlchemy's errors: a file that is not a catalog, a locked file
         raise SourceError(name, f"cannot open Iceberg catalog {location.catalog_path}: {error}") from None
     _OPEN[location] = (catalog, _inode(location.catalog_path))
     return catalog

@@ -108,7 +108,7 @@ class IcebergSource(Source):
             catalog = open_catalog(self.location, create=created, name=self.name)
             try:
                 catalog.list_namespaces()
-            except Exception as error:  # SQLAlchemy: the file is not a catalog
+            except Exception as error:  # noqa: BLE001 - SQLAlchemy: the file is not a catalog
                 raise SourceError(self.name, f"{path} is not an Iceberg SQL catalog: {error}") from None
         except BaseException:
             if created:

@@ -244,7 +244,9 @@ class MysqlSource(SqlSource):
                     cursor.execute(f"SELECT * FROM ({sql}) AS sluice_query LIMIT 0")
                 except pymysql.MySQLError as error:
                     raise SourceError(self.name, f"query failed: {self.masked(str(error.args[-1])).strip()}") from None
-                fields = list(cursor._result.fields if cursor._result is not None else ())  # noqa: SLF001 - PyMySQL keeps the server's field packets (charset, flags) only there
+                fields = list(
+                    cursor._result.fields if cursor._result is not None else ()
+                )  # PyMySQL keeps the server's field packets (charset, flags) only there
                 collations = {
                     field.charsetnr: _collation(cursor, field.charsetnr)
                     for field in fields

@@ -44,7 +44,7 @@ def _receive(stream: IO[bytes]) -> Any:
     data = stream.read(size)
     if len(data) < size:
         raise EOFError
-    return pickle.loads(data)  # noqa: S301 - our own process's answer over its private pipe
+    return pickle.loads(data)  # our own process's answer over its private pipe
 
 
 class _Process:
@@ -52,7 +52,7 @@ class _Process:
         package_root = str(Path(__file__).resolve().parents[2])  # where `import sluice` finds this copy
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([package_root, *filter(None, [env.get("PYTHONPATH")])])
-        self.popen = subprocess.Popen(  # noqa: S603 - this interpreter running this module
+        self.popen = subprocess.Popen(  # this interpreter running this module
             [sys.executable, "-m", "sluice.spark.read_process"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

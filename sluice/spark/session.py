@@ -156,7 +156,7 @@ def _check_executors(session: SparkSession) -> None:
         return
     try:
         session.sparkContext.parallelize([0], 1).map(lambda _: __import__("sluice").__name__).collect()
-    except Exception as error:  # noqa: BLE001 - whatever the worker raised, the fix is the same
+    except Exception as error:  # whatever the worker raised, the fix is the same
         if "No module named 'sluice'" not in str(error) and "ModuleNotFoundError" not in str(error):
             raise
         raise ConfigError(

@@ -32,7 +32,7 @@ def _spark_truth(fed, table: str, predicates: list[str]) -> list[dict[int, objec
     columns = ", ".join(f"({p}) AS c{i}" for i, p in enumerate(predicates))
     try:
         rows = fed.sql(f"SELECT id, {columns} FROM {table}", pushdown=False).collect()
-    except Exception:  # noqa: BLE001 - name the predicate Spark itself rejects
+    except Exception:  # name the predicate Spark itself rejects
         for predicate in predicates:
             try:
                 fed.sql(f"SELECT id, ({predicate}) AS c FROM {table}", pushdown=False).collect()

@@ -358,7 +358,7 @@ def _execute(block: Block, namespace: dict[str, Any]) -> str | None:
     """
     code = compile("\n" * block.line + block.code, str(block.path), "exec")
     try:
-        exec(code, namespace)  # noqa: S102 - the documentation's own examples
+        exec(code, namespace)  # the documentation's own examples
     except Exception as error:  # noqa: BLE001 - reported by the caller
         return "".join(traceback.format_exception(type(error), error, error.__traceback__.tb_next))
     return None
@@ -373,7 +373,7 @@ def docs_world(spark, tmp_path_factory: pytest.TempPathFactory, request: pytest.
 
     folder = tmp_path_factory.mktemp("docs")
     data = folder / "demo-data"
-    quiet = Console(file=open(os.devnull, "w"), width=120)  # noqa: SIM115 - closed below
+    quiet = Console(file=open(os.devnull, "w"), width=120)  # closed below
     build_world(data, orders=ORDERS, console=quiet)
     build_space(data / "space.db")
     build_lake(spark, data, READINGS, rebuild=False, console=quiet)

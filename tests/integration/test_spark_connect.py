@@ -64,7 +64,7 @@ def canonical(rows: list[Any]) -> str:
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: S603 - the project's own command
+    return subprocess.run(  # the project's own command
         [sys.executable, "-m", "sluice.cli", "server", *args], capture_output=True, text=True, env=env, timeout=600
     )
 
@@ -163,7 +163,7 @@ def test_two_clients_at_once_get_the_same_rows(
 ) -> None:
     expected = [canonical(classic.sql(query).collect()) for query in QUERIES]
     clients = [
-        subprocess.Popen(  # noqa: S603 - this Python
+        subprocess.Popen(  # this Python
             [sys.executable, "-c", CLIENT, running.url, SESSION_ZONE, json.dumps(QUERIES)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

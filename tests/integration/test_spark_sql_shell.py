@@ -69,7 +69,7 @@ def shell(folder: Path, catalogs: dict[str, str], script: str, *extra: str) -> s
         "SPARK_LOCAL_IP": "127.0.0.1",
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
-    return subprocess.Popen(  # noqa: S603 - the wheel's own launcher
+    return subprocess.Popen(  # the wheel's own launcher
         [*command, "-f", str(folder / "script.sql")],
         cwd=folder,  # its metastore_db, derby.log and spark-warehouse
         stdout=subprocess.PIPE,

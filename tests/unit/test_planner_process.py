@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture()
 def planner() -> Iterator[subprocess.Popen[str]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    process = subprocess.Popen(  # noqa: S603 - this interpreter running Sluice's module
+    process = subprocess.Popen(  # this interpreter running Sluice's module
         [sys.executable, "-m", "sluice.spark.planner_process"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -62,7 +62,7 @@ def test_the_process_answers_as_the_driver_callback_does(planner: subprocess.Pop
 
 def test_the_reader_source_unpickles_to_the_reader_class(planner: subprocess.Popen[str]) -> None:
     answer = json.loads(ask(planner, "reader_source", "{}"))
-    assert pickle.loads(base64.b64decode(answer["data_source"])) is SluiceReaderSource  # noqa: S301 - our own pickle
+    assert pickle.loads(base64.b64decode(answer["data_source"])) is SluiceReaderSource  # our own pickle
     assert answer["python_version"] == f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
