@@ -15,6 +15,8 @@ Column types are those Iceberg's Spark runtime gives: Iceberg has no byte or sho
 from __future__ import annotations
 
 import base64
+import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -48,6 +50,12 @@ AS_OF = ("files", "data_files", "delete_files", "entries", "partitions")
 #: the metadata tables PyIceberg computes only for a table with a snapshot
 _NEED_A_SNAPSHOT = ("partitions", "entries")
 _COMPLEX_REASON = "a nested column of a metadata table: Spark filters it"
+#: rows kept for the scans that follow a description (the same query describes, then plans):
+#: a metadata file is never rewritten, so its location names the rows for good
+_KEPT: OrderedDict[tuple[str, str, int | None], pa.Table] = OrderedDict()
+_KEPT_TABLES = 8
+_KEPT_BYTES = 64 * 1024 * 1024
+_KEPT_LOCK = threading.Lock()
 
 
 def named(name: str) -> bool:
@@ -68,7 +76,28 @@ def split(name: str) -> tuple[str, str] | None:
 
 def rows(table: Table, kind: str, snapshot_id: int | None = None) -> pa.Table:
     """The metadata table's rows as Spark reads them (:func:`sluice.types.spark_type_of`), at
-    ``snapshot_id`` (time travel, the tables of :data:`AS_OF` only) or the current snapshot."""
+    ``snapshot_id`` (time travel, the tables of :data:`AS_OF` only) or the current snapshot.
+
+    A query inspects the table twice, to describe it and to plan its scan; the second time
+    takes the rows the first computed (up to :data:`_KEPT_TABLES` results of at most
+    :data:`_KEPT_BYTES` each), keyed by the metadata file they were read from: a commit
+    writes a new one, so kept rows are never stale."""
+    key = (table.metadata_location, kind, snapshot_id)
+    with _KEPT_LOCK:
+        if key in _KEPT:
+            _KEPT.move_to_end(key)
+            return _KEPT[key]
+    found = _inspected(table, kind, snapshot_id)
+    if found.nbytes <= _KEPT_BYTES:
+        with _KEPT_LOCK:
+            _KEPT[key] = found
+            while len(_KEPT) > _KEPT_TABLES:
+                _KEPT.popitem(last=False)
+    return found
+
+
+def _inspected(table: Table, kind: str, snapshot_id: int | None) -> pa.Table:
+    """PyIceberg's rows of the metadata table, cast to the types Spark reads."""
     if snapshot_id is not None:
         inspected = getattr(table.inspect, kind)(snapshot_id=snapshot_id)
     elif kind in _NEED_A_SNAPSHOT and table.current_snapshot() is None:
