@@ -121,14 +121,14 @@ WALLS = [
 ROWS = 80
 
 
-def _pick(values: list, index: int, stride: int):  # type: ignore[no-untyped-def,type-arg]
+def _pick(values: list, index: int, stride: int):
     """Deterministic spread of values over rows, with a NULL every 9th row."""
     if (index * stride) % 9 == 4:
         return None
     return values[(index * stride) % len(values)]
 
 
-def rows() -> list[tuple]:  # type: ignore[type-arg]
+def rows() -> list[tuple]:
     out = []
     for i in range(ROWS):
         out.append(
@@ -176,7 +176,7 @@ def create_sqlite(path: str) -> None:
         "tc TEXT COLLATE NOCASE, ch TEXT COLLATE RTRIM, dt DATE, ts DATETIME, tn TIMESTAMP, flag BOOLEAN)"
     )
 
-    def convert(row: tuple) -> tuple:  # type: ignore[type-arg]
+    def convert(row: tuple) -> tuple:
         values = list(row)
         values[5] = None if values[5] is None else float(values[5])
         values[9] = None if values[9] is None else values[9].isoformat()
@@ -205,7 +205,7 @@ def create_mysql(url: str) -> None:
         )
         lowest, highest = dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC), dt.datetime(2038, 1, 19, 3, 14, 7, tzinfo=UTC)
 
-        def convert(row: tuple) -> tuple:  # type: ignore[type-arg]
+        def convert(row: tuple) -> tuple:
             values = list(row)
             for index in (3, 4):  # MySQL stores no NaN or infinity
                 if values[index] is not None and not math.isfinite(values[index]):

@@ -16,7 +16,7 @@ from tests.conformance import Case
 
 
 @contextmanager
-def reference_views(fed, tables: Mapping[str, tuple[str, str]]) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped-def]
+def reference_views(fed, tables: Mapping[str, tuple[str, str]]) -> Iterator[dict[str, str]]:
     """key -> (view, table): each table read whole with ``pushdown=False``, checkpointed (so no
     later query reads the source again) and shown as the view; key -> view while open."""
     views = {}
@@ -30,10 +30,10 @@ def reference_views(fed, tables: Mapping[str, tuple[str, str]]) -> Iterator[dict
             fed.spark.catalog.dropTempView(view)
 
 
-def _rows(fed, cases: list[tuple[int, Case]], table: str, pushdown: bool) -> dict[int, collections.Counter]:  # type: ignore[no-untyped-def,type-arg]
+def _rows(fed, cases: list[tuple[int, Case]], table: str, pushdown: bool) -> dict[int, collections.Counter]:
     """tag -> the multiset of the branch's ``v`` values."""
     query = " UNION ALL ".join(case.branch(tag, table) for tag, case in cases)
-    out: dict[int, collections.Counter] = {tag: collections.Counter() for tag, _ in cases}  # type: ignore[type-arg]
+    out: dict[int, collections.Counter] = {tag: collections.Counter() for tag, _ in cases}
     for row in fed.sql(query, pushdown=pushdown).collect():
         out[row[0]][row[1]] += 1
     return out
@@ -50,7 +50,7 @@ class Raised(str):
         return 0
 
 
-def _outcome(fed, case: Case, table: str, pushdown: bool) -> object:  # type: ignore[no-untyped-def]
+def _outcome(fed, case: Case, table: str, pushdown: bool) -> object:
     """One case's rows, or that it raised (both paths raising, e.g. an overflow, agree)."""
     try:
         return _rows(fed, [(0, case)], table, pushdown)[0]
@@ -64,7 +64,7 @@ def _outcome(fed, case: Case, table: str, pushdown: bool) -> object:  # type: ig
 RAISERS: set[str] = set()
 
 
-def compare_batches(fed, table: str, view: str, cases: list[tuple[int, Case]], batch: int) -> list[str]:  # type: ignore[no-untyped-def]
+def compare_batches(fed, table: str, view: str, cases: list[tuple[int, Case]], batch: int) -> list[str]:
     """:func:`compare` over ``batch`` cases at a time, with each case known to raise compared alone."""
     alone = [case for case in cases if case[1].text in RAISERS]
     rest = [case for case in cases if case[1].text not in RAISERS]
@@ -74,7 +74,7 @@ def compare_batches(fed, table: str, view: str, cases: list[tuple[int, Case]], b
     return failures
 
 
-def compare(fed, table: str, view: str, cases: list[tuple[int, Case]]) -> list[str]:  # type: ignore[no-untyped-def]
+def compare(fed, table: str, view: str, cases: list[tuple[int, Case]]) -> list[str]:
     """The cases whose rows differ between pushdown on over ``table`` and Spark over ``view``; a
     batch that raises is halved until the cases that raise are alone (a case agrees when both
     paths raise; each that raised joins :data:`RAISERS`)."""

@@ -57,7 +57,7 @@ def _branches(table: str) -> list[str]:
     return branches
 
 
-def _rows(fed, query: str, pushdown: bool) -> collections.Counter:  # type: ignore[no-untyped-def,type-arg]
+def _rows(fed, query: str, pushdown: bool) -> collections.Counter:
     return collections.Counter(tuple(row) for row in fed.sql(query, pushdown=pushdown).collect())
 
 
@@ -65,7 +65,7 @@ def _union(batch: list[tuple[int, str]]) -> str:
     return " UNION ALL ".join(branch.format(q=index) for index, branch in batch)
 
 
-def _pushed(fed, query: str) -> bool:  # type: ignore[no-untyped-def]
+def _pushed(fed, query: str) -> bool:
     return any(scan.spec.aggregate is not None for scan in fed.plan(query).scans)
 
 
@@ -91,7 +91,7 @@ def test_every_aggregate_class_equals_spark_aggregating_itself(fed, source: str)
     check_classes(fed, source, EDGE_TABLES[source], _MIN_PUSHED.get(source, 0.25))
 
 
-def make_strict_edge(path) -> None:  # type: ignore[no-untyped-def]
+def make_strict_edge(path) -> None:
     """The edge rows in a STRICT SQLite table ``edge`` (whose columns SQLite aggregates as Spark would)."""
     import sqlite3
 
@@ -123,7 +123,7 @@ def test_every_aggregate_class_on_a_sqlite_strict_table_equals_spark(spark, tmp_
     _check_strict(spark, tmp_path, 1)
 
 
-def _check_strict(spark, tmp_path, stride: int) -> None:  # type: ignore[no-untyped-def]
+def _check_strict(spark, tmp_path, stride: int) -> None:
     from sluice import Federation
 
     path = tmp_path / "strict.db"
@@ -136,7 +136,7 @@ def _check_strict(spark, tmp_path, stride: int) -> None:  # type: ignore[no-unty
         fed.detach("litestrict")
 
 
-def check_classes(fed, source: str, table: str, min_pushed: float, stride: int = 1, share_of_all: bool = False) -> None:  # type: ignore[no-untyped-def]
+def check_classes(fed, source: str, table: str, min_pushed: float, stride: int = 1, share_of_all: bool = False) -> None:
     """``stride``: every n-th class only (a sample: the main tier's, and Flight's, whose scans
     plan through the server). ``share_of_all``: the pushed share is sampled from every class,
     not only the checked ones (planning is cheap; the share's threshold is the full run's)."""
@@ -202,7 +202,7 @@ def test_inexact_filter_keeps_the_aggregate_with_spark(fed) -> None:
 
 # ---------------------------------------------------------------- traps, one table each
 @pytest.fixture(scope="module")
-def mysql_variants(spark):  # type: ignore[no-untyped-def]
+def mysql_variants(spark):
 
     from sluice import Federation
 
@@ -352,7 +352,7 @@ EXPRESSION_QUERIES = [
 ]
 
 
-def query_outcome(fed, query: str, pushdown: bool) -> tuple[str, object]:  # type: ignore[no-untyped-def]
+def query_outcome(fed, query: str, pushdown: bool) -> tuple[str, object]:
     """Rows (as text, NaN equal to NaN) or the fact that the query failed."""
     try:
         return "rows", sorted(repr(tuple(row)) for row in fed.sql(query, pushdown=pushdown).collect())
@@ -361,7 +361,7 @@ def query_outcome(fed, query: str, pushdown: bool) -> tuple[str, object]:  # typ
 
 
 @pytest.fixture(scope="module")
-def strict_fed(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def strict_fed(spark, tmp_path_factory):
     from sluice import Federation
 
     path = tmp_path_factory.mktemp("strict_expressions") / "strict.db"
@@ -377,7 +377,7 @@ _EXPRESSION_SOURCES = [s for s in ("pg", "my", "duck", "lake") if s in SQL_SOURC
 
 
 @pytest.mark.parametrize("source", _EXPRESSION_SOURCES)
-def test_expression_keys_and_arguments_equal_spark(request, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_expression_keys_and_arguments_equal_spark(request, source: str) -> None:
     fed = request.getfixturevalue("strict_fed" if source == "strict" else "fed")
     table = "litestrictx.edge" if source == "strict" else EDGE_TABLES[source]
     failures, pushed = [], []

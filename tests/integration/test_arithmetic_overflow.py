@@ -109,7 +109,7 @@ TABLES = {"pg": "src.sluice_arith.t", "my": "src.sluice_arith.t", "lite": "src.t
 
 
 @pytest.fixture(scope="module")
-def arith(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def arith(spark, tmp_path_factory):
     """Every source's table attached (one Federation each), and Spark's own copy of the rows."""
     folder = tmp_path_factory.mktemp("arith")
     urls = {"pg": _load_pg(), "my": _load_my(), "lite": _load_lite(folder), "duck": _load_duck(folder)}
@@ -126,7 +126,7 @@ def arith(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
 class _SparkAnswers:
     """Spark's answer per predicate over its own copy of the rows, computed once for all sources."""
 
-    def __init__(self, reference) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, reference) -> None:
         self.reference = reference
         self.known: dict[str, object] = {}
 
@@ -171,18 +171,18 @@ SAMPLE_STRIDE = 3
 
 
 @pytest.mark.parametrize("source", sorted(DECLARED))
-def test_pushed_arithmetic_raises_exactly_where_spark_raises(arith, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_pushed_arithmetic_raises_exactly_where_spark_raises(arith, source: str) -> None:
     """A sample of the predicates on every source (the slow tier runs them all, below)."""
     check_arithmetic(arith, source, SAMPLE_STRIDE)
 
 
 @pytest.mark.slow  # every predicate: the sample above keeps each column, shape, literal and operator in make test
 @pytest.mark.parametrize("source", sorted(DECLARED))
-def test_every_pushed_arithmetic_predicate_raises_exactly_where_spark_raises(arith, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_pushed_arithmetic_predicate_raises_exactly_where_spark_raises(arith, source: str) -> None:
     check_arithmetic(arith, source, 1)
 
 
-def check_arithmetic(arith, source: str, stride: int) -> None:  # type: ignore[no-untyped-def]
+def check_arithmetic(arith, source: str, stride: int) -> None:
     """Every ``stride``-th predicate pushed EXACT answers as Spark answers (rows, or an error
     where Spark raises); at least :data:`MIN_PUSHED`'s share of them is pushed."""
     federations, spark_answer = arith
@@ -210,7 +210,7 @@ END_TO_END = ["c32 + 1 > 5", "1 - c32 < 0", "c64 * 2 = 7", "c16 + 1S > 0", "c32 
 
 @pytest.mark.parametrize("source", ["duck", "pg", "my"])
 @pytest.mark.parametrize("predicate", END_TO_END)
-def test_pushdown_on_and_off_agree_on_overflow(arith, source: str, predicate: str) -> None:  # type: ignore[no-untyped-def]
+def test_pushdown_on_and_off_agree_on_overflow(arith, source: str, predicate: str) -> None:
     federation = arith[0][source]
     query = f"SELECT id FROM {TABLES[source]} WHERE {predicate}"
     outcomes = []

@@ -131,7 +131,7 @@ TABLES = {
 
 
 @pytest.fixture(scope="module")
-def averaged(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def averaged(spark, tmp_path_factory):
     """Each source's table attached as ``src`` in a Federation of its own."""
     folder = tmp_path_factory.mktemp("avg")
     urls = {"pg": _load_pg(), "my": _load_my(), "lite": _load_lite(folder), "duck": _load_duck(folder)}

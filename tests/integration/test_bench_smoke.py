@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def ctx(spark, pg_url: str, mysql_url: str, tmp_path_factory):  # type: ignore[no-untyped-def]
+def ctx(spark, pg_url: str, mysql_url: str, tmp_path_factory):
     from bench.context import BenchContext
     from sluice import Federation
 
@@ -41,7 +41,7 @@ def _failures(record: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def test_sql_scenario_runs_every_path(ctx) -> None:  # type: ignore[no-untyped-def]
+def test_sql_scenario_runs_every_path(ctx) -> None:
     from bench.scenarios import sql
 
     record = sql.run(ctx)
@@ -63,7 +63,7 @@ def test_sql_scenario_runs_every_path(ctx) -> None:  # type: ignore[no-untyped-d
 
 
 @pytest.mark.parametrize("key", ["lake", "flight", "planning", "catalog", "aggregates", "joins", "ingest"])
-def test_other_scenarios_run(ctx, key: str) -> None:  # type: ignore[no-untyped-def]
+def test_other_scenarios_run(ctx, key: str) -> None:
     import importlib
 
     record = importlib.import_module(f"bench.scenarios.{key}").run(ctx)
@@ -97,7 +97,7 @@ def test_other_scenarios_run(ctx, key: str) -> None:  # type: ignore[no-untyped-
     _render(ctx, record, key)
 
 
-def _render(ctx, record: dict[str, Any], key: str) -> None:  # type: ignore[no-untyped-def]
+def _render(ctx, record: dict[str, Any], key: str) -> None:
     from bench import report
 
     result = {

@@ -153,7 +153,7 @@ def test_unset_password_variable_fails_before_spark(
     assert "SLUICE_CLI_TEST_PW" in capsys.readouterr().err
 
 
-def test_a_query_spark_fails_at_run_time_is_a_clean_error(spark, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_query_spark_fails_at_run_time_is_a_clean_error(spark, tmp_path, capsys) -> None:
     import sqlite3
 
     from sluice.cli import main

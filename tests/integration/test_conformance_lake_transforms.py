@@ -43,11 +43,11 @@ INSTANTS = [
 ROWS_PER_VALUE = 2
 
 
-def rows() -> list[tuple]:  # type: ignore[type-arg]
+def rows() -> list[tuple]:
     """Every value of every column at least twice, spread over the rows, and a NULL every 7th row."""
     count = ROWS_PER_VALUE * max(map(len, (INTS, BIGINTS, TEXTS, DATES, INSTANTS)))
 
-    def pick(values: list, index: int, stride: int):  # type: ignore[no-untyped-def,type-arg]
+    def pick(values: list, index: int, stride: int):
         return None if (index * stride) % 7 == 3 else values[(index * stride) % len(values)]
 
     return [
@@ -106,7 +106,7 @@ def cases(column: str) -> list[Case]:
 
 
 @pytest.fixture(scope="module")
-def lake(spark, tmp_path_factory) -> Iterator[object]:  # type: ignore[no-untyped-def]
+def lake(spark, tmp_path_factory) -> Iterator[object]:
     """A new lake ``lkmx`` (namespace ``ns``) and the rows as view ``lkmx_rows``."""
     from sluice import Federation
 
@@ -132,7 +132,7 @@ def _params() -> list[object]:
 
 
 @pytest.mark.parametrize("table", _params())
-def test_pruning_never_drops_a_row_at_the_extremes(lake, table: str) -> None:  # type: ignore[no-untyped-def]
+def test_pruning_never_drops_a_row_at_the_extremes(lake, table: str) -> None:
     """The table written through Spark SQL (Sluice's own writer), every case pushdown on vs off."""
     fed = lake
     partition_by, column = TRANSFORMS[table]

@@ -68,7 +68,7 @@ def _table_parts(source: str) -> tuple[str | None, str]:
     return (parts[0] if len(parts) == 2 else None), parts[-1]
 
 
-def _claim(fed, source: str, case: Case) -> Level | None:  # type: ignore[no-untyped-def]
+def _claim(fed, source: str, case: Case) -> Level | None:
     """What tools/matrix.py classifies for this source's real table (None: no claim, top-N)."""
     real = fed._sources[source]  # the attached source: its dialect and capabilities
     profile = matrix.Profile(source, real.dialect, fed.table(source, *_table_parts(source)))
@@ -81,7 +81,7 @@ def _claim(fed, source: str, case: Case) -> Level | None:  # type: ignore[no-unt
     return None
 
 
-def _filter_level(verdicts, predicate: str) -> Level:  # type: ignore[no-untyped-def]
+def _filter_level(verdicts, predicate: str) -> Level:
     """The plan's answer for a predicate Spark may have split into conjuncts (and to which it
     adds the ``IS NOT NULL`` it infers): all EXACT, none pushed, or some pushed (INEXACT)."""
     own = verdicts if "IS NOT NULL" in predicate.upper() else stated(verdicts)
@@ -93,7 +93,7 @@ def _filter_level(verdicts, predicate: str) -> Level:  # type: ignore[no-untyped
     return Level.INEXACT
 
 
-def check_plan(fed, source: str, case: Case) -> Checked:  # type: ignore[no-untyped-def]
+def check_plan(fed, source: str, case: Case) -> Checked:
     """Plan the case alone and compare the plan with the claim."""
     plan = fed.plan(case.branch(0, EDGE_TABLES[source]))
     claim, kind = _claim(fed, source, case), case.claim[0]
@@ -117,7 +117,7 @@ def check_plan(fed, source: str, case: Case) -> Checked:  # type: ignore[no-unty
 
 
 @pytest.fixture(scope="module")
-def references(fed) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped-def]
+def references(fed) -> Iterator[dict[str, str]]:
     """Per source, its edge table read whole once (``pushdown=False``), as a view."""
     with reference_views(
         fed, {source: (f"matrix_reference_{source}", table) for source, table in EDGE_TABLES.items()}
@@ -139,7 +139,7 @@ def _broken_claim(result: Checked) -> str | None:
     return None
 
 
-def run_matrix(  # type: ignore[no-untyped-def]
+def run_matrix(
     fed, source: str, view: str, cases: list[Case], *, claims: bool = True
 ) -> tuple[list[str], dict[str, int]]:
     """Plan every case (claim vs plan, unless ``claims`` is false), then run the pushed ones in
@@ -172,7 +172,7 @@ def _assert_clean(source: str, failures: list[str], counts: dict[str, int]) -> N
 
 
 @pytest.mark.parametrize("source", sorted(EDGE_TABLES))
-def test_every_claim_holds(fed, references, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_claim_holds(fed, references, source: str) -> None:
     """Each claim's cases: filters, aggregates, joins, top-N, at the claims' own constants."""
     failures, counts = run_matrix(fed, source, references[source], conformance.all_cases())
     assert counts["run"] > 0.3 * counts["cases"], counts  # the matrix proves nothing if nothing is pushed
@@ -181,7 +181,7 @@ def test_every_claim_holds(fed, references, source: str) -> None:  # type: ignor
 
 @pytest.mark.slow
 @pytest.mark.parametrize("source", sorted(EDGE_TABLES))
-def test_every_comparison_holds_at_the_edge_literals(fed, references, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_comparison_holds_at_the_edge_literals(fed, references, source: str) -> None:
     """The comparison shapes swept over every operator and every edge literal of tests/corpus.py: the
     rows only. A claim is the matrix's at its own constants (test_every_claim_holds); a literal of
     another type (2147483648 or 1.5 against an int, NULL) makes Spark cast or fold the predicate it
@@ -200,7 +200,7 @@ def _known() -> list[object]:
 
 
 @pytest.mark.parametrize(("source", "text"), _known())
-def test_known_mismatch_still_differs(fed, references, source: str, text: str) -> None:  # type: ignore[no-untyped-def]
+def test_known_mismatch_still_differs(fed, references, source: str, text: str) -> None:
     """A known bug's case, alone: fails until the fix lands (then strict xfail flips: drop it from KNOWN)."""
     [case] = [c for c in conformance.all_cases(sweep=True) if c.text == text]
     result = check_plan(fed, source, case)

@@ -28,7 +28,7 @@ MARGIN_S = 4.0  # connection set-up and a loaded 2-core machine
 
 
 @pytest.fixture(scope="module")
-def fed(spark):  # type: ignore[no-untyped-def]
+def fed(spark):
     return Federation(spark=spark)
 
 

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 BATCH = 150
 
 
-def _spark_truth(fed, table: str, predicates: list[str]) -> list[dict[int, object]]:  # type: ignore[no-untyped-def]
+def _spark_truth(fed, table: str, predicates: list[str]) -> list[dict[int, object]]:
     """For each predicate: id -> TRUE/FALSE/NULL as Spark evaluates it on the whole table."""
     columns = ", ".join(f"({p}) AS c{i}" for i, p in enumerate(predicates))
     try:
@@ -44,7 +44,7 @@ def _spark_truth(fed, table: str, predicates: list[str]) -> list[dict[int, objec
     return [{row["id"]: row[f"c{i}"] for row in rows} for i in range(len(predicates))]
 
 
-def _remote_ids(fed, source: str, spec) -> set[int]:  # type: ignore[no-untyped-def]
+def _remote_ids(fed, source: str, spec) -> set[int]:
     """Run the scan's read tasks through the source's own reader, outside Spark."""
     reader = fed._sources[source]
     return {i for task in reader.tasks(spec) for batch in reader.read(task) for i in batch.column(0).to_pylist()}
@@ -63,7 +63,7 @@ def test_every_scan_of_the_whole_corpus_keeps_the_contract(fed, source: str) -> 
     check_contract(fed, source, corpus.corpus(), min_exact=300)
 
 
-def check_contract(fed, source: str, predicates: list[str], min_exact: int) -> None:  # type: ignore[no-untyped-def]
+def check_contract(fed, source: str, predicates: list[str], min_exact: int) -> None:
     """Each predicate's scan against Spark's truth: no row lost, EXACT exactly Spark's rows, and
     an EXACT predicate's negation exactly Spark's FALSE rows; at least ``min_exact`` EXACT verdicts."""
     table = EDGE_TABLES[source]

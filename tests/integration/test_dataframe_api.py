@@ -35,46 +35,46 @@ FILTERS = [
 ]
 
 
-def load(spark, url: str, table: str):  # type: ignore[no-untyped-def]
+def load(spark, url: str, table: str):
     return spark.read.format("sluice").option("url", url).option("table", table).load()
 
 
 @pytest.fixture(scope="module")
-def frame(spark, pg_url, fed):  # type: ignore[no-untyped-def]
+def frame(spark, pg_url, fed):
     return load(spark, pg_url, "sluice_test.edge")
 
 
 @pytest.fixture(scope="module")
-def reference(spark, fed):  # type: ignore[no-untyped-def]
+def reference(spark, fed):
     return fed.sql("SELECT * FROM pg.sluice_test.edge", pushdown=False).cache()
 
 
-def _optimized_plan(frame) -> str:  # type: ignore[no-untyped-def]
+def _optimized_plan(frame) -> str:
     return frame._jdf.queryExecution().optimizedPlan().toString()
 
 
-def _ids(frame) -> list[int]:  # type: ignore[no-untyped-def]
+def _ids(frame) -> list[int]:
     return sorted(row.id for row in frame.select("id").collect())
 
 
 @pytest.mark.parametrize("condition", FILTERS)
-def test_filtered_frame_equals_reference(frame, reference, condition: str) -> None:  # type: ignore[no-untyped-def]
+def test_filtered_frame_equals_reference(frame, reference, condition: str) -> None:
     assert _ids(frame.filter(condition)) == _ids(reference.filter(condition))
 
 
 @pytest.mark.parametrize("condition", FILTERS)
-def test_catalog_table_filtered_equals_reference(spark, reference, condition: str) -> None:  # type: ignore[no-untyped-def]
+def test_catalog_table_filtered_equals_reference(spark, reference, condition: str) -> None:
     assert _ids(spark.table("pg.sluice_test.edge").where(condition)) == _ids(reference.filter(condition))
 
 
-def test_exact_filters_vanish_from_sparks_plan_and_inexact_stay(frame) -> None:  # type: ignore[no-untyped-def]
+def test_exact_filters_vanish_from_sparks_plan_and_inexact_stay(frame) -> None:
     exact = _optimized_plan(frame.filter("i = 1 AND t = 'a'"))
     assert "Filter" not in exact, exact
     inexact = _optimized_plan(frame.filter("ch = 'a'"))  # bpchar: a superset is pushed, Spark rechecks
     assert "Filter" in inexact and "ch" in inexact, inexact
 
 
-def test_same_frame_filtered_two_ways_and_then_not_at_all(spark, pg_url, reference) -> None:  # type: ignore[no-untyped-def]
+def test_same_frame_filtered_two_ways_and_then_not_at_all(spark, pg_url, reference) -> None:
     """Spark 4.3 reused a Python data source's filtered reader for a later unfiltered query on
     the same DataFrame; the catalog layer plans every query afresh."""
     frame = load(spark, pg_url, "sluice_test.edge")
@@ -84,7 +84,7 @@ def test_same_frame_filtered_two_ways_and_then_not_at_all(spark, pg_url, referen
     assert frame.count() == reference.count()
 
 
-def test_one_frame_twice_in_one_query_with_different_filters(spark, reference) -> None:  # type: ignore[no-untyped-def]
+def test_one_frame_twice_in_one_query_with_different_filters(spark, reference) -> None:
     frame = spark.table("pg.sluice_test.edge")
     union = frame.where("i = 1").select("id").unionAll(frame.where("t = 'a'").select("id"))
     expected = reference.where("i = 1").select("id").unionAll(reference.where("t = 'a'").select("id"))
@@ -95,7 +95,7 @@ def test_one_frame_twice_in_one_query_with_different_filters(spark, reference) -
     assert _ids(joined) == _ids(ref_left.join(ref_right, "id").select("id"))
 
 
-def test_only_the_columns_spark_needs_are_read(spark, pg_url) -> None:  # type: ignore[no-untyped-def]
+def test_only_the_columns_spark_needs_are_read(spark, pg_url) -> None:
     """A view whose other column fails when read: selecting ``id`` must not read it."""
     with psycopg.connect(pg_url, autocommit=True) as connection:
         connection.execute(
@@ -108,11 +108,11 @@ def test_only_the_columns_spark_needs_are_read(spark, pg_url) -> None:  # type: 
         frame.select("broken").collect()
 
 
-def _remote_query(frame) -> str:  # type: ignore[no-untyped-def]
+def _remote_query(frame) -> str:
     """The remote query the scan's description shows in Spark's physical plan."""
     return frame._jdf.queryExecution().executedPlan().toString().split("RemoteQuery: ", 1)[1].split(" | ", 1)[0]
 
 
-def test_a_limit_is_pushed_only_over_exact_filters(spark) -> None:  # type: ignore[no-untyped-def]
+def test_a_limit_is_pushed_only_over_exact_filters(spark) -> None:
     assert _remote_query(spark.table("pg.sluice_test.edge").where("i = 1").limit(2)).endswith("LIMIT 2")
     assert "LIMIT" not in _remote_query(spark.table("pg.sluice_test.edge").where("ch = 'a'").limit(2))

@@ -25,18 +25,18 @@ def _query(table: str, batch: list[tuple[int, str]]) -> str:
     return " UNION ALL ".join(f"SELECT {index} AS q, id FROM {table} WHERE {predicate}" for index, predicate in batch)
 
 
-def _rows(fed, query: str, pushdown: bool) -> collections.Counter:  # type: ignore[no-untyped-def,type-arg]
+def _rows(fed, query: str, pushdown: bool) -> collections.Counter:
     return collections.Counter(tuple(r) for r in fed.sql(query, pushdown=pushdown).collect())
 
 
-def _explain_predicate(fed, table: str, predicate: str) -> str:  # type: ignore[no-untyped-def]
+def _explain_predicate(fed, table: str, predicate: str) -> str:
     plan = fed.plan(f"SELECT id FROM {table} WHERE {predicate}")
     return "\n".join(
         f"  {v.level.value}: {v.sql} -> {v.remote_sql}  ({v.reason})" for s in plan.scans for v in s.verdicts
     )
 
 
-def _check_one(fed, table: str, index: int, predicate: str, failures: list[str]) -> None:  # type: ignore[no-untyped-def]
+def _check_one(fed, table: str, index: int, predicate: str, failures: list[str]) -> None:
     query = _query(table, [(index, predicate)])
     try:
         expected = _rows(fed, query, pushdown=False)
@@ -65,7 +65,7 @@ def test_pushdown_equals_reference(fed, source: str) -> None:
     assert not failures, f"{len(failures)} predicate(s) differ on {source}:\n" + "\n".join(failures[:25])
 
 
-def differential_failures(fed, table: str, predicates: list[tuple[int, str]]) -> list[str]:  # type: ignore[no-untyped-def]
+def differential_failures(fed, table: str, predicates: list[tuple[int, str]]) -> list[str]:
     """Predicates whose rows differ with pushdown on and off, a batch per query; a batch
     that differs (or fails) is rerun predicate by predicate to name the culprits."""
     failures: list[str] = []
@@ -87,7 +87,7 @@ def test_corpus_is_mostly_pushed(fed, source: str) -> None:
     """The differential test proves nothing if nothing is pushed: count the levels (over the
     main tier's half of the leaves, whose plans test_contract.py has made already)."""
     table = EDGE_TABLES[source]
-    levels: collections.Counter = collections.Counter()  # type: ignore[type-arg]
+    levels: collections.Counter = collections.Counter()
     for predicate in corpus.leaves(half=True):
         plan = planned(fed, f"SELECT id FROM {table} WHERE {predicate}")
         for scan in plan.scans:

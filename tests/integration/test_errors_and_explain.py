@@ -18,7 +18,7 @@ WHERE p.ts >= TIMESTAMP '2024-01-01 00:00:00' AND (p.t = 'a' OR p.f > 1.5) AND u
 GROUP BY t.i"""
 
 
-def test_unknown_source_table_and_column(fed) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_source_table_and_column(fed) -> None:
     with pytest.raises(
         BindError, match="(?s)`nope`.`t` cannot be found.*SQLSTATE: 42P01 .attached sources: .*lite.*pg"
     ):
@@ -31,7 +31,7 @@ def test_unknown_source_table_and_column(fed) -> None:  # type: ignore[no-untype
         fed.sql("SELECT nope FROM pg.sluice_test.edge")
 
 
-def test_not_found_names_the_schema_asked_and_its_closest_tables_only(fed, pg_url) -> None:  # type: ignore[no-untyped-def]
+def test_not_found_names_the_schema_asked_and_its_closest_tables_only(fed, pg_url) -> None:
     """A misspelt table names its schema and the close names in it; other schemas' and other
     databases' tables (here one whose name says it is secret) are nobody's business."""
     import psycopg
@@ -53,7 +53,7 @@ def test_not_found_names_the_schema_asked_and_its_closest_tables_only(fed, pg_ur
             fed.sql(f"SELECT * FROM {name}.ux_nowhere.edge")
 
 
-def test_refusals_and_read_failures_in_the_jvm_reach_python_as_sluice_errors(fed, pg_url) -> None:  # type: ignore[no-untyped-def]
+def test_refusals_and_read_failures_in_the_jvm_reach_python_as_sluice_errors(fed, pg_url) -> None:
     """Plain PySpark calls (no fed.sql to translate): a time travel, a write and a table gone
     before the read (read by the driver, then by a Python worker) raise Sluice's error classes
     with a one-line message, not a Py4JJavaError with the Java stack."""
@@ -86,12 +86,12 @@ def test_refusals_and_read_failures_in_the_jvm_reach_python_as_sluice_errors(fed
         assert "\n" not in str(failure) and "\tat " not in str(failure), str(failure)[:2000]
 
 
-def test_broken_query(fed) -> None:  # type: ignore[no-untyped-def]
+def test_broken_query(fed) -> None:
     with pytest.raises(QuerySyntaxError, match="cannot parse"):
         fed.sql("SELECT FROM WHERE (")
 
 
-def test_unreachable_server_and_bad_credentials_name_the_problem_not_the_secret(spark) -> None:  # type: ignore[no-untyped-def]
+def test_unreachable_server_and_bad_credentials_name_the_problem_not_the_secret(spark) -> None:
     federation = Federation(spark=spark)
     with pytest.raises(SourceError) as unreachable:
         federation.attach("down", "postgresql://root:hunter2secret@127.0.0.1:1/test")
@@ -107,7 +107,7 @@ def test_unreachable_server_and_bad_credentials_name_the_problem_not_the_secret(
         federation.attach("gone", "sqlite:////nonexistent/dir/file.db")
 
 
-def test_explain_shows_levels_reasons_and_remote_sql(fed) -> None:  # type: ignore[no-untyped-def]
+def test_explain_shows_levels_reasons_and_remote_sql(fed) -> None:
     text = fed.explain(EXAMPLE)
     assert "[EXACT]" in text and "[UNSUPPORTED]" in text and "reason:" in text
     assert 'remote query: SELECT "id", "d"::text FROM "sluice_test"."edge" WHERE' in text
@@ -116,7 +116,7 @@ def test_explain_shows_levels_reasons_and_remote_sql(fed) -> None:  # type: igno
         assert f"-- after {rule}:" in verbose
 
 
-def test_explain_formatted_prints_the_pushed_keys_one_a_line(fed) -> None:  # type: ignore[no-untyped-def]
+def test_explain_formatted_prints_the_pushed_keys_one_a_line(fed) -> None:
     """EXPLAIN FORMATTED lists what each scan pushed under the keys Spark's JDBC scan uses (what
     people and tools grep for), keeps Sluice's reasons, and a pushed join names itself."""
     queries = {
@@ -142,23 +142,23 @@ def test_explain_formatted_prints_the_pushed_keys_one_a_line(fed) -> None:  # ty
             assert re.search(f"(?m)^{key}$", plan, flags=re.I), f"{key} not a line of:\n{plan}"
 
 
-def test_explain_analyze_reports_transfer(fed) -> None:  # type: ignore[no-untyped-def]
+def test_explain_analyze_reports_transfer(fed) -> None:
     text = fed.explain(EXAMPLE, analyze=True)
     assert text.count("transferred:") == 2
 
 
-def test_plan_to_dict_is_json(fed) -> None:  # type: ignore[no-untyped-def]
+def test_plan_to_dict_is_json(fed) -> None:
     data = json.loads(json.dumps(fed.plan(EXAMPLE).to_dict()))
     scan = data["scans"][0]
     assert {"source", "table", "remote_query", "filters", "columns", "limit"} <= set(scan)
     assert {"sql", "level", "reason"} <= set(scan["filters"][0])
 
 
-def test_example_query_same_rows_both_ways(fed) -> None:  # type: ignore[no-untyped-def]
+def test_example_query_same_rows_both_ways(fed) -> None:
     assert sorted(fed.sql(EXAMPLE).collect()) == sorted(fed.sql(EXAMPLE, pushdown=False).collect())
 
 
-def test_password_never_reaches_explain_or_sparks_plan(spark, pg_url) -> None:  # type: ignore[no-untyped-def]
+def test_password_never_reaches_explain_or_sparks_plan(spark, pg_url) -> None:
     federation = Federation(spark=spark)
     secret_url = pg_url.replace("root@", "root:Sup3rS3cret@")  # trust auth ignores the password
     federation.attach("pg", secret_url)
@@ -174,7 +174,7 @@ def test_password_never_reaches_explain_or_sparks_plan(spark, pg_url) -> None:  
     assert frame.count() == federation.sql(query, pushdown=False).count()
 
 
-def test_spark_analysis_errors_name_the_users_tables(fed) -> None:  # type: ignore[no-untyped-def]
+def test_spark_analysis_errors_name_the_users_tables(fed) -> None:
     from sluice import QueryError
 
     with pytest.raises(QueryError) as error:
@@ -182,7 +182,7 @@ def test_spark_analysis_errors_name_the_users_tables(fed) -> None:  # type: igno
     assert "no_such_function" in str(error.value).lower() and "sluice_q" not in str(error.value)
 
 
-def test_result_names_do_not_change_with_pushdown(fed) -> None:  # type: ignore[no-untyped-def]
+def test_result_names_do_not_change_with_pushdown(fed) -> None:
     query = (
         "SELECT i BETWEEN 1 AND 2, count(*), sum(d), NOT (i = 1), T.t FROM pg.sluice_test.edge T "
         "WHERE i BETWEEN -5 AND 5 AND NOT (t = 'a') GROUP BY 1, 4, T.t"
@@ -192,7 +192,7 @@ def test_result_names_do_not_change_with_pushdown(fed) -> None:  # type: ignore[
     assert sorted(map(repr, pushed.collect())) == sorted(map(repr, reference.collect()))
 
 
-def test_wrong_password_is_named_and_the_right_one_reaches_the_readers(spark, pg_url) -> None:  # type: ignore[no-untyped-def]
+def test_wrong_password_is_named_and_the_right_one_reaches_the_readers(spark, pg_url) -> None:
     """Role sluice_auth needs a password (scripts/services.sh sets it up)."""
     import psycopg
 
@@ -222,7 +222,7 @@ def test_wrong_password_is_named_and_the_right_one_reaches_the_readers(spark, pg
 INTERNAL = re.compile(r"sluice_q\d+|\w+__s\d+\b|\b_col_\d+\b")
 
 
-def test_explain_plan_json_and_errors_speak_the_users_names(fed) -> None:  # type: ignore[no-untyped-def]
+def test_explain_plan_json_and_errors_speak_the_users_names(fed) -> None:
     """EXAMPLE aliases p and t; an unnamed sum and a subquery over the same table add a
     generated result alias and a repeated table name."""
     from sluice import QueryError
@@ -248,7 +248,7 @@ def test_explain_plan_json_and_errors_speak_the_users_names(fed) -> None:  # typ
     assert "MISSING_AGGREGATION" in str(error.value) and not INTERNAL.findall(str(error.value)), str(error.value)
 
 
-def test_pruning_plot_titles_name_the_users_scans(fed, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_pruning_plot_titles_name_the_users_scans(fed, tmp_path) -> None:
     """The pyramid plot of a lake scan is titled with the user's alias, not the scan's internal one."""
     from sluice.lake.plot import pyramid_figure
     from tests.sources import selected

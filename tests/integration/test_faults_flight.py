@@ -131,7 +131,7 @@ class CountingProxy:
 
 
 @pytest.fixture(scope="module")
-def database(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+def database(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("faults-flight") / "events.db"
     make_events_db(path, 1_000, WIDE_ROWS)
     return path
@@ -155,7 +155,7 @@ def wide_scan(source: FlightSource) -> ScanSpec:
     return ScanSpec.for_source(source, source.describe("lite", "wide"), ("id", "body"), partitions=1)
 
 
-def start(work, outcome: dict[str, object]) -> threading.Thread:  # type: ignore[no-untyped-def]
+def start(work, outcome: dict[str, object]) -> threading.Thread:
     """Run ``work`` in a daemon thread; ``outcome`` gets its ``result`` or its ``error``."""
 
     def run() -> None:
@@ -187,7 +187,7 @@ def test_the_reader_fails_when_the_server_is_killed_after_the_first_batch(server
     assert "rather than return a short result" in message and TOKEN not in message
 
 
-def test_a_spark_query_fails_when_the_server_is_killed_after_the_first_batch(spark, server: Server) -> None:  # type: ignore[no-untyped-def]
+def test_a_spark_query_fails_when_the_server_is_killed_after_the_first_batch(spark, server: Server) -> None:
     proxy = CountingProxy(server.port, FIRST_BATCH_BYTES)
     try:
         federation = Federation(spark=spark)
@@ -207,7 +207,7 @@ def test_a_spark_query_fails_when_the_server_is_killed_after_the_first_batch(spa
     assert TOKEN not in message
 
 
-def test_an_unreachable_server_fails_the_attach(spark) -> None:  # type: ignore[no-untyped-def]
+def test_an_unreachable_server_fails_the_attach(spark) -> None:
     location = f"grpc://127.0.0.1:{free_port()}"
     started = time.monotonic()
     with pytest.raises(SourceError) as failure:
@@ -218,7 +218,7 @@ def test_an_unreachable_server_fails_the_attach(spark) -> None:  # type: ignore[
     assert "Connection refused" in message and TOKEN not in message
 
 
-def test_a_server_stopped_after_attach_fails_planning_and_reading(spark, server: Server) -> None:  # type: ignore[no-untyped-def]
+def test_a_server_stopped_after_attach_fails_planning_and_reading(spark, server: Server) -> None:
     federation = Federation(spark=spark)
     federation.attach("fl", server.location, password=TOKEN)
     federation.plan(COUNT_WIDE)  # lite.wide is described (and cached) while the server runs
@@ -253,7 +253,7 @@ def test_a_server_stopped_between_planning_and_streaming_fails_the_read(server: 
         list(source.read(task))
 
 
-def test_a_wrong_token_is_refused_at_attach_and_at_read(spark, database: Path, server: Server) -> None:  # type: ignore[no-untyped-def]
+def test_a_wrong_token_is_refused_at_attach_and_at_read(spark, database: Path, server: Server) -> None:
     wrong = "not-the-token-0000"
     with pytest.raises(SourceError) as failure:
         Federation(spark=spark).attach("fl", server.location, password=wrong)

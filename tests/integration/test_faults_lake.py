@@ -55,7 +55,7 @@ def lake_url(folder: Path) -> str:
     return f"iceberg+sqlite:///{folder}/catalog.db"
 
 
-def fresh_table(url: str):  # type: ignore[no-untyped-def]
+def fresh_table(url: str):
     """The readings table, newly loaded from the catalog (its own metadata snapshot)."""
     return load_table(open_catalog(LakeLocation.from_url(url)), "telemetry", "readings")
 
@@ -125,7 +125,7 @@ def race(work: dict[str, Callable[[], object]], timeout_s: float) -> dict[str, o
     return outcome
 
 
-def keys_by_job(url: str) -> Counter:  # type: ignore[type-arg]
+def keys_by_job(url: str) -> Counter:
     """How many rows of each job the current snapshot holds; fails on a duplicated key."""
     messages = fresh_table(url).scan(selected_fields=("message",)).to_arrow()["message"].to_pylist()
     duplicated = [key for key, count in Counter(messages).items() if count > 1]
@@ -133,7 +133,7 @@ def keys_by_job(url: str) -> Counter:  # type: ignore[type-arg]
     return Counter(key.rsplit("-", 1)[0] for key in messages)
 
 
-def job_snapshots(url: str) -> Counter:  # type: ignore[type-arg]
+def job_snapshots(url: str) -> Counter:
     return Counter(s.summary.get(JOB_PROPERTY) for s in fresh_table(url).snapshots() if s.summary is not None)
 
 
@@ -225,7 +225,7 @@ def test_a_catalog_that_keeps_failing_the_commit_gives_a_clear_error_and_appends
 
 
 # ---------------------------------------------------------------- two real ingest jobs
-def keyed(spark, job: str, rows: int):  # type: ignore[no-untyped-def]
+def keyed(spark, job: str, rows: int):
     """Generated readings of one mission and day, ``message`` made the ``<job>-<n>`` key."""
     from pyspark.sql import functions as F
 
@@ -233,7 +233,7 @@ def keyed(spark, job: str, rows: int):  # type: ignore[no-untyped-def]
     return frame.withColumn("message", F.concat(F.lit(f"{job}-"), F.monotonically_increasing_id().cast("string")))
 
 
-def input_counts(frames: dict) -> Counter:  # type: ignore[type-arg]
+def input_counts(frames: dict) -> Counter:
     """Rows of each job's input, in one Spark job."""
     from functools import reduce
 
@@ -244,7 +244,7 @@ def input_counts(frames: dict) -> Counter:  # type: ignore[type-arg]
     return Counter({row.job: row["count"] for row in rows})
 
 
-def test_two_ingest_jobs_at_once_into_a_new_lake_both_land(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_two_ingest_jobs_at_once_into_a_new_lake_both_land(spark, tmp_path: Path) -> None:
     url = lake_url(tmp_path)  # no catalog yet: both jobs create it, its namespace and its table
     frames = {"job-a": keyed(spark, "job-a", 12_000), "job-b": keyed(spark, "job-b", 8_000)}
     expected = input_counts(frames)
@@ -262,7 +262,7 @@ def test_two_ingest_jobs_at_once_into_a_new_lake_both_land(spark, tmp_path: Path
     assert {footer.schema.column(3).physical_type for footer in footers} == {"INT64"}
 
 
-def test_an_ingest_job_that_loses_the_commit_race_deletes_its_files(spark, lake: str) -> None:  # type: ignore[no-untyped-def]
+def test_an_ingest_job_that_loses_the_commit_race_deletes_its_files(spark, lake: str) -> None:
     table = fresh_table(lake)
     with table.transaction() as transaction:
         transaction.set_properties(**{"commit.retry.num-retries": "0"})
@@ -282,14 +282,14 @@ def test_an_ingest_job_that_loses_the_commit_race_deletes_its_files(spark, lake:
 
 # ---------------------------------------------------------------- files gone before the read
 @pytest.fixture(scope="module")
-def small_lake(spark, tmp_path_factory) -> str:  # type: ignore[no-untyped-def]
+def small_lake(spark, tmp_path_factory) -> str:
     url = lake_url(tmp_path_factory.mktemp("faults-lake-read"))
     ingest(spark, url, readings(spark, 20_000, missions=(205, 412), days=2), report=quiet)
     return url
 
 
 @pytest.fixture
-def lake_fed(spark, small_lake: str) -> Federation:  # type: ignore[no-untyped-def]
+def lake_fed(spark, small_lake: str) -> Federation:
     federation = Federation(spark=spark)
     federation.attach("lake", small_lake)
     return federation

@@ -98,7 +98,7 @@ KILLERS = {
 
 
 @pytest.mark.parametrize("kind", ["pg", "my"])
-def test_reader_raises_when_its_session_is_killed_mid_read(spark, servers, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_reader_raises_when_its_session_is_killed_mid_read(spark, servers, kind: str) -> None:
     """The stream must fail, not end: a short stream would be a short, wrong answer."""
     table, total, kill = KILLERS[kind]
     fed = Federation(spark=spark)
@@ -116,7 +116,7 @@ def test_reader_raises_when_its_session_is_killed_mid_read(spark, servers, kind:
 
 
 @pytest.mark.parametrize("kind", ["pg", "my"])
-def test_spark_query_fails_naming_the_source_when_its_session_is_killed(spark, servers, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_spark_query_fails_naming_the_source_when_its_session_is_killed(spark, servers, kind: str) -> None:
     table, total, kill = KILLERS[kind]
     fed = Federation(spark=spark)
     fed.attach(f"{kind}kill", servers[kind], partitions=1)
@@ -143,7 +143,7 @@ def _sqlite_file(path: Path, rows: list[tuple[int, int, str]], table: str = "t")
     return path
 
 
-def test_sqlite_locked_by_a_writer_fails_clearly_at_attach_planning_and_read(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sqlite_locked_by_a_writer_fails_clearly_at_attach_planning_and_read(spark, tmp_path: Path) -> None:
     path = _sqlite_file(tmp_path / "locked.db", SMALL_ROWS)
     _sqlite_file(path, SMALL_ROWS, table="u")
     url = f"sqlite:///{path}"
@@ -171,7 +171,7 @@ def test_sqlite_locked_by_a_writer_fails_clearly_at_attach_planning_and_read(spa
     assert sorted(tuple(row) for row in frame.collect()) == SMALL_ROWS  # the same plan reads once the lock is gone
 
 
-def test_sqlite_file_replaced_between_planning_and_reading(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sqlite_file_replaced_between_planning_and_reading(spark, tmp_path: Path) -> None:
     """A replaced file is the database now: its rows, or an error naming what is missing."""
     path = _sqlite_file(tmp_path / "live.db", SMALL_ROWS)
     fed = Federation(spark=spark)
@@ -195,7 +195,7 @@ def test_sqlite_file_replaced_between_planning_and_reading(spark, tmp_path: Path
         list(source.read(tasks[0]))
 
 
-def test_sqlite_real_in_an_integer_column_is_an_error_not_truncated(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sqlite_real_in_an_integer_column_is_an_error_not_truncated(spark, tmp_path: Path) -> None:
     """A non-STRICT INTEGER column keeps 10.5 as REAL; Arrow would truncate it to 10 without a word."""
     path = _sqlite_file(tmp_path / "real.db", SMALL_ROWS)
     fed = Federation(spark=spark)
@@ -212,7 +212,7 @@ def test_sqlite_real_in_an_integer_column_is_an_error_not_truncated(spark, tmp_p
 
 # ---------------------------------------------------------------- 3. unreachable
 @pytest.mark.parametrize("kind", ["pg", "my"])
-def test_attach_to_a_closed_port_fails_at_once(spark, servers, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_attach_to_a_closed_port_fails_at_once(spark, servers, kind: str) -> None:
     proxy = TcpProxy.to(servers[kind])
     proxy.stop()  # nothing listens on its port any more
     started = time.monotonic()
@@ -224,13 +224,13 @@ def test_attach_to_a_closed_port_fails_at_once(spark, servers, kind: str) -> Non
 @pytest.mark.parametrize(
     "url", ["postgresql://root@no-such-host.invalid/test", "mysql://root@no-such-host.invalid/test"]
 )
-def test_unknown_host_names_the_host(spark, url: str) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_host_names_the_host(spark, url: str) -> None:
     with pytest.raises(SourceError, match="source 'nodns': cannot connect to .*no-such-host.invalid"):
         Federation(spark=spark).attach("nodns", url)
 
 
 @pytest.mark.parametrize("kind", ["pg", "my"])
-def test_server_gone_at_planning(spark, servers, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_server_gone_at_planning(spark, servers, kind: str) -> None:
     with TcpProxy.to(servers[kind]) as proxy:
         fed = Federation(spark=spark)
         fed.attach("gone", proxy.url(servers[kind]))
@@ -239,7 +239,7 @@ def test_server_gone_at_planning(spark, servers, kind: str) -> None:  # type: ig
 
 
 @pytest.mark.parametrize("kind", ["pg", "my"])
-def test_server_gone_at_read(spark, servers, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_server_gone_at_read(spark, servers, kind: str) -> None:
     """Attached and planned while the server answered; it is gone when Spark reads.
 
     MariaDB reads go through connectorx, whose pool retries for 30 s: the reader logs in
@@ -256,7 +256,7 @@ def test_server_gone_at_read(spark, servers, kind: str) -> None:  # type: ignore
 
 
 @pytest.mark.parametrize("kind", ["pg", "my"])
-def test_network_cut_mid_read_raises(spark, servers, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_network_cut_mid_read_raises(spark, servers, kind: str) -> None:
     with TcpProxy.to(servers[kind]) as proxy:
         fed = Federation(spark=spark)
         fed.attach("cut", proxy.url(servers[kind]), partitions=1)
@@ -270,7 +270,7 @@ def test_network_cut_mid_read_raises(spark, servers, kind: str) -> None:  # type
     assert rows < (PG_BIG_ROWS if kind == "pg" else MY_BIG_ROWS)
 
 
-def test_mariadb_wrong_password_names_the_user_never_a_password(spark, servers) -> None:  # type: ignore[no-untyped-def]
+def test_mariadb_wrong_password_names_the_user_never_a_password(spark, servers) -> None:
     user, right, wrong, changed = "sluice_faults_pw", "Right-Pass-42", "Wr0ng-Pass-17", "Chang3d-Pass-99"
     mariadb_execute(
         f"DROP USER IF EXISTS '{user}'@'%'",
@@ -373,7 +373,7 @@ class Small:
 
 @pytest.mark.parametrize("change", ["drop_table", "drop_column", "retype_column"])
 @pytest.mark.parametrize("kind", ["pg", "my", "lite", "duck"])
-def test_table_changed_between_planning_and_reading(spark, servers, tmp_path: Path, kind: str, change: str) -> None:  # type: ignore[no-untyped-def]
+def test_table_changed_between_planning_and_reading(spark, servers, tmp_path: Path, kind: str, change: str) -> None:
     """A stale plan fails naming the source and what changed; it never reads the new table as the old."""
     small = Small(kind, servers, tmp_path)
     small.create()

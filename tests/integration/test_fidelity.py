@@ -64,7 +64,7 @@ QUERIES = [
 
 
 @pytest.fixture(scope="module")
-def plain(spark, fed):  # type: ignore[no-untyped-def]
+def plain(spark, fed):
     """Each edge table's rows as a plain, materialised Spark view (read once, pushdown off)."""
     views = {}
     for source, table in EDGE_TABLES.items():
@@ -76,7 +76,7 @@ def plain(spark, fed):  # type: ignore[no-untyped-def]
         spark.catalog.dropTempView(name)
 
 
-def _outcome(spark, query: str) -> tuple[str, object]:  # type: ignore[no-untyped-def]
+def _outcome(spark, query: str) -> tuple[str, object]:
     """The rows (as a multiset; only how many when a LIMIT picks among ties), or Spark's error.
 
     An error raised while planning (parse, analysis) is compared by its condition. One raised
@@ -96,7 +96,7 @@ def _outcome(spark, query: str) -> tuple[str, object]:  # type: ignore[no-untype
 
 
 @pytest.mark.parametrize("source", sorted(EDGE_TABLES))
-def test_query_texts_mean_what_they_mean_in_spark(spark, fed, plain, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_query_texts_mean_what_they_mean_in_spark(spark, fed, plain, source: str) -> None:
     failures = []
     for query in QUERIES:
         through = _outcome(spark, query.format(t=EDGE_TABLES[source]))

@@ -44,7 +44,7 @@ SERVED = {name: table for name, (_, table) in _SERVED.items() if name == "strict
 
 
 @pytest.fixture(scope="module")
-def flight_aggregates(spark, edge_tables, tmp_path_factory):  # type: ignore[no-untyped-def]
+def flight_aggregates(spark, edge_tables, tmp_path_factory):
     path = tmp_path_factory.mktemp("flight_aggregates") / "strict.db"
     make_strict_edge(path)
     urls = {name: edge_tables["urls"][name] for name in SERVED if name != "strict"}
@@ -58,7 +58,7 @@ def flight_aggregates(spark, edge_tables, tmp_path_factory):  # type: ignore[no-
     stop()
 
 
-def _same(fed, query: str) -> list[tuple]:  # type: ignore[no-untyped-def,type-arg]
+def _same(fed, query: str) -> list[tuple]:
     pushed, reference = fed.sql(query), fed.sql(query, pushdown=False)
     assert pushed.schema == reference.schema, (query, pushed.schema, reference.schema)
     rows = sorted(map(tuple, pushed.collect()), key=repr)
@@ -254,7 +254,7 @@ def test_a_server_that_no_longer_accepts_the_planned_aggregate_fails_the_read(fl
         source.tasks(replace(spec, aggregate=forged))
 
 
-def test_a_plain_flight_server_gets_no_aggregate(spark) -> None:  # type: ignore[no-untyped-def]
+def test_a_plain_flight_server_gets_no_aggregate(spark) -> None:
     server = PlainServer("grpc://127.0.0.1:0")
     threading.Thread(target=server.serve, daemon=True).start()
     try:

@@ -95,7 +95,7 @@ def make_events_db(path: Path, rows: int, wide_rows: int) -> None:
     connection.close()
 
 
-def _eq(column: str, value: object, kind: str) -> dict:  # type: ignore[type-arg]
+def _eq(column: str, value: object, kind: str) -> dict:
     return {"op": "=", "args": [{"column": column}, {"literal": value, "type": kind}]}
 
 
@@ -126,7 +126,7 @@ WORKLOAD = [
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):  # type: ignore[no-untyped-def]
+def served(tmp_path_factory):
     path = tmp_path_factory.mktemp("flight-load") / "events.db"
     make_events_db(path, EVENT_ROWS, WIDE_ROWS)
     server = ServerProcess([f"lite=sqlite:///{path}"], TOKEN)
@@ -138,7 +138,7 @@ def _options() -> flight.FlightCallOptions:
     return flight.FlightCallOptions(headers=[(b"authorization", f"Bearer {TOKEN}".encode())], timeout=120)
 
 
-def _read(client: flight.FlightClient, columns: list[str], conjuncts: list, limit: int | None) -> tuple[int, int]:  # type: ignore[type-arg]
+def _read(client: flight.FlightClient, columns: list[str], conjuncts: list, limit: int | None) -> tuple[int, int]:
     """Rows and bytes of one request, every stream checked for its end marker."""
     body = {
         "table": ["lite", "events"],

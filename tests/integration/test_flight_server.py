@@ -55,7 +55,7 @@ def make_people_db(path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def lite_path(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+def lite_path(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("flight") / "people.db"
     make_people_db(path)
     return path
@@ -74,7 +74,7 @@ def pg_table() -> str:
 
 
 @pytest.fixture(scope="module")
-def server(lite_path: Path, pg_table: str):  # type: ignore[no-untyped-def]
+def server(lite_path: Path, pg_table: str):
     sources = open_sources([SourceConfig("lite", f"sqlite:///{lite_path}"), SourceConfig("pg", PG_URL)])
     publish = AllowList.parse(["lite.main", "pg.sluice_flight"], [], "test")
     running = SluiceFlightServer(sources, credentials=Credentials(token=TOKEN), publish=publish)
@@ -90,7 +90,7 @@ def auth(token: str = TOKEN) -> flight.FlightCallOptions:
 
 
 @pytest.fixture()
-def client(server):  # type: ignore[no-untyped-def]
+def client(server):
     with flight.connect(server.location) as connected:
         yield connected
 
@@ -99,7 +99,7 @@ def request(table: list[str], **fields: object) -> flight.FlightDescriptor:
     return flight.FlightDescriptor.for_command(json.dumps({"table": table, **fields}).encode())
 
 
-def read_all(client: flight.FlightClient, info: flight.FlightInfo) -> tuple[pa.Table, list[dict]]:  # type: ignore[type-arg]
+def read_all(client: flight.FlightClient, info: flight.FlightInfo) -> tuple[pa.Table, list[dict]]:
     """Every endpoint's rows, and each stream's end marker."""
     batches, markers = [], []
     for endpoint in info.endpoints:
@@ -126,7 +126,7 @@ def sqlite_ids(path: Path, where: str) -> list[int]:
 
 
 # ---------------------------------------------------------------- catalog
-def test_catalog_rpcs(client) -> None:  # type: ignore[no-untyped-def]
+def test_catalog_rpcs(client) -> None:
     paths = {
         tuple(p.decode() if isinstance(p, bytes) else p for p in info.descriptor.path)
         for info in client.list_flights(b"", auth())
@@ -150,7 +150,7 @@ def test_catalog_rpcs(client) -> None:  # type: ignore[no-untyped-def]
 
 
 # ---------------------------------------------------------------- the three encodings
-def test_sluice_json_filter(client, lite_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sluice_json_filter(client, lite_path: Path) -> None:
     conjuncts = [
         {"op": "=", "args": [{"column": "name"}, {"literal": "Ada", "type": "string"}]},
         {"op": ">", "args": [{"column": "id"}, {"literal": 100, "type": "int"}]},
@@ -178,7 +178,7 @@ def test_sluice_json_filter(client, lite_path: Path) -> None:  # type: ignore[no
         (NICK_COMPARISON, ["INEXACT"], None),
     ],
 )
-def test_airport_filters(client, lite_path: Path, fixture: str, expected_levels: list[str], where: str | None) -> None:  # type: ignore[no-untyped-def]
+def test_airport_filters(client, lite_path: Path, fixture: str, expected_levels: list[str], where: str | None) -> None:
     info = client.get_flight_info(
         request(["lite", "people"], columns=["id"], filter={"format": "airport", **json.loads(fixture)}), auth()
     )
@@ -190,7 +190,7 @@ def test_airport_filters(client, lite_path: Path, fixture: str, expected_levels:
         assert set(sqlite_ids(lite_path, "nick = 'ada' COLLATE BINARY")) < set(rows.column("id").to_pylist())
 
 
-def test_substrait_filter(client, lite_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_substrait_filter(client, lite_path: Path) -> None:
     schema = client.get_schema(flight.FlightDescriptor.for_path("lite", "people"), auth()).schema
     expressions = [pc.field("name").isin(["Ada", "Linus"]), pc.field("id") < 500, pc.field("score") > 10.0]
     payload = bytes(ps.serialize_expressions(expressions, ["a", "b", "c"], schema))
@@ -207,7 +207,7 @@ def test_substrait_filter(client, lite_path: Path) -> None:  # type: ignore[no-u
     assert sorted(rows.column("id").to_pylist()) == sqlite_ids(lite_path, "name IN ('Ada', 'Linus') AND id < 500")
 
 
-def test_postgres_table_through_flight(client) -> None:  # type: ignore[no-untyped-def]
+def test_postgres_table_through_flight(client) -> None:
     conjuncts = [
         {"op": "<", "args": [{"column": "tag"}, {"literal": "r3", "type": "string"}]},
         {"op": "<=", "args": [{"column": "id"}, {"literal": 100, "type": "int"}]},
@@ -222,7 +222,7 @@ def test_postgres_table_through_flight(client) -> None:  # type: ignore[no-untyp
 
 
 # ---------------------------------------------------------------- endpoints and limits
-def test_one_endpoint_per_partition_each_with_its_own_rows(client) -> None:  # type: ignore[no-untyped-def]
+def test_one_endpoint_per_partition_each_with_its_own_rows(client) -> None:
     info = client.get_flight_info(request(["lite", "events"], columns=["id"], partitions=4), auth())
     assert len(info.endpoints) == 4 and json.loads(info.app_metadata)["partitions"] == 4
     ids = []
@@ -233,7 +233,7 @@ def test_one_endpoint_per_partition_each_with_its_own_rows(client) -> None:  # t
     assert sorted(ids) == list(range(EVENT_ROWS))
 
 
-def test_a_limit_is_applied_only_over_exact_conjuncts(client) -> None:  # type: ignore[no-untyped-def]
+def test_a_limit_is_applied_only_over_exact_conjuncts(client) -> None:
     exact = {"op": "=", "args": [{"column": "name"}, {"literal": "Ada", "type": "string"}]}
     loose = {"op": "=", "args": [{"column": "nick"}, {"literal": "ada", "type": "string"}]}
     info = client.get_flight_info(
@@ -278,13 +278,13 @@ def test_a_limit_is_applied_only_over_exact_conjuncts(client) -> None:  # type: 
         ),
     ],
 )
-def test_malformed_requests_are_flight_errors_that_say_what_is_wrong(client, descriptor, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_malformed_requests_are_flight_errors_that_say_what_is_wrong(client, descriptor, message: str) -> None:
     with pytest.raises(flight.FlightServerError, match=message) as raised:
         client.get_flight_info(descriptor, auth())
     assert "Traceback" not in str(raised.value)
 
 
-def test_a_forged_ticket_is_refused(client) -> None:  # type: ignore[no-untyped-def]
+def test_a_forged_ticket_is_refused(client) -> None:
     info = client.get_flight_info(request(["lite", "people"], columns=["id"]), auth())
     ticket = info.endpoints[0].ticket.ticket
     forged = ticket.replace(b"FROM", b"FROM (SELECT 1) x, ")
@@ -292,7 +292,7 @@ def test_a_forged_ticket_is_refused(client) -> None:  # type: ignore[no-untyped-
         client.do_get(flight.Ticket(forged), auth()).read_all()
 
 
-def test_unauthenticated_calls_are_refused(client) -> None:  # type: ignore[no-untyped-def]
+def test_unauthenticated_calls_are_refused(client) -> None:
     info = client.get_flight_info(request(["lite", "people"], columns=["id"]), auth())
     calls = [
         lambda options: list(client.list_flights(b"", options)),

@@ -40,7 +40,7 @@ FLIGHT_TABLES = {name: table for name, table in SERVED.items() if name in BY_NAM
 
 
 @pytest.fixture(scope="module")
-def flight_fed(spark, edge_tables):  # type: ignore[no-untyped-def]
+def flight_fed(spark, edge_tables):
     publish = AllowList.parse(
         [{"lite": "lite.main", "pg": "pg.sluice_test"}[name] for name in FLIGHT_TABLES], [], "test"
     )
@@ -54,7 +54,7 @@ def flight_fed(spark, edge_tables):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("source", sorted(FLIGHT_TABLES))
-def test_pushdown_equals_reference_through_flight(flight_fed, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_pushdown_equals_reference_through_flight(flight_fed, source: str) -> None:
     """The differential suite's predicates over Flight: the server's levels must be right."""
     predicates = list(enumerate(corpus.differential()))[::STRIDE]
     failures = differential_failures(flight_fed, FLIGHT_TABLES[source], predicates)
@@ -62,12 +62,12 @@ def test_pushdown_equals_reference_through_flight(flight_fed, source: str) -> No
 
 
 @pytest.mark.parametrize("source", sorted(FLIGHT_TABLES))
-def test_the_server_decides_and_most_of_the_corpus_is_pushed(flight_fed, fed, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_server_decides_and_most_of_the_corpus_is_pushed(flight_fed, fed, source: str) -> None:
     """Through Flight, each conjunct gets the level the source itself would give it (casts
     included: the widening ones Spark makes explicit travel as ``cast`` nodes), except where a
     conjunct holds a cast the format leaves to Spark."""
     direct = BY_NAME[source].edge_table
-    levels: collections.Counter = collections.Counter()  # type: ignore[type-arg]
+    levels: collections.Counter = collections.Counter()
     for predicate in corpus.leaves()[::11]:
         served = [
             (v.sql, v.level)
@@ -106,7 +106,7 @@ CAST_PREDICATES = [
 
 
 @pytest.mark.parametrize("source", sorted(FLIGHT_TABLES))
-def test_spark_casts_are_pushed_to_the_server_and_keep_spark_rows(flight_fed, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_spark_casts_are_pushed_to_the_server_and_keep_spark_rows(flight_fed, source: str) -> None:
     """A widening cast Spark makes explicit travels as a ``cast`` node; the server pushes it as
     the source itself would, and the rows equal Spark's own filtering."""
     table = FLIGHT_TABLES[source]
@@ -129,7 +129,7 @@ def test_spark_casts_are_pushed_to_the_server_and_keep_spark_rows(flight_fed, so
     assert offered >= len(CAST_PREDICATES) // 2 and pushed >= offered // 2, (offered, pushed)
 
 
-def test_a_pushed_cast_shows_in_explain_and_leaves_spark_s_filter(flight_fed) -> None:  # type: ignore[no-untyped-def]
+def test_a_pushed_cast_shows_in_explain_and_leaves_spark_s_filter(flight_fed) -> None:
     table = FLIGHT_TABLES["pg" if "pg" in FLIGHT_TABLES else "lite"]
     query = f"SELECT id FROM {table} WHERE i = b"
     [scan] = flight_fed.plan(query).scans
@@ -142,7 +142,7 @@ def test_a_pushed_cast_shows_in_explain_and_leaves_spark_s_filter(flight_fed) ->
     ]
 
 
-def test_a_server_that_lists_no_cast_is_never_sent_one(flight_fed, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_server_that_lists_no_cast_is_never_sent_one(flight_fed, monkeypatch) -> None:
     """A server before the ``cast`` op refuses it as an unknown op: the client reads the
     server's capabilities and keeps such conjuncts with Spark."""
     source = flight_fed._sources["fl"]
@@ -160,7 +160,7 @@ def test_a_server_that_lists_no_cast_is_never_sent_one(flight_fed, monkeypatch) 
     )
 
 
-def test_exact_conjuncts_are_not_reapplied_by_spark(flight_fed) -> None:  # type: ignore[no-untyped-def]
+def test_exact_conjuncts_are_not_reapplied_by_spark(flight_fed) -> None:
     plan = flight_fed.plan("SELECT id FROM fl.lite.edge WHERE i = 1 AND tc = 'a' AND upper(t) = 'A'")
     [scan] = plan.scans
     assert [v.level.value for v in stated(scan.verdicts)] == ["EXACT", "INEXACT", "UNSUPPORTED"]
@@ -172,7 +172,7 @@ def test_exact_conjuncts_are_not_reapplied_by_spark(flight_fed) -> None:  # type
     assert '"op":"="' in scan.remote_query and scan.remote_query.startswith("GetFlightInfo ")
 
 
-def test_a_limit_over_exact_filters_is_pushed_and_top_n_is_not(flight_fed) -> None:  # type: ignore[no-untyped-def]
+def test_a_limit_over_exact_filters_is_pushed_and_top_n_is_not(flight_fed) -> None:
     limited = flight_fed.plan("SELECT id FROM fl.lite.edge WHERE i = 1 LIMIT 2").scans[0]
     assert limited.spec.limit == 2
     ordered = flight_fed.plan("SELECT id FROM fl.lite.edge WHERE i = 1 ORDER BY id LIMIT 2").scans[0]
@@ -183,7 +183,7 @@ def test_a_limit_over_exact_filters_is_pushed_and_top_n_is_not(flight_fed) -> No
     ]
 
 
-def test_each_endpoint_is_a_spark_partition(spark, edge_tables) -> None:  # type: ignore[no-untyped-def]
+def test_each_endpoint_is_a_spark_partition(spark, edge_tables) -> None:
     if "lite" not in FLIGHT_TABLES:
         pytest.skip("the SQLite edge table is not selected")
     location, stop = serve_in_background({"lite": edge_tables["urls"]["lite"]})
@@ -197,7 +197,7 @@ def test_each_endpoint_is_a_spark_partition(spark, edge_tables) -> None:  # type
         stop()
 
 
-def test_the_dataframe_api_pushes_spark_filters_to_the_server(spark, flight_fed) -> None:  # type: ignore[no-untyped-def]
+def test_the_dataframe_api_pushes_spark_filters_to_the_server(spark, flight_fed) -> None:
     if "lite" not in FLIGHT_TABLES:
         pytest.skip("the SQLite edge table is not selected")
     location = flight_fed._sources["fl"].location
@@ -216,7 +216,7 @@ def test_the_dataframe_api_pushes_spark_filters_to_the_server(spark, flight_fed)
         ), condition
 
 
-def test_the_token_never_shows(flight_fed, spark) -> None:  # type: ignore[no-untyped-def]
+def test_the_token_never_shows(flight_fed, spark) -> None:
     query = "SELECT id FROM fl.lite.edge WHERE i = 1"
     texts = [
         flight_fed.explain(query, verbose=True),
@@ -243,21 +243,21 @@ class PlainServer(flight.FlightServerBase):
         }
     )
 
-    def list_flights(self, context, criteria):  # type: ignore[no-untyped-def]
+    def list_flights(self, context, criteria):
         yield flight.FlightInfo(self.TABLE.schema, flight.FlightDescriptor.for_path("numbers"), [], 100, -1)
 
-    def get_flight_info(self, context, descriptor):  # type: ignore[no-untyped-def]
+    def get_flight_info(self, context, descriptor):
         if descriptor.path != [b"numbers"]:
             raise flight.FlightServerError(f"no flight {descriptor.path}")
         endpoints = [flight.FlightEndpoint(str(half).encode(), []) for half in (0, 1)]
         return flight.FlightInfo(self.TABLE.schema, descriptor, endpoints, 100, -1)
 
-    def do_get(self, context, ticket):  # type: ignore[no-untyped-def]
+    def do_get(self, context, ticket):
         half = int(ticket.ticket)
         return flight.RecordBatchStream(self.TABLE.slice(half * 50, 50))
 
 
-def test_a_plain_flight_server_gets_no_filter_and_spark_filters_everything(spark) -> None:  # type: ignore[no-untyped-def]
+def test_a_plain_flight_server_gets_no_filter_and_spark_filters_everything(spark) -> None:
     server = PlainServer("grpc://127.0.0.1:0")
     threading.Thread(target=server.serve, daemon=True).start()
     try:
@@ -275,7 +275,7 @@ def test_a_plain_flight_server_gets_no_filter_and_spark_filters_everything(spark
         server.shutdown()
 
 
-def test_a_server_killed_mid_stream_fails_the_query(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_server_killed_mid_stream_fails_the_query(spark, tmp_path: Path) -> None:
     path = tmp_path / "big.db"
     make_events_db(path, 10, 400_000)
     server = ServerProcess([f"lite=sqlite:///{path}"], TOKEN)

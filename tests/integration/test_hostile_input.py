@@ -97,9 +97,9 @@ def quoted(name: str, mark: str = '"') -> str:
 
 
 # ---------------------------------------------------------------- the four sources
-def _pg(*statements: str, rows: list[tuple] | None = None, insert: str | None = None) -> list[tuple]:  # type: ignore[type-arg]
+def _pg(*statements: str, rows: list[tuple] | None = None, insert: str | None = None) -> list[tuple]:
     with psycopg.connect(PG_URL, autocommit=True) as connection:
-        out: list[tuple] = []  # type: ignore[type-arg]
+        out: list[tuple] = []
         for statement in statements:
             cursor = connection.execute(statement)
             out += cursor.fetchall() if cursor.description else []
@@ -108,11 +108,11 @@ def _pg(*statements: str, rows: list[tuple] | None = None, insert: str | None = 
         return out
 
 
-def _my(*statements: str, rows: list[tuple] | None = None, insert: str | None = None) -> list[tuple]:  # type: ignore[type-arg]
+def _my(*statements: str, rows: list[tuple] | None = None, insert: str | None = None) -> list[tuple]:
     connection = mariadb()
     try:
         with connection.cursor() as cursor:
-            out: list[tuple] = []  # type: ignore[type-arg]
+            out: list[tuple] = []
             for statement in statements:
                 cursor.execute(statement)
                 out += list(cursor.fetchall())
@@ -123,7 +123,7 @@ def _my(*statements: str, rows: list[tuple] | None = None, insert: str | None = 
         connection.close()
 
 
-def _rows(source: str) -> list[tuple]:  # type: ignore[type-arg]
+def _rows(source: str) -> list[tuple]:
     return [(i, v, *[f"{name}:{i}" for name in NAMES]) for i, v in stored(source).items()]
 
 
@@ -189,7 +189,7 @@ def _counts(urls: dict[str, str]) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def urls(tmp_path_factory) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped-def]
+def urls(tmp_path_factory) -> Iterator[dict[str, str]]:
     found = _create(tmp_path_factory.mktemp("hostile"))
     yield found
     _pg("DROP SCHEMA IF EXISTS sluice_hostile CASCADE")
@@ -197,7 +197,7 @@ def urls(tmp_path_factory) -> Iterator[dict[str, str]]:  # type: ignore[no-untyp
 
 
 @pytest.fixture(scope="module")
-def hostile(spark, urls: dict[str, str]) -> Federation:  # type: ignore[no-untyped-def]
+def hostile(spark, urls: dict[str, str]) -> Federation:
     federation = Federation(spark=spark)
     for name, url in urls.items():
         federation.attach(name, url)
@@ -235,7 +235,7 @@ def _cases() -> list[Case]:
     return cases
 
 
-def _read(federation: Federation, scan) -> set[int]:  # type: ignore[no-untyped-def]
+def _read(federation: Federation, scan) -> set[int]:
     """The ids a scan's pushed query returns, read through its source as a Spark task would."""
     source = federation._sources[scan.source]
     return {v for task in source.tasks(scan.spec) for batch in source.read(task) for v in batch.column(0).to_pylist()}

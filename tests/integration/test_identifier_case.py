@@ -61,7 +61,7 @@ def my_pair() -> str:
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+def files(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("case")
     lite, duck = folder / "case.db", folder / "case.duckdb"
     with sqlite3.connect(lite) as connection:
@@ -76,7 +76,7 @@ def files(tmp_path_factory) -> dict[str, Path]:  # type: ignore[no-untyped-def]
     return {"lite": lite, "duck": duck}
 
 
-def _read_both(spark, url: str, tables: dict[str, str], order: list[str]) -> dict[str, list[tuple[str, str]]]:  # type: ignore[no-untyped-def]
+def _read_both(spark, url: str, tables: dict[str, str], order: list[str]) -> dict[str, list[tuple[str, str]]]:
     """Each table of ``order`` read through one fresh Federation, in that order: (column, value) rows."""
     federation = Federation(spark=spark)
     federation.attach("src", url)
@@ -90,14 +90,14 @@ def _read_both(spark, url: str, tables: dict[str, str], order: list[str]) -> dic
 @pytest.mark.parametrize("order", [["Cs", "cs"], ["cs", "Cs"]])
 def test_postgres_tables_differing_in_case_are_two_tables_in_either_order(
     spark, pg_pair: str, order: list[str]
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     tables = {name: f"sluice_case.`{name}`" for name in PAIR}
     found = _read_both(spark, pg_pair, tables, order)
     assert found == {name: [(f"{value}_col", value)] for name, value in PAIR.items()}
 
 
 @pytest.mark.parametrize("order", [["Cs", "cs"], ["cs", "Cs"]])
-def test_mariadb_tables_differing_in_case_are_two_tables_in_either_order(spark, my_pair: str, order: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_mariadb_tables_differing_in_case_are_two_tables_in_either_order(spark, my_pair: str, order: list[str]) -> None:
     tables = {name: f"sluice_case.`{name}`" for name in PAIR}
     found = _read_both(spark, my_pair, tables, order)
     assert found == {name: [(f"{value}_col", value)] for name, value in PAIR.items()}
@@ -105,7 +105,7 @@ def test_mariadb_tables_differing_in_case_are_two_tables_in_either_order(spark, 
 
 @pytest.mark.parametrize("kind", ["lite", "duck"])
 @pytest.mark.parametrize("order", [["É", "é"], ["é", "É"]])
-def test_sqlite_and_duckdb_fold_ascii_case_only(spark, files: dict[str, Path], kind: str, order: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_sqlite_and_duckdb_fold_ascii_case_only(spark, files: dict[str, Path], kind: str, order: list[str]) -> None:
     scheme = {"lite": "sqlite", "duck": "duckdb"}[kind]
     url = f"{scheme}:///{files[kind]}"
     found = _read_both(spark, url, {name: f"`{name}`" for name in UNICODE_PAIR}, order)

@@ -76,7 +76,7 @@ def _pg(folder: Path) -> str:
     return PG_URL
 
 
-def _mysql_connection():  # type: ignore[no-untyped-def]  # pymysql is imported here only
+def _mysql_connection():  # pymysql is imported here only
     import pymysql
 
     parts = urlsplit(MYSQL_URL)  # the test server of tests/edge_data.py, in MYSQL_URL's database
@@ -143,7 +143,7 @@ LOADERS: dict[str, Callable[[Path], str]] = {"jpg": _pg, "jmy": _mysql, "jlite":
 
 
 @pytest.fixture(scope="module")
-def joined(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def joined(spark, tmp_path_factory):
     from sluice import Federation
 
     folder = tmp_path_factory.mktemp("joins")
@@ -155,12 +155,12 @@ def joined(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
         fed.detach(name)
 
 
-def _counted(frame) -> collections.Counter:  # type: ignore[no-untyped-def,type-arg]
+def _counted(frame) -> collections.Counter:
     return collections.Counter(tuple(row) for row in frame.collect())
 
 
 @pytest.mark.parametrize("source", sorted(LOADERS))
-def test_joins_equal_spark_joining_itself(joined, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_joins_equal_spark_joining_itself(joined, source: str) -> None:
     failures, pushed = [], []
     for template, _ in SHAPES:
         query = template.format(s=source)
@@ -182,7 +182,7 @@ def test_joins_equal_spark_joining_itself(joined, source: str) -> None:  # type:
 
 
 @pytest.mark.parametrize("source", sorted(LOADERS))
-def test_pushed_join_is_one_remote_query_with_key_verdicts(joined, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_pushed_join_is_one_remote_query_with_key_verdicts(joined, source: str) -> None:
     query = SHAPES[6][0].format(s=source)
     plan = joined.plan(query)
     (scan,) = plan.scans
@@ -195,7 +195,7 @@ def test_pushed_join_is_one_remote_query_with_key_verdicts(joined, source: str) 
 
 
 @pytest.mark.parametrize("source", sorted(LOADERS))
-def test_float_keys_stay_with_spark_with_the_reason(joined, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_float_keys_stay_with_spark_with_the_reason(joined, source: str) -> None:
     query = f"SELECT l.id, r.id AS rid FROM {source}.hjn_l l JOIN {source}.hjn_r r ON l.f = r.f"
     plan = joined.plan(query)
     assert all(scan.spec.join is None for scan in plan.scans)
@@ -203,7 +203,7 @@ def test_float_keys_stay_with_spark_with_the_reason(joined, source: str) -> None
     assert any("NaN" in reason and "-0.0" in reason for reason in reasons), reasons
 
 
-def test_mariadb_case_insensitive_text_keys_join_as_spark_does(joined) -> None:  # type: ignore[no-untyped-def]
+def test_mariadb_case_insensitive_text_keys_join_as_spark_does(joined) -> None:
     """utf8mb4_general_ci matches 'a' with 'A' and 'a ': the pushed key compares binary, no pad."""
     query = "SELECT l.id, r.id AS rid FROM jmy.hjn_l l JOIN jmy.hjn_r r ON l.t = r.t"
     plan = joined.plan(query)
@@ -213,7 +213,7 @@ def test_mariadb_case_insensitive_text_keys_join_as_spark_does(joined) -> None: 
     assert _counted(joined.sql(query)) == collections.Counter([(1, 1), (1, 2), (1, 4), (2, 10), (5, 6)])
 
 
-def test_a_callers_session_keeps_its_join_setting(spark) -> None:  # type: ignore[no-untyped-def]
+def test_a_callers_session_keeps_its_join_setting(spark) -> None:
     """Sluice's own sessions turn join pushdown on; Federation(spark=theirs) changes no setting."""
     from sluice import Federation
 
@@ -227,7 +227,7 @@ def test_a_callers_session_keeps_its_join_setting(spark) -> None:  # type: ignor
         spark.conf.set("spark.sql.optimizer.datasourceV2JoinPushdown", previous)
 
 
-def test_mariadb_keeps_a_large_join_with_spark_until_it_can_estimate_the_filter(spark) -> None:  # type: ignore[no-untyped-def]
+def test_mariadb_keeps_a_large_join_with_spark_until_it_can_estimate_the_filter(spark) -> None:
     """The join cost rule (sluice/planner/join_cost.py) on the real server: 6,000 x 3,000 rows,
     a filter on a column with no index and no statistics -> Spark joins, with the reason; after
     ANALYZE TABLE ... PERSISTENT the join is pushed. Same rows every time."""
@@ -268,7 +268,7 @@ def test_mariadb_keeps_a_large_join_with_spark_until_it_can_estimate_the_filter(
         connection.close()
 
 
-def test_sqlite_join_over_a_loose_column_is_refused_as_documented(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_sqlite_join_over_a_loose_column_is_refused_as_documented(spark, tmp_path) -> None:
     """Outside a STRICT table a SQLite DATE column may hold text: Spark reading the table fails
     on the row holding 'garbage'; a pushed join skipped that unmatched row and answered. The join
     is refused (the reason in EXPLAIN), so both fail alike; a STRICT table's join is still pushed."""

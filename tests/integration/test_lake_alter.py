@@ -26,7 +26,7 @@ NUMBER_ROWS = [
 
 
 @pytest.fixture(scope="module")
-def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def lake(spark, tmp_path_factory):
     """A new lake attached as ``lkalt`` with namespace ``ns``; ROWS as view ``lkalt_rows``."""
     from sluice import Federation
 
@@ -42,11 +42,11 @@ def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
     spark.catalog.dropTempView("lkalt_rows")
 
 
-def load(url: str, table: str):  # type: ignore[no-untyped-def]
+def load(url: str, table: str):
     return open_catalog(LakeLocation.from_url(url)).load_table(("ns", table))
 
 
-def filled(fed, table: str, partition_by: str = "days(ts), bucket(4, id)") -> None:  # type: ignore[no-untyped-def]
+def filled(fed, table: str, partition_by: str = "days(ts), bucket(4, id)") -> None:
     fed.sql(f"CREATE TABLE lkalt.ns.{table} ({COLUMNS}) PARTITIONED BY ({partition_by})")
     fed.sql(f"INSERT INTO lkalt.ns.{table} SELECT * FROM lkalt_rows")
 

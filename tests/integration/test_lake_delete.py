@@ -25,7 +25,7 @@ TABLES = {"parted": PARTITIONED, "flat": None}
 
 
 @pytest.fixture(scope="module")
-def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def lake(spark, tmp_path_factory):
     """A new lake attached as ``lkdel`` with namespace ``ns``; ROWS as view ``lkdel_rows``."""
     from sluice import Federation
 
@@ -40,7 +40,7 @@ def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
     spark.catalog.dropTempView("lkdel_rows")
 
 
-def _table(fed, name: str, kind: str):  # type: ignore[no-untyped-def]
+def _table(fed, name: str, kind: str):
     """A fresh table ``lkdel.ns.<name>`` of kind ``parted`` or ``flat`` holding ROWS (one insert)."""
     partitioned = f" PARTITIONED BY ({TABLES[kind]})" if TABLES[kind] else ""
     fed.sql(f"CREATE TABLE lkdel.ns.{name} ({COLUMNS}){partitioned}")
@@ -48,11 +48,11 @@ def _table(fed, name: str, kind: str):  # type: ignore[no-untyped-def]
     return f"lkdel.ns.{name}"
 
 
-def _lake_table(url: str, name: str):  # type: ignore[no-untyped-def]
+def _lake_table(url: str, name: str):
     return open_catalog(LakeLocation.from_url(url)).load_table(("ns", name))
 
 
-def _read_both(spark, fed, sql: str) -> list[list[tuple]]:  # type: ignore[no-untyped-def]
+def _read_both(spark, fed, sql: str) -> list[list[tuple]]:
     """``sql``'s rows as each of the lake's readers (vectorised, Python) reads them."""
     read = []
     for reader in ("vectorised", "python"):
@@ -96,7 +96,7 @@ def test_delete_leaves_the_rows_spark_keeps(spark, lake, kind: str, condition: s
     assert canonical(fed.sql(f"SELECT * FROM {table} VERSION AS OF {before}").collect()) == every
 
 
-def test_a_whole_partition_delete_writes_no_data_file(spark, lake, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_a_whole_partition_delete_writes_no_data_file(spark, lake, caplog) -> None:
     """Proven by the identity partition: the files are dropped unread (no Spark job rewrites them)."""
     fed, url = lake
     table = _table(fed, "whole", "parted")
@@ -135,7 +135,7 @@ def test_a_failing_delete_leaves_the_table_as_it_was(spark, lake) -> None:
     assert canonical(fed.sql(f"SELECT * FROM {table}").collect()) == canonical(spark.table("lkdel_rows").collect())
 
 
-def _data_folder(lake_table):  # type: ignore[no-untyped-def]
+def _data_folder(lake_table):
     from pathlib import Path
 
     return Path(lake_table.location().removeprefix("file://")) / "data"

@@ -130,7 +130,7 @@ def _new_table(folder: Path, name: str, partitioned: bool) -> tuple[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def lakes(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def lakes(spark, tmp_path_factory):
     """Two tables (unpartitioned, partitioned by p) through appends, position and equality deletes."""
     folder = tmp_path_factory.mktemp("lakedeletes")
     url, flat = _new_table(folder, "flat", partitioned=False)
@@ -195,7 +195,7 @@ def lakes(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
     return fed, built
 
 
-def _answer(frame) -> list[tuple]:  # type: ignore[no-untyped-def]
+def _answer(frame) -> list[tuple]:
     """Rows in a comparable form (NaN equal to itself), sorted."""
     return sorted(
         (tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in frame.collect()),
@@ -221,7 +221,7 @@ QUERIES = [
 ]
 
 
-def _differential(spark, fed, table: str, expected: list[dict[str, Any]], queries: list[str] = QUERIES) -> None:  # type: ignore[no-untyped-def]
+def _differential(spark, fed, table: str, expected: list[dict[str, Any]], queries: list[str] = QUERIES) -> None:
     spark.createDataFrame(pa.Table.from_pylist(expected, schema=ARROW)).createOrReplaceTempView("mor_expected")
     for query in queries:
         want = _answer(spark.sql(query.format(t="mor_expected")))

@@ -77,7 +77,7 @@ def _renamed(rows: pa.Table) -> pa.Table:
 
 
 @pytest.fixture(scope="module")
-def history(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def history(spark, tmp_path_factory):
     """The lake table after every step, with each snapshot's id, time and expected rows."""
     from pyiceberg.expressions import EqualTo, GreaterThanOrEqual
 
@@ -126,7 +126,7 @@ def history(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
     return fed, url, kept
 
 
-def _answer(frame) -> list[tuple]:  # type: ignore[no-untyped-def]
+def _answer(frame) -> list[tuple]:
     """Rows in a comparable form (NaN equal to itself), sorted."""
     return sorted((tuple("NaN" if v != v else v for v in row) for row in frame.collect()), key=repr)
 
@@ -146,7 +146,7 @@ QUERIES = [
 ]
 
 
-def _differential(spark, fed, table: str, expected: pa.Table) -> int:  # type: ignore[no-untyped-def]
+def _differential(spark, fed, table: str, expected: pa.Table) -> int:
     """Every query over ``table`` (a time-travel reference) as Spark answers it over ``expected``."""
     spark.createDataFrame(expected).createOrReplaceTempView("hist_expected")
     label = "label" if "label" in expected.column_names else "s"
@@ -231,7 +231,7 @@ def test_time_travel_is_only_for_lake_tables(spark, tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def lake_reader(spark, request):  # type: ignore[no-untyped-def]
+def lake_reader(spark, request):
     """The session's lake reader forced to ``request.param`` (sluice/lake/vectorised.py) for one test."""
     spark.conf.set("spark.sluice.lakeReader", request.param)
     yield request.param

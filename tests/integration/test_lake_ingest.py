@@ -47,11 +47,11 @@ def lake_url(folder: Path) -> str:
     return f"iceberg+sqlite:///{folder}/catalog.db"
 
 
-def readings_table(url: str):  # type: ignore[no-untyped-def]
+def readings_table(url: str):
     return load_table(open_catalog(LakeLocation.from_url(url)), "telemetry", "readings")
 
 
-def readings(spark, rows: int, missions: tuple[int, ...], days: int):  # type: ignore[no-untyped-def]
+def readings(spark, rows: int, missions: tuple[int, ...], days: int):
     """Generated telemetry for ``missions`` on the first ``days`` days of the window."""
     from pyspark.sql import functions as F
 
@@ -63,11 +63,11 @@ def local(path: str) -> str:
     return path.removeprefix("file://")
 
 
-def data_files(table):  # type: ignore[no-untyped-def]
+def data_files(table):
     return [task.file for task in table.scan().plan_files()]
 
 
-def expected_partition_counts(frame) -> Counter:  # type: ignore[no-untyped-def]
+def expected_partition_counts(frame) -> Counter:
     """Rows per (mission_id, day(ts), bucket(payload_id)) from Spark's groupBy and PyIceberg's transforms."""
     from pyspark.sql import functions as F
 

@@ -24,7 +24,7 @@ ROWS = [(1, "a b", "one"), (2, "é", "two"), (3, "%41", "three"), (4, "A", "four
 
 
 @pytest.fixture(scope="module")
-def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def lake(spark, tmp_path_factory):
     """A lake under a folder named FOLDER, attached as ``lkodd`` with namespace ``ns``; ROWS as view ``lkodd_rows``."""
     from sluice import Federation
 
@@ -44,7 +44,7 @@ def _files(url: str) -> list[Path]:
     return [path for path in Path(LakeLocation.from_url(url).warehouse).rglob("*") if path.is_file()]
 
 
-def test_alter_optimize_and_a_failed_job_under_odd_folder_names(spark, lake) -> None:  # type: ignore[no-untyped-def]
+def test_alter_optimize_and_a_failed_job_under_odd_folder_names(spark, lake) -> None:
     from pyspark.sql import functions as F
 
     from sluice.lake.maintenance import optimize

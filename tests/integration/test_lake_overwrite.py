@@ -56,7 +56,7 @@ SPECS: dict[str, tuple[str, Callable[[tuple], Any]]] = {
 
 
 @contextmanager
-def dynamic_mode(spark) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def dynamic_mode(spark) -> Iterator[None]:
     key = "spark.sql.sources.partitionOverwriteMode"
     before = spark.conf.get(key)
     spark.conf.set(key, "dynamic")
@@ -67,7 +67,7 @@ def dynamic_mode(spark) -> Iterator[None]:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def lake(spark, tmp_path_factory):
     """A new lake attached as ``lkow`` with namespace ``ns``; ROWS as view ``lkow_rows``, NEW_ROWS as ``lkow_new``."""
     from sluice import Federation
 
@@ -84,7 +84,7 @@ def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
     spark.catalog.dropTempView("lkow_new")
 
 
-def load(url: str, table: str):  # type: ignore[no-untyped-def]
+def load(url: str, table: str):
     return open_catalog(LakeLocation.from_url(url)).load_table(("ns", table))
 
 
@@ -93,7 +93,7 @@ def files_under(url: str) -> set[str]:
     return {str(path.relative_to(warehouse)) for path in warehouse.rglob("*") if path.is_file()}
 
 
-def expected_after_overwrite(spark, partition_of: Callable[[tuple], Any]) -> list[tuple]:  # type: ignore[no-untyped-def]
+def expected_after_overwrite(spark, partition_of: Callable[[tuple], Any]) -> list[tuple]:
     """ROWS in partitions NEW_ROWS do not touch, plus NEW_ROWS, as Spark collects them."""
     touched = {partition_of(row) for row in NEW_ROWS}
     kept = [row for row in ROWS if partition_of(row) not in touched]

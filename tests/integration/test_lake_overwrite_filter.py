@@ -24,7 +24,7 @@ UTC = dt.timezone.utc
 
 
 @pytest.fixture(scope="module")
-def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def lake(spark, tmp_path_factory):
     """A new lake attached as ``lkof`` with namespace ``ns``; ROWS as view ``lkof_rows``, NEW_ROWS as ``lkof_new``."""
     from sluice import Federation
 
@@ -41,11 +41,11 @@ def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
     spark.catalog.dropTempView("lkof_new")
 
 
-def load(url: str, table: str):  # type: ignore[no-untyped-def]
+def load(url: str, table: str):
     return open_catalog(LakeLocation.from_url(url)).load_table(("ns", table))
 
 
-def expected(spark, condition: str, new_rows_sql: str) -> list[tuple]:  # type: ignore[no-untyped-def]
+def expected(spark, condition: str, new_rows_sql: str) -> list[tuple]:
     """Spark over plain DataFrames: ROWS where ``condition`` is not true, plus the new rows."""
     kept = spark.table("lkof_rows").where(f"NOT coalesce({condition}, false)")
     return canonical(kept.unionByName(spark.sql(new_rows_sql)).collect())
@@ -59,7 +59,7 @@ def expected(spark, condition: str, new_rows_sql: str) -> list[tuple]:  # type: 
         ("by_date_and_bucket", "identity(day), bucket(4, id)", "day = DATE'2025-03-09'", "day = DATE'2025-03-09'"),
     ],
 )
-def test_static_insert_overwrite_replaces_exactly_the_partition(spark, lake, table, partition_by, static, condition):  # type: ignore[no-untyped-def]
+def test_static_insert_overwrite_replaces_exactly_the_partition(spark, lake, table, partition_by, static, condition):
     fed, url = lake
     fed.sql(f"CREATE TABLE lkof.ns.{table} ({COLUMNS}) PARTITIONED BY ({partition_by})")
     fed.sql(f"INSERT INTO lkof.ns.{table} SELECT * FROM lkof_rows")

@@ -36,7 +36,7 @@ def lake(tmp_path: Path) -> str:
 
 
 @pytest.fixture()
-def fed(spark, lake: str) -> Iterator[Federation]:  # type: ignore[no-untyped-def]
+def fed(spark, lake: str) -> Iterator[Federation]:
     federation = Federation(spark=spark)
     federation.attach("plan_once", lake)
     yield federation

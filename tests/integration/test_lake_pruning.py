@@ -79,7 +79,7 @@ def lake(tmp_path_factory, spark):
     return fed, catalog
 
 
-def _expected_row_groups(catalog, table_name: str, predicate: str) -> set[tuple[str, int]]:  # type: ignore[no-untyped-def]
+def _expected_row_groups(catalog, table_name: str, predicate: str) -> set[tuple[str, int]]:
     """Row groups whose footer statistics admit ``predicate``, read with plain pyarrow."""
     from pyiceberg.transforms import BucketTransform
     from pyiceberg.types import LongType
@@ -124,7 +124,7 @@ def test_kept_row_groups_are_exactly_those_the_footers_admit(lake, table_name: s
     assert on == off and on
 
 
-def _answer(frame) -> list[tuple]:  # type: ignore[no-untyped-def,type-arg]
+def _answer(frame) -> list[tuple]:
     """Rows in a comparable form: NaN (unequal to itself in Python, equal in Spark) as a marker."""
     marked = [tuple("<NaN>" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in frame.collect()]
     return sorted(marked, key=repr)
@@ -157,7 +157,7 @@ def test_identity_and_day_partitions_decide_whole_files(lake) -> None:
     assert equal.tiers[1].kept < equal.tiers[1].total / 3 and _on(equal, "17").partition == "conservative"
 
 
-def _on(pyramid, constant: str):  # type: ignore[no-untyped-def]
+def _on(pyramid, constant: str):
     """The conjunct comparing with ``constant`` (Spark offers its implied IS NOT NULL beside it)."""
     (conjunct,) = [c for c in pyramid.conjuncts if constant in c.sql]
     return conjunct

@@ -44,10 +44,10 @@ SPECS = {
 }
 
 
-def canonical(rows) -> list[tuple]:  # type: ignore[no-untyped-def]
+def canonical(rows) -> list[tuple]:
     """Rows as sortable tuples that tell NaN, -0.0 and NULL apart."""
 
-    def value(item):  # type: ignore[no-untyped-def]
+    def value(item):
         if isinstance(item, float):
             return ("nan",) if math.isnan(item) else ("float", item, math.copysign(1.0, item))
         return ("none",) if item is None else (type(item).__name__, item)
@@ -56,7 +56,7 @@ def canonical(rows) -> list[tuple]:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def lake(spark, tmp_path_factory):
     """A new lake attached as ``lksql`` with namespace ``ns``, and the edge rows as view ``lksql_rows``."""
     from sluice import Federation
 
@@ -72,7 +72,7 @@ def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
     spark.catalog.dropTempView("lksql_rows")
 
 
-def catalog_of(url: str):  # type: ignore[no-untyped-def]
+def catalog_of(url: str):
     return open_catalog(LakeLocation.from_url(url))
 
 

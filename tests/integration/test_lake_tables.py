@@ -55,17 +55,17 @@ def lake_url(folder: Path) -> str:
     return f"iceberg+sqlite:///{folder}/catalog.db"
 
 
-def load(url: str, name: str = "weather.obs"):  # type: ignore[no-untyped-def]
+def load(url: str, name: str = "weather.obs"):
     return open_catalog(LakeLocation.from_url(url)).load_table(tuple(name.split(".")))
 
 
-def reference(spark, path: Path):  # type: ignore[no-untyped-def]
+def reference(spark, path: Path):
     """Spark reading the CSV itself (the same NULL convention as the ingest: only an empty
     unquoted field is NULL)."""
     return spark.read.options(header=True, inferSchema=True, nullValue="\u0000").csv(str(path))
 
 
-def answer(frame) -> list[tuple]:  # type: ignore[no-untyped-def]
+def answer(frame) -> list[tuple]:
     return sorted((tuple(row) for row in frame.collect()), key=repr)
 
 
@@ -87,7 +87,7 @@ def state(folder: Path) -> tuple[list[tuple], dict[str, str]]:
 
 
 @pytest.fixture
-def weather_lake(spark, tmp_path: Path):  # type: ignore[no-untyped-def]
+def weather_lake(spark, tmp_path: Path):
     from sluice import Federation
     from sluice.lake.ingest import ingest
 

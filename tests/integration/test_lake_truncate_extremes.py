@@ -90,7 +90,7 @@ def _predicates(column: str, literals: list[int]) -> list[tuple[int, str]]:
 
 
 @pytest.fixture(scope="module")
-def lake(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def lake(spark, tmp_path_factory):
     """Tables ``ints`` (id, i int) and ``longs`` (id, big bigint), each written by two Spark SQL
     inserts (the extremes, then the rest and a NULL); yields the federation, the lake URL and,
     per table, the first insert's snapshot id."""

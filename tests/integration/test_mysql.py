@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def my_tables(edge_tables, mysql_url):  # type: ignore[no-untyped-def]
+def my_tables(edge_tables, mysql_url):
     mariadb_execute(
         "CREATE DATABASE IF NOT EXISTS sluice_test",
         "DROP TABLE IF EXISTS sluice_test.numbers, sluice_test.flags",
@@ -29,7 +29,7 @@ def my_tables(edge_tables, mysql_url):  # type: ignore[no-untyped-def]
     return mysql_url
 
 
-def test_primary_key_ranges_cover_every_row_once(spark, my_tables: str) -> None:  # type: ignore[no-untyped-def]
+def test_primary_key_ranges_cover_every_row_once(spark, my_tables: str) -> None:
     split = Federation(spark=spark)
     split.attach("my", my_tables, partitions=4)
     query = "SELECT n FROM my.sluice_test.numbers WHERE word = 'even'"
@@ -40,7 +40,7 @@ def test_primary_key_ranges_cover_every_row_once(spark, my_tables: str) -> None:
     assert sorted(rows) == list(range(2, 1001, 2))
 
 
-def test_a_tinyint_1_holding_2_is_an_error_not_a_guess(spark, my_tables: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_tinyint_1_holding_2_is_an_error_not_a_guess(spark, my_tables: str) -> None:
     """Pushdown on or off: a pushed filter (``id < 3``) must not skip the row holding 2 where
     the reference read, which reads it, fails (issue 15, item 12)."""
     federation = Federation(spark=spark)
@@ -63,14 +63,14 @@ def test_a_tinyint_1_holding_2_is_an_error_not_a_guess(spark, my_tables: str) ->
     assert sorted(r.id for r in federation.sql("SELECT id FROM my.sluice_test.flags WHERE id < 3").collect()) == [1, 2]
 
 
-def test_reads_are_read_only(fed) -> None:  # type: ignore[no-untyped-def]
+def test_reads_are_read_only(fed) -> None:
     source = fed._sources["my"]
     with pytest.raises(SourceError, match="READ ONLY"):
-        list(source.read(ReadTask("DELETE FROM sluice_test.edge", None)))  # type: ignore[arg-type]
+        list(source.read(ReadTask("DELETE FROM sluice_test.edge", None)))
     assert fed.sql("SELECT count(*) AS n FROM my.sluice_test.edge").collect()[0].n == 80
 
 
-def test_unreachable_server_and_wrong_password_name_the_problem_not_the_secret(spark) -> None:  # type: ignore[no-untyped-def]
+def test_unreachable_server_and_wrong_password_name_the_problem_not_the_secret(spark) -> None:
     federation = Federation(spark=spark)
     with pytest.raises(SourceError) as unreachable:
         federation.attach("down", "mysql://root:hunter2secret@127.0.0.1:1/test")
@@ -80,14 +80,14 @@ def test_unreachable_server_and_wrong_password_name_the_problem_not_the_secret(s
     assert "Access denied" in str(denied.value) and "topsecret42" not in str(denied.value)
 
 
-def test_unknown_database_table_and_column(fed) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_database_table_and_column(fed) -> None:
     with pytest.raises(Exception, match="no table sluice_test.missing"):
         fed.sql("SELECT * FROM my.sluice_test.missing")
     with pytest.raises(Exception, match="`nope` cannot be resolved"):
         fed.sql("SELECT nope FROM my.sluice_test.edge")
 
 
-def test_a_login_reuses_the_processes_tls_context(fed, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_login_reuses_the_processes_tls_context(fed, monkeypatch) -> None:
     """PyMySQL 1.2 builds a TLS context for its PREFERRED mode at every login, loading the CA
     store (~20 ms): Sluice makes it once per process, and only for a server that offers TLS
     (every planned scan and every read logs in)."""
@@ -107,7 +107,7 @@ def test_a_login_reuses_the_processes_tls_context(fed, monkeypatch) -> None:  # 
     assert len(made) <= 1
 
 
-def test_a_failure_mid_read_shows_no_rust_panic_report(fed, capfd) -> None:  # type: ignore[no-untyped-def]
+def test_a_failure_mid_read_shows_no_rust_panic_report(fed, capfd) -> None:
     """connectorx reports a server error mid-stream (ERROR 1690, a BIGINT overflow in a pushed
     predicate) and a value it cannot convert (a zero DATE, which MariaDB's default sql_mode
     stores) as Rust panics, whose reports (with a backtrace under RUST_BACKTRACE) Rust

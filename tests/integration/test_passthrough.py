@@ -24,13 +24,13 @@ pytestmark = pytest.mark.integration
 NATIVE = {"pg": "sluice_test.edge", "my": "sluice_test.edge", "lite": "edge", "duck": "edge"}
 
 
-def _explained(frame) -> str:  # type: ignore[no-untyped-def]
+def _explained(frame) -> str:
     """Spark's EXPLAIN EXTENDED of ``frame`` (its physical plan shows each scan's description)."""
     return str(frame._jdf.queryExecution().toString())
 
 
 @pytest.mark.parametrize("source", [s for s in NATIVE if s in EDGE_TABLES])
-def test_a_passthrough_reads_the_rows_and_types_of_the_table_scan(fed, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_passthrough_reads_the_rows_and_types_of_the_table_scan(fed, source: str) -> None:
     passthrough = fed.query(source, f"SELECT * FROM {NATIVE[source]}")
     scanned = fed.sql(f"SELECT * FROM {EDGE_TABLES[source]}", pushdown=False)
     assert passthrough.schema == scanned.schema
@@ -40,7 +40,7 @@ def test_a_passthrough_reads_the_rows_and_types_of_the_table_scan(fed, source: s
 
 
 @pytest.mark.parametrize("source", [s for s in NATIVE if s in EDGE_TABLES])
-def test_spark_filters_aggregates_and_limits_a_passthrough_itself(fed, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_spark_filters_aggregates_and_limits_a_passthrough_itself(fed, source: str) -> None:
     sql = f"SELECT id, t FROM {NATIVE[source]} WHERE id < 40"
     frame = fed.query(source, sql)
     frame.createOrReplaceTempView("sluice_passthrough")
@@ -57,7 +57,7 @@ def test_spark_filters_aggregates_and_limits_a_passthrough_itself(fed, source: s
     assert "LIMIT" not in limited.split("RemoteQuery:")[1].split("|")[0], limited
 
 
-def test_a_write_through_a_passthrough_fails_with_the_sources_error_and_changes_nothing(fed) -> None:  # type: ignore[no-untyped-def]
+def test_a_write_through_a_passthrough_fails_with_the_sources_error_and_changes_nothing(fed) -> None:
     """PostgreSQL: nextval() writes, and the read-only transaction refuses it; DELETE is no query."""
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         connection.execute("DROP SEQUENCE IF EXISTS public.sluice_passthrough_seq")
@@ -78,14 +78,14 @@ def test_a_write_through_a_passthrough_fails_with_the_sources_error_and_changes_
 
 
 @pytest.mark.parametrize("source", [s for s in ("my", "lite", "duck") if s in EDGE_TABLES])
-def test_a_delete_through_a_passthrough_fails_and_changes_nothing(fed, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_delete_through_a_passthrough_fails_and_changes_nothing(fed, source: str) -> None:
     before = fed.sql(f"SELECT count(*) FROM {EDGE_TABLES[source]}", pushdown=False).collect()
     with pytest.raises(SourceError, match=f"source '{source}'"):
         fed.query(source, f"DELETE FROM {NATIVE[source]}").collect()
     assert fed.sql(f"SELECT count(*) FROM {EDGE_TABLES[source]}", pushdown=False).collect() == before
 
 
-def test_duckdb_refuses_a_passthrough_that_writes_a_sequence(fed, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_duckdb_refuses_a_passthrough_that_writes_a_sequence(fed, tmp_path) -> None:
     """DuckDB's read_only connection refuses nextval(): the source's own error, the sequence untouched."""
     import duckdb
 
@@ -107,14 +107,14 @@ def test_duckdb_refuses_a_passthrough_that_writes_a_sequence(fed, tmp_path) -> N
 
 
 @pytest.mark.parametrize("source", [s for s in NATIVE if s in EDGE_TABLES])
-def test_a_syntax_error_is_one_line_naming_the_source(fed, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_syntax_error_is_one_line_naming_the_source(fed, source: str) -> None:
     with pytest.raises(SourceError) as failed:
         fed.query(source, "SELEC id FROM nowhere")
     message = str(failed.value)
     assert message.startswith(f"source '{source}': passthrough query failed:") and "\n" not in message, message
 
 
-def test_the_dataframe_reader_takes_option_query(fed, spark) -> None:  # type: ignore[no-untyped-def]
+def test_the_dataframe_reader_takes_option_query(fed, spark) -> None:
     if "lite" not in EDGE_TABLES:
         pytest.skip("SQLite not selected")
     url = fed._options["lite"]["url"]
@@ -124,7 +124,7 @@ def test_the_dataframe_reader_takes_option_query(fed, spark) -> None:  # type: i
     )
 
 
-def test_flight_and_lake_sources_refuse_a_passthrough_naming_their_kind(fed, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_flight_and_lake_sources_refuse_a_passthrough_naming_their_kind(fed, tmp_path) -> None:
     from sluice import Federation
     from sluice.serve.server import serve_in_background
 
@@ -148,7 +148,7 @@ def test_flight_and_lake_sources_refuse_a_passthrough_naming_their_kind(fed, tmp
         stop()
 
 
-def test_sqlite_types_a_computed_column_by_its_values(fed) -> None:  # type: ignore[no-untyped-def]
+def test_sqlite_types_a_computed_column_by_its_values(fed) -> None:
     """No table declares ``count(*)`` or ``avg(i)``: SQLite's result column is typed by the storage
     classes its values have (integers: bigint, numbers: double), as Spark's own aggregate types them."""
     if "lite" not in EDGE_TABLES:

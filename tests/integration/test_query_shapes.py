@@ -37,7 +37,7 @@ TEMPLATES = [
 
 @pytest.mark.parametrize("pair", PAIRS, ids="-".join)
 @pytest.mark.parametrize("template", TEMPLATES)
-def test_same_rows_with_and_without_pushdown(fed, pair: tuple[str, str], template: str) -> None:  # type: ignore[no-untyped-def]
+def test_same_rows_with_and_without_pushdown(fed, pair: tuple[str, str], template: str) -> None:
     e_table, l_table = EDGE_TABLES[pair[0]], EDGE_TABLES[pair[1]]
     query = template.format(E=e_table, L=l_table, E_NAME=e_table.split(".")[-1])
     pushed, reference = fed.sql(query), fed.sql(query, pushdown=False)

@@ -75,9 +75,9 @@ def spark_name(name: str) -> str:
 
 
 # ---------------------------------------------------------------- the four sources
-def _pg(*statements: str | sql.Composable, fetch: bool = False) -> list[tuple]:  # type: ignore[type-arg]
+def _pg(*statements: str | sql.Composable, fetch: bool = False) -> list[tuple]:
     with psycopg.connect(PG_URL, autocommit=True) as connection:
-        rows: list[tuple] = []  # type: ignore[type-arg]
+        rows: list[tuple] = []
         for statement in statements:
             cursor = connection.execute(statement)
             if fetch:
@@ -85,11 +85,11 @@ def _pg(*statements: str | sql.Composable, fetch: bool = False) -> list[tuple]: 
         return rows
 
 
-def _my(*statements: str, args: tuple | None = None) -> list[tuple]:  # type: ignore[type-arg]
+def _my(*statements: str, args: tuple | None = None) -> list[tuple]:
     connection = mariadb()
     try:
         with connection.cursor() as cursor:
-            rows: list[tuple] = []  # type: ignore[type-arg]
+            rows: list[tuple] = []
             for statement in statements:
                 cursor.execute(statement, args)
                 rows += list(cursor.fetchall())
@@ -160,7 +160,7 @@ def _create_files(lite: Path, duck: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def sources(tmp_path_factory) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def sources(tmp_path_factory) -> dict[str, str]:
     """Victim tables, a hostile-named table and slow views in every source; name -> URL."""
     folder = tmp_path_factory.mktemp("read_only")
     _create_servers()
@@ -205,7 +205,7 @@ def fingerprint(name: str, url: str) -> object:
 
 
 @pytest.fixture(scope="module")
-def ro_fed(spark, sources):  # type: ignore[no-untyped-def]
+def ro_fed(spark, sources):
     federation = Federation(spark=spark)
     for name, url in sources.items():
         federation.attach(name, url)
@@ -239,14 +239,14 @@ def _refused_by_catalog(connect: Callable[[], object], error: type[Exception], p
     return messages
 
 
-def test_postgres_reader_and_catalog_sessions_refuse_writes(sources) -> None:  # type: ignore[no-untyped-def]
+def test_postgres_reader_and_catalog_sessions_refuse_writes(sources) -> None:
     before = fingerprint("pg", sources["pg"])
     assert all("in a read-only transaction" in m for m in _refused_by_reader("pg", sources["pg"]))
     source = open_source("pg", sources["pg"])
     assert all(
         "in a read-only transaction" in m
         for m in _refused_by_catalog(source._catalog, psycopg.errors.ReadOnlySqlTransaction, "sluice_ro.")
-    )  # type: ignore[attr-defined]
+    )
     settings = ReadTask(
         "SELECT current_setting('default_transaction_read_only') || ' ' || current_setting('statement_timeout') "
         "|| ' ' || current_setting('application_name') || ' ' || current_setting('client_connection_check_interval') AS s",
@@ -256,7 +256,7 @@ def test_postgres_reader_and_catalog_sessions_refuse_writes(sources) -> None:  #
     assert fingerprint("pg", sources["pg"]) == before
 
 
-def test_mariadb_reader_and_catalog_sessions_refuse_writes(sources) -> None:  # type: ignore[no-untyped-def]
+def test_mariadb_reader_and_catalog_sessions_refuse_writes(sources) -> None:
     before = fingerprint("my", sources["my"])
     assert all("READ ONLY transaction" in m for m in _refused_by_reader("my", sources["my"]))
     source = open_source("my", sources["my"])
@@ -265,7 +265,7 @@ def test_mariadb_reader_and_catalog_sessions_refuse_writes(sources) -> None:  # 
 
 
 @pytest.mark.parametrize("name", ["lite", "duck"])
-def test_file_sessions_refuse_writes_and_cannot_attach_another_file(sources, name: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_file_sessions_refuse_writes_and_cannot_attach_another_file(sources, name: str, tmp_path: Path) -> None:
     before = fingerprint(name, sources[name])
     words = {"lite": "readonly database", "duck": "read-only mode"}[name]
     assert all(words in m for m in _refused_by_reader(name, sources[name]))
@@ -292,7 +292,7 @@ def like_matches(pattern: str, text: str) -> bool:
 
 
 @pytest.mark.parametrize("name", ["pg", "my", "lite", "duck"])
-def test_hostile_literals_patterns_aliases_and_names_change_nothing(ro_fed, sources, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_literals_patterns_aliases_and_names_change_nothing(ro_fed, sources, name: str) -> None:
     """Two scans push hostile text: ``IN``, ``LIKE`` and ``NOT =`` conjuncts, then a hostile table and column."""
     victim_name = "sluice_ro.victim" if name in ("pg", "my") else "victim"
     values = payloads(victim_name)
@@ -330,7 +330,7 @@ def test_hostile_literals_patterns_aliases_and_names_change_nothing(ro_fed, sour
 @pytest.mark.parametrize(
     "name,says", [("pg", "canceling statement due to statement timeout"), ("my", "(max_statement_time exceeded)")]
 )
-def test_a_slow_remote_statement_stops_at_the_timeout(spark, sources, name: str, says: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_slow_remote_statement_stops_at_the_timeout(spark, sources, name: str, says: str) -> None:
     federation = Federation(spark=spark)
     federation.attach(name, sources[name], statement_timeout_s=1)
     assert federation.sql(f"SELECT count(*) AS n FROM {name}.sluice_ro.victim").collect()[0].n == len(
@@ -348,7 +348,7 @@ def test_a_slow_remote_statement_stops_at_the_timeout(spark, sources, name: str,
 
 
 @pytest.mark.parametrize("name", ["lite", "duck"])
-def test_a_slow_file_query_stops_at_the_timeout(sources, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_slow_file_query_stops_at_the_timeout(sources, name: str) -> None:
     """SQLite and DuckDB have no server timeout: the reader interrupts its own connection."""
     source = open_source(name, sources[name], statement_timeout_s=1)
     started = time.monotonic()
@@ -358,7 +358,7 @@ def test_a_slow_file_query_stops_at_the_timeout(sources, name: str) -> None:  # 
 
 
 # ---------------------------------------------------------------- (d) no session outlives its read
-def _pg_sessions(application: str) -> list[tuple]:  # type: ignore[type-arg]
+def _pg_sessions(application: str) -> list[tuple]:
     return _pg(
         sql.SQL("SELECT pid, state FROM pg_stat_activity WHERE application_name = {}").format(sql.Literal(application)),
         fetch=True,
@@ -406,14 +406,14 @@ def _reads(source_name: str, url: str, big: str, table: str) -> Iterator[str]:
     yield "abandoned stream"
 
 
-def test_postgres_sessions_end_with_every_read(sources) -> None:  # type: ignore[no-untyped-def]
+def test_postgres_sessions_end_with_every_read(sources) -> None:
     application = f"sluice_ro_{uuid.uuid4().hex[:8]}"
     url = f"{sources['pg']}?application_name={application}"
     for path in _reads("pg", url, "SELECT g::bigint AS x FROM generate_series(1, 1000000) g", "sluice_ro.victim"):
         _until(lambda: not _pg_sessions(application), 10, f"PostgreSQL session closed after {path}")
 
 
-def test_mariadb_sessions_end_with_every_read(sources) -> None:  # type: ignore[no-untyped-def]
+def test_mariadb_sessions_end_with_every_read(sources) -> None:
     marker = f"m{uuid.uuid4().hex[:8]}"
     big = f"SELECT a.seq * 1000 + b.seq AS x FROM seq_0_to_999 a, seq_0_to_999 b WHERE '{marker}' <> ''"
     source = open_source("my", sources["my"])
@@ -428,7 +428,7 @@ def test_mariadb_sessions_end_with_every_read(sources) -> None:  # type: ignore[
         _until(lambda: not _my_sessions(marker), 10, f"MariaDB session closed after {path}")
 
 
-def test_a_cancelled_spark_job_leaves_no_session(spark, sources) -> None:  # type: ignore[no-untyped-def]
+def test_a_cancelled_spark_job_leaves_no_session(spark, sources) -> None:
     """One job reads a slow PostgreSQL view and a slow MariaDB view; cancelling it ends both sessions."""
     application = f"sluice_ro_{uuid.uuid4().hex[:8]}"
     federation = Federation(spark=spark)

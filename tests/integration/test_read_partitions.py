@@ -21,7 +21,7 @@ MY_ROWS = 1_000_000
 
 
 @pytest.fixture(scope="module")
-def pg_parts(pg_url):  # type: ignore[no-untyped-def]
+def pg_parts(pg_url):
     with psycopg.connect(pg_url, autocommit=True) as connection:
         connection.execute("CREATE SCHEMA IF NOT EXISTS sluice_test")
         connection.execute("DROP TABLE IF EXISTS sluice_test.parts")
@@ -34,7 +34,7 @@ def pg_parts(pg_url):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def my_parts(mysql_url):  # type: ignore[no-untyped-def]
+def my_parts(mysql_url):
     mariadb_execute(
         "CREATE DATABASE IF NOT EXISTS sluice_test",
         "DROP TABLE IF EXISTS sluice_test.parts",
@@ -45,12 +45,12 @@ def my_parts(mysql_url):  # type: ignore[no-untyped-def]
     return mysql_url
 
 
-def _tasks(fed: Federation, source: str, query: str) -> list:  # type: ignore[type-arg]
+def _tasks(fed: Federation, source: str, query: str) -> list:
     scan = fed.plan(query).scans[0]
     return fed._sources[source].tasks(scan.spec)
 
 
-def test_a_postgres_full_scan_takes_no_more_tasks_than_cores(spark, pg_parts) -> None:  # type: ignore[no-untyped-def]
+def test_a_postgres_full_scan_takes_no_more_tasks_than_cores(spark, pg_parts) -> None:
     cores = spark.sparkContext.defaultParallelism
     fed = Federation(spark=spark)
     fed.attach("pg", pg_parts)
@@ -64,7 +64,7 @@ def test_a_postgres_full_scan_takes_no_more_tasks_than_cores(spark, pg_parts) ->
     assert len(_tasks(explicit, "pg", f"SELECT id FROM {PG_TABLE} WHERE id <= 240000")) == 4
 
 
-def test_a_postgres_partition_arrives_in_many_batches(spark, pg_parts) -> None:  # type: ignore[no-untyped-def]
+def test_a_postgres_partition_arrives_in_many_batches(spark, pg_parts) -> None:
     """250,000 rows of about 40 bytes: ten 1 MiB batches (ADBC's default 16 MiB hint: one)."""
     fed = Federation(spark=spark)
     fed.attach("pg", pg_parts)
@@ -73,7 +73,7 @@ def test_a_postgres_partition_arrives_in_many_batches(spark, pg_parts) -> None: 
     assert sum(sizes) == 250_000 and len(sizes) >= 5, sizes
 
 
-def test_a_mariadb_filter_is_sized_by_the_rows_it_returns(spark, my_parts) -> None:  # type: ignore[no-untyped-def]
+def test_a_mariadb_filter_is_sized_by_the_rows_it_returns(spark, my_parts) -> None:
     cores = spark.sparkContext.defaultParallelism
     fed = Federation(spark=spark)
     fed.attach("my", my_parts)

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def my_types(spark):  # type: ignore[no-untyped-def]
+def my_types(spark):
     connection = mariadb()
     try:
         with connection.cursor() as cursor:
@@ -72,7 +72,7 @@ PG_UNREADABLE = [
 
 
 @pytest.fixture(scope="module")
-def pg_types(spark):  # type: ignore[no-untyped-def]
+def pg_types(spark):
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         connection.execute("DROP SCHEMA IF EXISTS sluice_types CASCADE")
         connection.execute("CREATE SCHEMA sluice_types")
@@ -96,7 +96,7 @@ def test_postgres_values_spark_cannot_hold_name_table_column_and_value(pg_types:
 
 
 @pytest.fixture(scope="module")
-def plain_flight(spark):  # type: ignore[no-untyped-def]
+def plain_flight(spark):
     """A plain pyarrow Flight server (no Sluice protocol): two tables with a timestamp[ns] column."""
     tables = {
         "whole": pa.table({"id": [1, 2], "ts": pa.array([1_000_000_000, 2_000_000_000], pa.timestamp("ns"))}),
@@ -114,13 +114,13 @@ def plain_flight(spark):  # type: ignore[no-untyped-def]
                 -1,
             )
 
-        def list_flights(self, context, criteria):  # type: ignore[no-untyped-def]
+        def list_flights(self, context, criteria):
             return iter([self._info(name) for name in tables])
 
-        def get_flight_info(self, context, descriptor):  # type: ignore[no-untyped-def]
+        def get_flight_info(self, context, descriptor):
             return self._info(descriptor.path[0].decode())
 
-        def do_get(self, context, ticket):  # type: ignore[no-untyped-def]
+        def do_get(self, context, ticket):
             return flight.RecordBatchStream(tables[ticket.ticket.decode()])
 
     server = Plain("grpc://127.0.0.1:0")

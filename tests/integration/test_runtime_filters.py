@@ -23,7 +23,7 @@ QUERY = (
 
 
 @pytest.fixture(scope="module")
-def star(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def star(spark, tmp_path_factory):
     import duckdb
     import psycopg
 

@@ -82,7 +82,7 @@ def exception_texts(error: BaseException) -> str:
 
 
 # ---------------------------------------------------------------- the secured sources
-def _my(*statements: str, args: tuple | None = None) -> None:  # type: ignore[type-arg]
+def _my(*statements: str, args: tuple | None = None) -> None:
     connection = mariadb()
     try:
         with connection.cursor() as cursor:
@@ -93,7 +93,7 @@ def _my(*statements: str, args: tuple | None = None) -> None:  # type: ignore[ty
 
 
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped-def]
+def secured(tmp_path_factory) -> Iterator[dict[str, str]]:
     """Tables behind each secret, and the Flight server's location."""
     _my(
         "CREATE DATABASE IF NOT EXISTS sluice_sec",
@@ -134,7 +134,7 @@ def secured(tmp_path_factory) -> Iterator[dict[str, str]]:  # type: ignore[no-un
 
 
 # ---------------------------------------------------------------- Spark's own records
-def spark_records(spark) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def spark_records(spark) -> dict[str, str]:
     """What the Spark UI would show, read from the status stores (the test session runs without a UI)."""
     context, tracker = spark.sparkContext, spark.sparkContext.statusTracker()
     jobs = context._jsc.sc().statusStore().jobsList(None)
@@ -165,7 +165,7 @@ def spark_records(spark) -> dict[str, str]:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture()
-def driver_log(spark, tmp_path: Path) -> Iterator[Path]:  # type: ignore[no-untyped-def]
+def driver_log(spark, tmp_path: Path) -> Iterator[Path]:
     """The Spark driver's log at INFO, written to a file for the test's duration."""
     jvm, path = spark._jvm, tmp_path / "driver.log"
     log4j = jvm.org.apache.logging.log4j
@@ -192,7 +192,7 @@ def driver_log(spark, tmp_path: Path) -> Iterator[Path]:  # type: ignore[no-unty
         appender.stop()
 
 
-def frame_plans(frame, capsys) -> str:  # type: ignore[no-untyped-def]
+def frame_plans(frame, capsys) -> str:
     """The DataFrame's plans as Spark prints them (extended and formatted)."""
     frame.explain(extended=True)
     frame.explain(mode="formatted")
@@ -206,7 +206,7 @@ JOIN = (
 )
 
 
-def test_no_secret_in_errors_logs_explain_plans_or_spark(spark, secured, caplog, capsys, driver_log) -> None:  # type: ignore[no-untyped-def]
+def test_no_secret_in_errors_logs_explain_plans_or_spark(spark, secured, caplog, capsys, driver_log) -> None:
     caplog.set_level(logging.DEBUG)  # every logger, py4j's included
     captured: dict[str, str] = {}
     federation = Federation(spark=spark)
@@ -302,7 +302,7 @@ def test_no_secret_in_errors_logs_explain_plans_or_spark(spark, secured, caplog,
 
 
 # ---------------------------------------------------------------- the Flight server's door
-def test_the_flight_server_refuses_wrong_or_missing_credentials(secured) -> None:  # type: ignore[no-untyped-def]
+def test_the_flight_server_refuses_wrong_or_missing_credentials(secured) -> None:
     def call(*headers: tuple[bytes, bytes]) -> list[str]:
         with flight.connect(secured["flight"]) as client:
             return [

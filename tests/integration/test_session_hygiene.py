@@ -55,7 +55,7 @@ def _drain(terminal: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def by_hand(tmp_path_factory) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def by_hand(tmp_path_factory) -> dict[str, object]:
     folder = tmp_path_factory.mktemp("byhand")
     log = folder / "python.log"
     terminal, attached = pty.openpty()
@@ -78,7 +78,7 @@ def by_hand(tmp_path_factory) -> dict[str, object]:  # type: ignore[no-untyped-d
     return {"answer": json.loads(done.stdout.strip().splitlines()[-1]), "log": log.read_text()}
 
 
-def test_a_password_set_by_hand_never_reaches_py4js_debug_log(by_hand) -> None:  # type: ignore[no-untyped-def]
+def test_a_password_set_by_hand_never_reaches_py4js_debug_log(by_hand) -> None:
     answer, log = by_hand["answer"], by_hand["log"]
     assert isinstance(answer["namespaces"], list) and answer["echoed"]  # the catalog answered; the password was set
     assert "Command to send" in log and "Answer received" in log  # the DEBUG log was written
@@ -87,5 +87,5 @@ def test_a_password_set_by_hand_never_reaches_py4js_debug_log(by_hand) -> None: 
     assert not leaked, leaked[:5]
 
 
-def test_sessions_sluice_builds_keep_sparks_progress_bar_on_a_terminal(by_hand) -> None:  # type: ignore[no-untyped-def]
+def test_sessions_sluice_builds_keep_sparks_progress_bar_on_a_terminal(by_hand) -> None:
     assert by_hand["answer"]["progress"] == "true"

@@ -51,7 +51,7 @@ def fetches() -> Iterator[list[int]]:
     ("source", "query"),
     [(source, query) for source, queries in QUERIES.items() if source in EDGE_TABLES for query in queries],
 )
-def test_the_driver_reads_small_scans_and_returns_sparks_rows(fed, source: str, query: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_driver_reads_small_scans_and_returns_sparks_rows(fed, source: str, query: str) -> None:
     text = query.format(t=EDGE_TABLES[source])
     expected = fed.sql(text, pushdown=False).collect()
     with fetches() as read:
@@ -64,7 +64,7 @@ def test_the_driver_reads_small_scans_and_returns_sparks_rows(fed, source: str, 
         assert sorted(map(repr, got)) == sorted(map(repr, expected))  # repr: NaN equals NaN, -0.0 differs from 0.0
 
 
-def test_a_slow_mariadb_read_leaves_the_drivers_python_running(fed, mysql_url) -> None:  # type: ignore[no-untyped-def]
+def test_a_slow_mariadb_read_leaves_the_drivers_python_running(fed, mysql_url) -> None:
     """connectorx holds the GIL while MariaDB works, so the driver reads MariaDB in a read process:
     a slow small query (5 rows behind SLEEP(0.3) each) must not freeze the driver's other threads."""
 
@@ -109,7 +109,7 @@ def test_a_slow_mariadb_read_leaves_the_drivers_python_running(fed, mysql_url) -
 
 
 @pytest.fixture()
-def changing(spark):  # type: ignore[no-untyped-def]
+def changing(spark):
     """A small PostgreSQL table the test changes between two actions on one DataFrame."""
     from sluice import Federation
 
@@ -127,7 +127,7 @@ def changing(spark):  # type: ignore[no-untyped-def]
         connection.execute("DROP TABLE IF EXISTS public.sluice_small_reads")
 
 
-def test_a_dataframe_collected_again_reads_the_table_again(changing) -> None:  # type: ignore[no-untyped-def]
+def test_a_dataframe_collected_again_reads_the_table_again(changing) -> None:
     """Spark keeps a DataFrame's physical plan for every action on it; the driver's rows answer the first only."""
     frame = changing.sql("SELECT id, v FROM smallpg.public.sluice_small_reads WHERE id <= 3")
     with fetches() as read:
@@ -138,7 +138,7 @@ def test_a_dataframe_collected_again_reads_the_table_again(changing) -> None:  #
     assert sorted(frame.collect()) == [(1, "v1"), (2, "changed"), (3, "v3")]
 
 
-def test_explain_runs_no_remote_query(changing) -> None:  # type: ignore[no-untyped-def]
+def test_explain_runs_no_remote_query(changing) -> None:
     frame = changing.sql("SELECT id, v FROM smallpg.public.sluice_small_reads WHERE id <= 3")
     with fetches() as read:
         frame.explain()
@@ -147,7 +147,7 @@ def test_explain_runs_no_remote_query(changing) -> None:  # type: ignore[no-unty
     assert read == [0]
 
 
-def test_a_scan_larger_than_expected_is_read_by_the_workers(changing) -> None:  # type: ignore[no-untyped-def]
+def test_a_scan_larger_than_expected_is_read_by_the_workers(changing) -> None:
     """Allowed up to 100,000 rows, a LIMIT 45,000 scan outgrows the driver's bound (40,000 rows) midway:
     the driver lets it go and the workers read it, whole."""
     changing.spark.conf.set(SMALL_ROWS_CONF, "100000")
@@ -157,14 +157,14 @@ def test_a_scan_larger_than_expected_is_read_by_the_workers(changing) -> None:  
     assert [row.id for row in rows] == list(range(1, 45001))
 
 
-def test_the_setting_turns_driver_reads_off(changing) -> None:  # type: ignore[no-untyped-def]
+def test_the_setting_turns_driver_reads_off(changing) -> None:
     changing.spark.conf.set(SMALL_ROWS_CONF, "0")
     with fetches() as read:
         rows = changing.sql("SELECT id FROM smallpg.public.sluice_small_reads WHERE id <= 3").collect()
     assert read == [0] and sorted(row.id for row in rows) == [1, 2, 3]
 
 
-def test_a_failed_driver_read_names_the_source(changing) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_driver_read_names_the_source(changing) -> None:
     """Planned, then the table is dropped: the driver's read fails naming the source, no other rows."""
     frame = changing.sql("SELECT id, v FROM smallpg.public.sluice_small_reads WHERE id <= 3")
     frame.explain()  # planned now
@@ -175,7 +175,7 @@ def test_a_failed_driver_read_names_the_source(changing) -> None:  # type: ignor
     assert "sluice_small_reads" in str(failure.value)
 
 
-def test_transferred_counts_a_small_scan_read_once_as_one_read(changing) -> None:  # type: ignore[no-untyped-def]
+def test_transferred_counts_a_small_scan_read_once_as_one_read(changing) -> None:
     """``fed.transferred`` runs the query as one SQL execution, so the driver's read answers the
     scan and the workers do not read it again: one scan of one partition reports one read."""
     queries = (

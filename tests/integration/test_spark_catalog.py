@@ -17,7 +17,7 @@ from sluice.spark import bridge
 pytestmark = pytest.mark.integration
 
 
-def test_show_and_describe(spark, fed) -> None:  # type: ignore[no-untyped-def]
+def test_show_and_describe(spark, fed) -> None:
     namespaces = {row[0] for row in spark.sql("SHOW NAMESPACES IN pg").collect()}
     assert "sluice_test" in namespaces
     tables = {row.tableName for row in spark.sql("SHOW TABLES IN pg.sluice_test").collect()}
@@ -27,7 +27,7 @@ def test_show_and_describe(spark, fed) -> None:  # type: ignore[no-untyped-def]
     assert {row.tableName for row in spark.sql("SHOW TABLES IN lite").collect()} >= {"edge"}
 
 
-def test_plain_spark_sql_joins_a_source_with_a_temp_view(spark, fed) -> None:  # type: ignore[no-untyped-def]
+def test_plain_spark_sql_joins_a_source_with_a_temp_view(spark, fed) -> None:
     spark.createDataFrame([(1, "one"), (2, "two")], "i int, label string").createOrReplaceTempView("labels")
     try:
         rows = spark.sql(
@@ -41,7 +41,7 @@ def test_plain_spark_sql_joins_a_source_with_a_temp_view(spark, fed) -> None:  #
         spark.catalog.dropTempView("labels")
 
 
-def test_unknown_table_names_what_exists_without_a_secret(spark, fed) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_table_names_what_exists_without_a_secret(spark, fed) -> None:
     with pytest.raises(Exception, match=r"TABLE_OR_VIEW_NOT_FOUND.*no table sluice_test\.no_such_table \(") as caught:
         spark.sql("SELECT * FROM pg.sluice_test.no_such_table")
     assert "no_such_table" in str(caught.value)
@@ -51,7 +51,7 @@ def test_unknown_table_names_what_exists_without_a_secret(spark, fed) -> None:  
     assert spark.catalog.tableExists("pg.sluice_test.edge")
 
 
-def test_sparks_explain_shows_the_remote_query_and_every_verdict(spark, fed) -> None:  # type: ignore[no-untyped-def]
+def test_sparks_explain_shows_the_remote_query_and_every_verdict(spark, fed) -> None:
     frame = spark.sql("SELECT id FROM pg.sluice_test.edge WHERE i = 1 AND ch = 'a' AND upper(t) = 'A'")
     text = frame._jdf.queryExecution().toString()
     assert 'RemoteQuery: SELECT "id"' in text and '("i" = 1)' in text
@@ -65,7 +65,7 @@ def test_sparks_explain_shows_the_remote_query_and_every_verdict(spark, fed) -> 
     )
 
 
-def test_a_small_remote_table_is_broadcast(spark, fed, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_small_remote_table_is_broadcast(spark, fed, tmp_path) -> None:
     """The 100-row table and the large one are in two sources, so Spark joins them (a join of two
     tables of one source is pushed into it instead) and broadcasts the small one from its statistics."""
     dims, facts = tmp_path / "dims.db", tmp_path / "facts.db"
@@ -101,7 +101,7 @@ def _broadcast(plan: str) -> str:
     return "\n".join(below)
 
 
-def test_the_side_with_fewer_rows_is_broadcast_whatever_its_largest_key(spark, fed, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_side_with_fewer_rows_is_broadcast_whatever_its_largest_key(spark, fed, tmp_path) -> None:
     """100 dimension rows with keys up to 99,000 against 20,000 facts: SQLite's row estimate is
     the row count, not the largest key, so Spark broadcasts the dimension (an estimate of 99,000
     rows made it broadcast the facts)."""
@@ -126,7 +126,7 @@ def test_the_side_with_fewer_rows_is_broadcast_whatever_its_largest_key(spark, f
         fed.detach("dfacts")
 
 
-def test_a_catalog_from_spark_configuration_alone(spark, fed, edge_tables, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_catalog_from_spark_configuration_alone(spark, fed, edge_tables, monkeypatch) -> None:
     """``spark.sql.catalog.NAME`` set by hand (no Federation.attach) works, password from an
     environment variable; detaching leaves a clear error."""
     spark.conf.set("spark.sql.catalog.byhand", "io.sluice.spark.SluiceCatalog")
@@ -142,7 +142,7 @@ def test_a_catalog_from_spark_configuration_alone(spark, fed, edge_tables, monke
         spark.sql("SELECT * FROM byhand.edge").collect()
 
 
-def test_a_failing_planner_fails_the_query_clearly(spark, fed, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_failing_planner_fails_the_query_clearly(spark, fed, monkeypatch) -> None:
     """Fault injection (a planner bug cannot be caused for real): the query fails naming the
     planner step; it never runs with a different pushdown."""
 
@@ -155,7 +155,7 @@ def test_a_failing_planner_fails_the_query_clearly(spark, fed, monkeypatch) -> N
         spark.sql("SELECT id FROM pg.sluice_test.edge WHERE i = 1").collect()
 
 
-def test_pushdown_off_reads_only_the_columns_used_and_pushes_nothing(fed) -> None:  # type: ignore[no-untyped-def]
+def test_pushdown_off_reads_only_the_columns_used_and_pushes_nothing(fed) -> None:
     """Column pruning is no semantic change, so the reference path prunes too (a value in a column the
     query never uses cannot fail it: test_unreadable_values.py); it pushes no filter and no limit."""
     plan = fed.plan("SELECT id FROM pg.sluice_test.edge WHERE i = 1 LIMIT 3")
@@ -166,7 +166,7 @@ def test_pushdown_off_reads_only_the_columns_used_and_pushes_nothing(fed) -> Non
     assert scan.verdicts == () and scan.spec.limit is None and sorted(scan.spec.columns) == ["i", "id"]
 
 
-def test_a_callers_session_keeps_its_settings(spark, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_a_callers_session_keeps_its_settings(spark, caplog) -> None:
     """Federation(spark=theirs) changes none of their settings; what is unsafe is said, once."""
     spark.conf.set("spark.sql.parquet.filterPushdown", "true")
     try:

@@ -53,7 +53,7 @@ PREDICATES = [
 
 
 @pytest.fixture(scope="module")
-def lite(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def lite(spark, tmp_path_factory):
     path: Path = tmp_path_factory.mktemp("decimals") / "money.db"
     with sqlite3.connect(path) as connection:
         connection.execute("CREATE TABLE money (id INTEGER PRIMARY KEY, d DECIMAL(10,2))")

@@ -35,7 +35,7 @@ def _rows(values: list[list[str | None]]) -> str:
 
 
 @pytest.fixture(scope="module")
-def topn(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def topn(spark, tmp_path_factory):
     """One table per SQL source whose columns the reader selects through a cast."""
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         connection.execute("DROP SCHEMA IF EXISTS sluice_topn CASCADE")
@@ -102,7 +102,7 @@ CASES = [
 @pytest.mark.parametrize(("source", "table", "columns", "pushed"), CASES, ids=[c[0] for c in CASES])
 def test_top_n_over_cast_columns_is_sparks(
     topn, source: str, table: str, columns: tuple[str, ...], pushed: tuple[str, ...]
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     federation, database = topn
     table = table.format(db=database)
     failures = []
@@ -119,7 +119,7 @@ def test_top_n_over_cast_columns_is_sparks(
     assert not failures, "\n".join(failures)
 
 
-def test_postgres_remote_order_names_the_table_column(topn) -> None:  # type: ignore[no-untyped-def]
+def test_postgres_remote_order_names_the_table_column(topn) -> None:
     federation, _ = topn
     query = "SELECT id, amount FROM pg.sluice_topn.orders ORDER BY amount DESC LIMIT 3"
     (scan,) = federation.plan(query).scans

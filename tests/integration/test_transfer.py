@@ -8,7 +8,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 
-def _remote_count(fed, sql: str) -> int:  # type: ignore[no-untyped-def]
+def _remote_count(fed, sql: str) -> int:
     with psycopg.connect(fed._sources["pg"]._libpq_url()) as connection:
         return connection.execute(f"SELECT count(*) FROM ({sql}) AS q").fetchone()[0]
 
@@ -21,7 +21,7 @@ def _remote_count(fed, sql: str) -> int:  # type: ignore[no-untyped-def]
         "SELECT id FROM pg.sluice_test.edge WHERE ch = 'a'",
     ],
 )
-def test_rows_transferred_equal_the_remote_querys_rows(fed, query: str) -> None:  # type: ignore[no-untyped-def]
+def test_rows_transferred_equal_the_remote_querys_rows(fed, query: str) -> None:
     plan = fed.plan(query)
     scan = plan.scans[0]
     expected = _remote_count(fed, scan.spec.query(fed._sources["pg"]))
@@ -30,7 +30,7 @@ def test_rows_transferred_equal_the_remote_querys_rows(fed, query: str) -> None:
     assert measured < fed.transferred(query, pushdown=False)[scan.alias]["rows"] == 80
 
 
-def test_limit_really_limits_remotely(fed) -> None:  # type: ignore[no-untyped-def]
+def test_limit_really_limits_remotely(fed) -> None:
     query = "SELECT id, i FROM pg.sluice_test.edge WHERE i > 0 ORDER BY i DESC NULLS LAST, id LIMIT 3"
     scan = fed.plan(query).scans[0]
     assert scan.spec.limit == 3 and "LIMIT 3" in scan.remote_query
@@ -38,13 +38,13 @@ def test_limit_really_limits_remotely(fed) -> None:  # type: ignore[no-untyped-d
     assert sorted(fed.sql(query).collect()) == sorted(fed.sql(query, pushdown=False).collect())
 
 
-def test_projection_reads_fewer_bytes(fed) -> None:  # type: ignore[no-untyped-def]
+def test_projection_reads_fewer_bytes(fed) -> None:
     narrow = fed.transferred("SELECT id FROM pg.sluice_test.edge")
     wide = fed.transferred("SELECT * FROM pg.sluice_test.edge")
     assert next(iter(narrow.values()))["bytes"] < next(iter(wide.values()))["bytes"]
 
 
-def test_sqlite_partitions_cover_every_row_once(spark, edge_tables) -> None:  # type: ignore[no-untyped-def]
+def test_sqlite_partitions_cover_every_row_once(spark, edge_tables) -> None:
     from sluice import Federation
 
     split = Federation(spark=spark)
@@ -56,7 +56,7 @@ def test_sqlite_partitions_cover_every_row_once(spark, edge_tables) -> None:  # 
     assert len(rows) == len(set(rows))
 
 
-def test_postgres_block_ranges_cover_every_row_once(spark, pg_url) -> None:  # type: ignore[no-untyped-def]
+def test_postgres_block_ranges_cover_every_row_once(spark, pg_url) -> None:
     from sluice import Federation
 
     with psycopg.connect(pg_url, autocommit=True) as connection:

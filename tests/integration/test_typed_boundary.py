@@ -33,7 +33,7 @@ def _strings(value: Any) -> list[str]:
 
 
 @pytest.mark.parametrize("source", sorted(EDGE_TABLES))
-def test_the_scan_spec_carries_trees_and_explain_shows_what_the_source_runs(fed, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_scan_spec_carries_trees_and_explain_shows_what_the_source_runs(fed, source: str) -> None:
     query = QUERY.format(table=EDGE_TABLES[source])
     [scan] = fed.plan(query).scans
     pushed = [v for v in scan.verdicts if v.level.pushed]

@@ -54,7 +54,7 @@ LOWS = {
 
 
 @pytest.fixture(scope="module")
-def unreadable(spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+def unreadable(spark, tmp_path_factory):
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         connection.execute("DROP SCHEMA IF EXISTS sluice_unreadable CASCADE")
         connection.execute("CREATE SCHEMA sluice_unreadable")
@@ -102,18 +102,18 @@ def _check(federation: Federation, table: str, low: str, holds: str) -> list[str
 
 
 @pytest.mark.parametrize("name", PG_TABLES)
-def test_postgres_values_spark_cannot_hold_fail_pushed_as_unpushed(unreadable, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_postgres_values_spark_cannot_hold_fail_pushed_as_unpushed(unreadable, name: str) -> None:
     kind, _, _, _, holds = PG_TABLES[name]
     failures = _check(unreadable, f"pg.sluice_unreadable.{name}", LOWS[kind], holds)
     assert not failures, "\n".join(failures)
 
 
-def test_sqlite_date_column_holding_text_fails_pushed_as_unpushed(unreadable) -> None:  # type: ignore[no-untyped-def]
+def test_sqlite_date_column_holding_text_fails_pushed_as_unpushed(unreadable) -> None:
     failures = _check(unreadable, "lite.loose", "DATE '2024-01-01'", "holds")
     assert not failures, "\n".join(failures)
 
 
-def test_postgres_check_is_shown_in_explain(unreadable) -> None:  # type: ignore[no-untyped-def]
+def test_postgres_check_is_shown_in_explain(unreadable) -> None:
     frame = unreadable.sql("SELECT id FROM pg.sluice_unreadable.inf_date WHERE v > DATE '2024-01-01'")
     text = frame._jdf.queryExecution().executedPlan().toString()  # the scan's description, as EXPLAIN shows it
     assert "Checked first" in text and 'NOT ("v" BETWEEN' in text, text
@@ -129,7 +129,7 @@ JOINS = [
 
 
 @pytest.mark.parametrize("template", JOINS)
-def test_postgres_pushed_join_over_a_value_spark_cannot_hold_fails_as_unpushed(unreadable, template: str) -> None:  # type: ignore[no-untyped-def]
+def test_postgres_pushed_join_over_a_value_spark_cannot_hold_fails_as_unpushed(unreadable, template: str) -> None:
     query = template.format(t="pg.sluice_unreadable.inf_date", u="pg.sluice_unreadable.ids")
     scans = unreadable.plan(query).scans
     assert any(scan.spec.join is not None for scan in scans), [scan.join_note for scan in scans]  # the join is pushed

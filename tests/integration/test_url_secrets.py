@@ -94,7 +94,7 @@ def shown(error: BaseException) -> str:
 def test_no_secret_through_attach_the_cli_and_the_catalog(
     spark,
     flight_port: int,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -65,7 +65,7 @@ def fn(name: str, *args: str, distinct: bool = False) -> dict[str, object]:
     return {"fn": name, "distinct": distinct, "args": [ref(a) for a in args]}
 
 
-def decide(source, table, keys=(), functions=(), filters=(), ansi=True):  # type: ignore[no-untyped-def]
+def decide(source, table, keys=(), functions=(), filters=(), ansi=True):
     offered = {"group_by": [ref(k) for k in keys], "aggregates": list(functions)}
     return aggregates.decide(source, table, offered, list(filters), ansi)
 
@@ -193,7 +193,7 @@ def _plus(left: str, right: str) -> dict[str, object]:
     return {"op": "+", "args": [ref(left), ref(right)]}
 
 
-def _expression_decision(source, table, key, argument, ansi=True):  # type: ignore[no-untyped-def]
+def _expression_decision(source, table, key, argument, ansi=True):
     offered = {
         "group_by": [key],
         "aggregates": [{"fn": "SUM", "distinct": False, "args": [argument]}, {"fn": "COUNT_STAR", "args": []}],

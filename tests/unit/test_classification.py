@@ -68,7 +68,7 @@ CASES = [
 ]
 
 
-def _classify(dialect, table, predicate: str) -> Level:  # type: ignore[no-untyped-def]
+def _classify(dialect, table, predicate: str) -> Level:
     translator = Translator(dialect, table, "America/New_York")
     return translator.predicate(sqlglot.parse_one(predicate, read="spark")).level
 

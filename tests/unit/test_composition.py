@@ -12,7 +12,7 @@ from tests.unit.tables import PG_TABLE
 EXACT, INEXACT, UNSUPPORTED = "i = 1", "ch = 'a'", "upper(name) = 'A'"
 
 
-def classify(predicate: str):  # type: ignore[no-untyped-def]
+def classify(predicate: str):
     return Translator(PostgresDialect(), PG_TABLE, "UTC").predicate(sqlglot.parse_one(predicate, read="spark"))
 
 

@@ -12,7 +12,7 @@ from sluice.pushdown.constants import NotRepresentable, coerce, common_type, eva
 from sluice.types import DOUBLE, SparkType
 
 
-def const(text: str, zone: str = "UTC"):  # type: ignore[no-untyped-def]
+def const(text: str, zone: str = "UTC"):
     return evaluate(sqlglot.parse_one(text, read="spark"), zone)
 
 

@@ -201,7 +201,7 @@ def _predicates() -> list[tuple[str, exp.Expression, set[int]]]:
     return cases
 
 
-def _sqlite_table(tmp_path) -> tuple[SqliteSource, TableSchema]:  # type: ignore[no-untyped-def]
+def _sqlite_table(tmp_path) -> tuple[SqliteSource, TableSchema]:
     path = tmp_path / "hostile.db"
     connection = sqlite3.connect(path)
     connection.execute('CREATE TABLE "we""ird tab" ("id" INTEGER, "v" TEXT)')
@@ -212,7 +212,7 @@ def _sqlite_table(tmp_path) -> tuple[SqliteSource, TableSchema]:  # type: ignore
     return source, source.describe(None, 'we"ird tab')
 
 
-def _duckdb_table(tmp_path) -> tuple[DuckdbSource, TableSchema]:  # type: ignore[no-untyped-def]
+def _duckdb_table(tmp_path) -> tuple[DuckdbSource, TableSchema]:
     path = tmp_path / "hostile.duckdb"
     connection = duckdb.connect(str(path))
     connection.execute('CREATE TABLE "we""ird tab" ("id" BIGINT, "v" VARCHAR)')
@@ -223,7 +223,7 @@ def _duckdb_table(tmp_path) -> tuple[DuckdbSource, TableSchema]:  # type: ignore
 
 
 @pytest.mark.parametrize("make", [_sqlite_table, _duckdb_table], ids=["SQLite", "DuckDB"])
-def test_real_engines_return_exactly_the_rows_spark_selects(tmp_path, make) -> None:  # type: ignore[no-untyped-def]
+def test_real_engines_return_exactly_the_rows_spark_selects(tmp_path, make) -> None:
     source, table = make(tmp_path)
     cases = _predicates()
     verdicts = source.classify(table, [predicate for _, predicate, _ in cases], "UTC")
@@ -264,7 +264,7 @@ def test_the_lake_engine_returns_exactly_the_rows_spark_selects() -> None:
         assert ids == expected, label
 
 
-def test_sqlite_file_returns_the_hostile_rows_through_hostile_names(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_sqlite_file_returns_the_hostile_rows_through_hostile_names(tmp_path) -> None:
     """Hostile table and column names against a real SQLite file: exactly the matching row."""
     path = tmp_path / "names.db"
     connection = sqlite3.connect(path)

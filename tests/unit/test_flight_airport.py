@@ -46,11 +46,11 @@ PG = TableSchema(
 NOWHERE = 18446744073709552000  # query_location "none" (2**64-1) as a JavaScript serialiser rounds it
 
 
-def _type(type_id: str, **info: object) -> dict:  # type: ignore[type-arg]
+def _type(type_id: str, **info: object) -> dict:
     return {"id": type_id, "type_info": ({"type": "DECIMAL_TYPE_INFO", "alias": "", **info} if info else None)}
 
 
-def ref(index: int, type_id: str = "VARCHAR", alias: str = "") -> dict:  # type: ignore[type-arg]
+def ref(index: int, type_id: str = "VARCHAR", alias: str = "") -> dict:
     return {
         "expression_class": "BOUND_COLUMN_REF",
         "type": "BOUND_COLUMN_REF",
@@ -62,7 +62,7 @@ def ref(index: int, type_id: str = "VARCHAR", alias: str = "") -> dict:  # type:
     }
 
 
-def const(value: object, type_id: str = "VARCHAR", **info: object) -> dict:  # type: ignore[type-arg]
+def const(value: object, type_id: str = "VARCHAR", **info: object) -> dict:
     return {
         "expression_class": "BOUND_CONSTANT",
         "type": "VALUE_CONSTANT",
@@ -72,7 +72,7 @@ def const(value: object, type_id: str = "VARCHAR", **info: object) -> dict:  # t
     }
 
 
-def compare(kind: str, left: dict, right: dict) -> dict:  # type: ignore[type-arg]
+def compare(kind: str, left: dict, right: dict) -> dict:
     return {
         "expression_class": "BOUND_COMPARISON",
         "type": kind,
@@ -83,7 +83,7 @@ def compare(kind: str, left: dict, right: dict) -> dict:  # type: ignore[type-ar
     }
 
 
-def function(name: str, children: list, return_type: str = "BOOLEAN") -> dict:  # type: ignore[type-arg]
+def function(name: str, children: list, return_type: str = "BOOLEAN") -> dict:
     return {
         "expression_class": "BOUND_FUNCTION",
         "type": "BOUND_FUNCTION",
@@ -101,7 +101,7 @@ def function(name: str, children: list, return_type: str = "BOOLEAN") -> dict:  
     }
 
 
-def operator(kind: str, children: list) -> dict:  # type: ignore[type-arg]
+def operator(kind: str, children: list) -> dict:
     return {
         "expression_class": "BOUND_OPERATOR",
         "type": kind,
@@ -112,7 +112,7 @@ def operator(kind: str, children: list) -> dict:  # type: ignore[type-arg]
     }
 
 
-def document(*filters: dict, names: tuple[str, ...] = ("id", "name", "nick", "born", "score", "rowid")) -> str:  # type: ignore[type-arg]
+def document(*filters: dict, names: tuple[str, ...] = ("id", "name", "nick", "born", "score", "rowid")) -> str:
     """The JSON text Airport sends (compact, as DuckDB writes it)."""
     return json.dumps({"filters": list(filters), "column_binding_names_by_index": list(names)}, separators=(",", ":"))
 
@@ -161,7 +161,7 @@ def test_airport_examples_read_as_the_predicates_duckdb_meant(fixture: str, spar
         (PostgresDialect(), PG, [Level.EXACT, Level.EXACT, Level.EXACT, Level.EXACT, Level.EXACT]),  # nick: COLLATE "C"
     ],
 )
-def test_airport_examples_classify_as_the_same_spark_predicates(dialect, table, expected) -> None:  # type: ignore[no-untyped-def]
+def test_airport_examples_classify_as_the_same_spark_predicates(dialect, table, expected) -> None:
     fixtures = [STRING_COMPARISON, IN_OR_COMPARISON, LIKE_PREFIX_AND_LENGTH, NICK_COMPARISON]
     equivalents = [
         "name = 'Ada'",
@@ -215,7 +215,7 @@ def test_airport_examples_classify_as_the_same_spark_predicates(dialect, table, 
         (compare("COMPARE_EQUAL", ref(1), const({"base64": "w59i"})), "`name` = 'ßb'"),
     ],
 )
-def test_airport_shapes(node: dict, spark_sql: str) -> None:  # type: ignore[type-arg]
+def test_airport_shapes(node: dict, spark_sql: str) -> None:
     [conjunct] = airport.decode_filter(json.loads(document(node)), LITE)
     assert conjunct.tree.sql(dialect="spark", identify=True) == spark_sql  # type: ignore[union-attr]
 
@@ -269,7 +269,7 @@ def test_timestamps_and_decimals_are_decoded_by_their_duckdb_encoding() -> None:
         ),
     ],
 )
-def test_what_the_server_does_not_understand_is_unsupported_never_an_error(node: dict, reason: str) -> None:  # type: ignore[type-arg]
+def test_what_the_server_does_not_understand_is_unsupported_never_an_error(node: dict, reason: str) -> None:
     [conjunct] = airport.decode_filter(json.loads(document(node)), LITE)
     assert conjunct.tree is None and reason in (conjunct.reason or "")
 
@@ -284,6 +284,6 @@ def test_what_the_server_does_not_understand_is_unsupported_never_an_error(node:
         (json.loads(document({"no_class": True})), "expression_class"),
     ],
 )
-def test_malformed_airport_documents_are_request_errors(doc: dict, message: str) -> None:  # type: ignore[type-arg]
+def test_malformed_airport_documents_are_request_errors(doc: dict, message: str) -> None:
     with pytest.raises(RequestError, match=message):
         airport.decode_filter(doc, LITE)

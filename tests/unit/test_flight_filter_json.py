@@ -76,7 +76,7 @@ def _round_trip(node: exp.Expression, table: TableSchema) -> exp.Expression:
 
 
 @pytest.mark.parametrize("dialect,table", CASES, ids=["postgres", "sqlite"])
-def test_every_corpus_predicate_classifies_the_same_after_the_round_trip(dialect, table) -> None:  # type: ignore[no-untyped-def]
+def test_every_corpus_predicate_classifies_the_same_after_the_round_trip(dialect, table) -> None:
     encoded = 0
     for text in corpus.corpus():
         node = _predicate(text)
@@ -136,7 +136,7 @@ def test_every_corpus_predicate_classifies_the_same_after_the_round_trip(dialect
         ),
     ],
 )
-def test_constants_carry_their_spark_type(text: str, expected: dict) -> None:  # type: ignore[type-arg]
+def test_constants_carry_their_spark_type(text: str, expected: dict) -> None:
     """A DST-gap wall clock in the session zone becomes the instant Spark would use."""
     assert filter_json.encode(_predicate(text), ZONE) == expected
 
@@ -183,13 +183,13 @@ def test_an_unspellable_part_of_an_and_travels_opaque_so_the_rest_is_still_pushe
         ([1, 2], "must be a JSON object"),
     ],
 )
-def test_malformed_expressions_say_what_is_wrong(node, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_malformed_expressions_say_what_is_wrong(node, message: str) -> None:
     with pytest.raises(RequestError, match=message):
         filter_json.decode(node, PG_EDGE)
 
 
 def test_deep_nesting_is_refused() -> None:
-    node: dict = {"column": "flag"}  # type: ignore[type-arg]
+    node: dict = {"column": "flag"}
     for _ in range(100):
         node = {"op": "not", "args": [node]}
     with pytest.raises(RequestError, match="nested deeper"):
@@ -259,7 +259,7 @@ NARROWING = [
 
 @pytest.mark.parametrize("dialect,table", CASES, ids=["postgres", "sqlite"])
 @pytest.mark.parametrize("text", WIDENING + NARROWING)
-def test_a_cast_classifies_the_same_after_the_round_trip(dialect, table, text: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_cast_classifies_the_same_after_the_round_trip(dialect, table, text: str) -> None:
     node = _with_casts(text)
     direct = Translator(dialect, table, ZONE).predicate(node)
     try:
@@ -303,7 +303,7 @@ def test_a_server_without_casts_is_never_sent_one() -> None:
     assert encoded["args"][1]["op"] == "opaque" and "takes no casts" in encoded["args"][1]["reason"]
 
 
-def _cast(argument: dict, type_name: object) -> dict:  # type: ignore[type-arg]
+def _cast(argument: dict, type_name: object) -> dict:
     return {"op": "=", "args": [{"op": "cast", "args": [argument], "type": type_name}, {"column": "b"}]}
 
 
@@ -332,7 +332,7 @@ def _cast(argument: dict, type_name: object) -> dict:  # type: ignore[type-arg]
         ({"op": "cast", "args": [{"column": "i"}], "type": "bigint", "to": "x"}, r"unknown key\(s\) to"),
     ],
 )
-def test_the_server_refuses_every_cast_it_would_not_push(node, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_server_refuses_every_cast_it_would_not_push(node, message: str) -> None:
     with pytest.raises(RequestError, match=message):
         filter_json.decode(node, PG_EDGE)
 

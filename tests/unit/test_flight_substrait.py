@@ -44,7 +44,7 @@ SCHEMA = pa.schema(
 )
 
 
-def _decode(*expressions: pc.Expression, schema: pa.Schema = SCHEMA) -> list:  # type: ignore[type-arg]
+def _decode(*expressions: pc.Expression, schema: pa.Schema = SCHEMA) -> list:
     payload = bytes(ps.serialize_expressions(list(expressions), [f"e{i}" for i in range(len(expressions))], schema))
     return substrait.decode_filter(payload, TABLE)
 

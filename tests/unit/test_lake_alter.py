@@ -17,7 +17,7 @@ DOUBLE = '"double"'
 
 
 @pytest.fixture()
-def table(tmp_path: Path):  # type: ignore[no-untyped-def]
+def table(tmp_path: Path):
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.schema import Schema
     from pyiceberg.table import TableProperties
@@ -40,11 +40,11 @@ def table(tmp_path: Path):  # type: ignore[no-untyped-def]
     return catalog.load_table(("ns", "t"))
 
 
-def names(table) -> list[str]:  # type: ignore[no-untyped-def]
+def names(table) -> list[str]:
     return [field.name for field in table.refresh().schema().fields]
 
 
-def test_taken_changes_are_one_schema_update(table) -> None:  # type: ignore[no-untyped-def]
+def test_taken_changes_are_one_schema_update(table) -> None:
     before = len(table.metadata.schemas)
     done = alter_table(
         table,
@@ -95,7 +95,7 @@ def test_taken_changes_are_one_schema_update(table) -> None:  # type: ignore[no-
         ({"kind": "other", "description": "SetProperty k=v"}, "SetProperty k=v: lake tables take column changes only"),
     ],
 )
-def test_a_refused_change_names_the_column_and_applies_nothing(table, change, message) -> None:  # type: ignore[no-untyped-def]
+def test_a_refused_change_names_the_column_and_applies_nothing(table, change, message) -> None:
     schema_id = table.metadata.current_schema_id
     with pytest.raises(ConfigError, match=message):
         alter_table(table, [{"kind": "rename_column", "column": ["f"], "new_name": "ff"}, change])
@@ -103,7 +103,7 @@ def test_a_refused_change_names_the_column_and_applies_nothing(table, change, me
     assert "f" in names(table)
 
 
-def _one_row(table, tmp_path: Path, *, field_ids: bool) -> None:  # type: ignore[no-untyped-def]
+def _one_row(table, tmp_path: Path, *, field_ids: bool) -> None:
     """A data file with one row: PyIceberg's append (field ids), or a plain Parquet file
     added as it is (no ids, read through the name mapping, as Sluice's files before ids)."""
     import datetime as dt
@@ -129,7 +129,7 @@ def _one_row(table, tmp_path: Path, *, field_ids: bool) -> None:  # type: ignore
     table.add_files([str(path)])
 
 
-def test_a_name_older_files_hold_without_ids_is_not_given_to_another_field(table, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_name_older_files_hold_without_ids_is_not_given_to_another_field(table, tmp_path: Path) -> None:
     _one_row(table, tmp_path, field_ids=False)
     alter_table(table, [{"kind": "drop_column", "column": ["f"], "if_exists": False}])
     alter_table(table, [{"kind": "rename_column", "column": ["name"], "new_name": "label"}])
@@ -144,7 +144,7 @@ def test_a_name_older_files_hold_without_ids_is_not_given_to_another_field(table
     assert names(table) == ["id", "ts", "name", "d"]
 
 
-def test_a_dropped_name_is_reused_when_every_file_carries_field_ids(table, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_dropped_name_is_reused_when_every_file_carries_field_ids(table, tmp_path: Path) -> None:
     _one_row(table, tmp_path, field_ids=True)
     alter_table(table, [{"kind": "drop_column", "column": ["f"], "if_exists": False}])
     alter_table(table, [{"kind": "rename_column", "column": ["name"], "new_name": "label"}])
@@ -161,7 +161,7 @@ def test_a_dropped_name_is_reused_when_every_file_carries_field_ids(table, tmp_p
     }
 
 
-def test_nothing_to_change_commits_nothing(table) -> None:  # type: ignore[no-untyped-def]
+def test_nothing_to_change_commits_nothing(table) -> None:
     schemas = len(table.metadata.schemas)
     assert (
         alter_table(

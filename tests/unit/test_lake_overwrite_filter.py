@@ -16,7 +16,7 @@ from sluice.planner.writes import _null_safe_as_equal
 
 
 @pytest.fixture()
-def table(tmp_path: Path):  # type: ignore[no-untyped-def]
+def table(tmp_path: Path):
     """Partitioned by identity(region); one file per region: eu (ids 1, 2), us (id 3), NULL region (id 4)."""
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.schema import Schema
@@ -43,30 +43,30 @@ def table(tmp_path: Path):  # type: ignore[no-untyped-def]
     return catalog.load_table(("ns", "t"))
 
 
-def _replaced(table, where: list[str]) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
+def _replaced(table, where: list[str]) -> list[tuple[object, ...]]:
     current = [task.file for task in table.scan().plan_files()]
     return sorted((f.partition[0] or "",) for f in files_to_replace(table, where, current))
 
 
-def test_a_partition_filter_replaces_its_files_and_keeps_the_rest(table) -> None:  # type: ignore[no-untyped-def]
+def test_a_partition_filter_replaces_its_files_and_keeps_the_rest(table) -> None:
     assert _replaced(table, ["\"region\" = 'eu'"]) == [("eu",)]
     assert _replaced(table, ["\"region\" IN ('eu', 'us')"]) == [("eu",), ("us",)]
     assert _replaced(table, ['"region" IS NULL']) == [("",)]  # a NULL partition is selected only by IS NULL
     assert _replaced(table, ["\"region\" = 'asia'"]) == []
 
 
-def test_bounds_prove_whole_files_on_other_columns(table) -> None:  # type: ignore[no-untyped-def]
+def test_bounds_prove_whole_files_on_other_columns(table) -> None:
     assert _replaced(table, ['"id" >= 3']) == [("",), ("us",)]  # us holds id 3, the NULL region id 4
     assert _replaced(table, ['"id" > 100']) == []  # no file can hold such a row: all kept
     assert _replaced(table, []) == [("",), ("eu",), ("us",)]  # no filter: the whole table
 
 
-def test_a_filter_that_splits_a_file_is_refused_naming_it(table) -> None:  # type: ignore[no-untyped-def]
+def test_a_filter_that_splits_a_file_is_refused_naming_it(table) -> None:
     with pytest.raises(ConfigError, match=r"region=eu/.* may hold rows that match it and rows that do not"):
         _replaced(table, ['"id" = 1'])
 
 
-def test_a_filter_not_exact_in_iceberg_terms_is_refused(table) -> None:  # type: ignore[no-untyped-def]
+def test_a_filter_not_exact_in_iceberg_terms_is_refused(table) -> None:
     with pytest.raises(ConfigError, match="cannot be proven to match it whole"):
         _replaced(table, ['"v" > 0.0'])  # a float comparison is never exact (NaN)
 

@@ -177,7 +177,7 @@ def test_zero_bounds_are_widened_to_both_signs(tmp_path: Path) -> None:
 )
 def test_narrow_integer_ranges_prune_bucket_partitions(
     tmp_path: Path, where: tuple[str, ...], spark, narrow: bool
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A range projects through no bucket transform; the set of its values does. Files of
     buckets none of the values hash to are dropped, never a file holding a matching row."""
     from pyiceberg.catalog.sql import SqlCatalog

@@ -52,6 +52,6 @@ def test_every_spark_transform_maps_to_its_iceberg_term() -> None:
         ({"transform": "days", "arguments": [{"other": "a + 1"}]}, "expected days"),
     ],
 )
-def test_transforms_the_lake_cannot_take_are_refused_naming_them(transform, message) -> None:  # type: ignore[no-untyped-def]
+def test_transforms_the_lake_cannot_take_are_refused_naming_them(transform, message) -> None:
     with pytest.raises(ConfigError, match=message):
         partition_terms([transform])

@@ -76,7 +76,7 @@ def test_what_only_the_python_reader_answers_keeps_it_whatever_is_forced() -> No
         (pa.float32(), pa.float64(), False),
     ],
 )
-def test_a_file_type_is_read_as_is_only_when_spark_reads_it_unchanged(held, wanted, same) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_type_is_read_as_is_only_when_spark_reads_it_unchanged(held, wanted, same) -> None:
     assert same_type(held, wanted) is same
 
 

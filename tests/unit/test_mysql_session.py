@@ -7,7 +7,7 @@ import ssl
 from sluice.sources import mysql
 
 
-def test_the_preferred_mode_context_is_made_at_the_first_handshake_and_then_shared(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_preferred_mode_context_is_made_at_the_first_handshake_and_then_shared(monkeypatch) -> None:
     made = []
     real = ssl.create_default_context
     monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: made.append(1) or real(*a, **k))
@@ -18,7 +18,7 @@ def test_the_preferred_mode_context_is_made_at_the_first_handshake_and_then_shar
     wrapped = []
 
     class Fake:
-        def wrap_socket(self, sock, server_hostname=None):  # type: ignore[no-untyped-def]
+        def wrap_socket(self, sock, server_hostname=None):
             wrapped.append((sock, server_hostname))
             return "tls"
 
@@ -27,7 +27,7 @@ def test_the_preferred_mode_context_is_made_at_the_first_handshake_and_then_shar
     assert wrapped == [("sock", "db")] * 3 and made == []
 
 
-def test_the_real_context_is_pymysqls_own(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_real_context_is_pymysqls_own(monkeypatch) -> None:
     monkeypatch.setattr(mysql._PreferredTls, "context", None)
     session = mysql._session_class()
     stand_in = session._create_ssl_ctx(object.__new__(session), {})

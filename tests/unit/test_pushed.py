@@ -26,7 +26,7 @@ PREDICATES = [
 
 
 @pytest.mark.parametrize(("dialect", "table"), [(PostgresDialect(), PG_TABLE), (MariadbDialect(), MYSQL_TABLE)])
-def test_a_spec_carries_trees_that_render_as_the_verdicts_showed(dialect, table) -> None:  # type: ignore[no-untyped-def]
+def test_a_spec_carries_trees_that_render_as_the_verdicts_showed(dialect, table) -> None:
     trees = [
         sqlglot.parse_one(p, read="spark") for p in PREDICATES if set(_columns(p)) <= {c.name for c in table.columns}
     ]

@@ -30,7 +30,7 @@ def _batches(count: int, rows: int, closed: list[bool]) -> Iterator[pa.RecordBat
         closed.append(True)
 
 
-def _spec(**kwargs) -> ScanSpec:  # type: ignore[no-untyped-def]
+def _spec(**kwargs) -> ScanSpec:
     return ScanSpec("s", "sqlite:///x.db", SQLITE_TABLE, ("id",), **kwargs)
 
 

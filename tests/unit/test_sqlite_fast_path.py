@@ -58,7 +58,7 @@ class TinyBatches(SqliteSource):
     batch_rows = 3
 
 
-def _file(path: Path, rows: list[tuple]) -> str:  # type: ignore[type-arg]
+def _file(path: Path, rows: list[tuple]) -> str:
     with sqlite3.connect(path) as connection:
         connection.execute(DDL)
         connection.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
@@ -66,13 +66,13 @@ def _file(path: Path, rows: list[tuple]) -> str:  # type: ignore[type-arg]
     return f"sqlite:///{path}"
 
 
-def _tasks(source: SqliteSource, **spec: object):  # type: ignore[no-untyped-def]
+def _tasks(source: SqliteSource, **spec: object):
     table = source.describe(None, "t")
-    tasks = source.tasks(ScanSpec.for_source(source, table, tuple(c.name for c in table.columns), **spec))  # type: ignore[arg-type]
+    tasks = source.tasks(ScanSpec.for_source(source, table, tuple(c.name for c in table.columns), **spec))
     return tasks, [dataclasses.replace(task, fast_request=None) for task in tasks]
 
 
-def _read(source: SqliteSource, tasks) -> pa.Table:  # type: ignore[no-untyped-def]
+def _read(source: SqliteSource, tasks) -> pa.Table:
     return pa.Table.from_batches([batch for task in tasks for batch in source.read(task)], schema=tasks[0].schema)
 
 

@@ -104,7 +104,7 @@ class TinyBatches(SqliteSource):
     batch_rows = 2
 
 
-def _source(path: Path, rows: list[tuple]) -> SqliteSource:  # type: ignore[type-arg]
+def _source(path: Path, rows: list[tuple]) -> SqliteSource:
     with sqlite3.connect(path) as connection:
         connection.execute(DDL)
         connection.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", rows)
@@ -112,7 +112,7 @@ def _source(path: Path, rows: list[tuple]) -> SqliteSource:  # type: ignore[type
     return TinyBatches("lite", f"sqlite:///{path}")
 
 
-def _both(source: SqliteSource):  # type: ignore[no-untyped-def]
+def _both(source: SqliteSource):
     """The whole-table read as the fast path plans it, and the same tasks for the row reader."""
     table = source.describe(None, "t")
     tasks = source.tasks(ScanSpec.for_source(source, table, tuple(c.name for c in table.columns)))
@@ -120,7 +120,7 @@ def _both(source: SqliteSource):  # type: ignore[no-untyped-def]
     return tasks, [dataclasses.replace(task, fast_request=None) for task in tasks]
 
 
-def _read(source: SqliteSource, tasks) -> pa.Table:  # type: ignore[no-untyped-def]
+def _read(source: SqliteSource, tasks) -> pa.Table:
     return pa.Table.from_batches([batch for task in tasks for batch in source.read(task)], schema=tasks[0].schema)
 
 

@@ -25,15 +25,15 @@ from tests.unit.tables import PG_TABLE
 pytestmark = pytest.mark.unit
 
 
-def ref(name: str) -> dict:  # type: ignore[type-arg]
+def ref(name: str) -> dict:
     return {"ref": [name]}
 
 
-def lit(value: str | None, kind: str) -> dict:  # type: ignore[type-arg]
+def lit(value: str | None, kind: str) -> dict:
     return {"lit": value, "type": kind}
 
 
-def op(name: str, *args: dict, **extra: str) -> dict:  # type: ignore[type-arg]
+def op(name: str, *args: dict, **extra: str) -> dict:
     return {"op": name, "args": list(args), **extra}
 
 
@@ -58,11 +58,11 @@ def test_literals_keep_sparks_exact_type(text: str | None, kind: str, value: obj
     constant = constants.evaluate(v2.literal(text, kind), "UTC")
     assert constant is not None and constant.type.name == spark and constant.value == value
     if isinstance(value, float):
-        assert math.copysign(1, constant.value) == math.copysign(1, value)  # type: ignore[arg-type]
+        assert math.copysign(1, constant.value) == math.copysign(1, value)
 
 
 def test_nan_and_infinity_literals() -> None:
-    assert math.isnan(constants.evaluate(v2.literal("NaN", "double"), "UTC").value)  # type: ignore[union-attr,arg-type]
+    assert math.isnan(constants.evaluate(v2.literal("NaN", "double"), "UTC").value)  # type: ignore[union-attr]
     assert constants.evaluate(v2.literal("-Infinity", "double"), "UTC").value == -math.inf  # type: ignore[union-attr]
 
 
@@ -76,12 +76,12 @@ def test_nan_and_infinity_literals() -> None:
         (lit("x", "string collate UTF8_LCASE"), "compared by Spark"),
     ],
 )
-def test_what_has_no_tree_is_unsupported_with_why(node: dict, message: str) -> None:  # type: ignore[type-arg]
+def test_what_has_no_tree_is_unsupported_with_why(node: dict, message: str) -> None:
     with pytest.raises(Unsupported, match=message):
         v2.to_tree(node)
 
 
-def classify(node: dict) -> tuple[Level, str | None]:  # type: ignore[type-arg]
+def classify(node: dict) -> tuple[Level, str | None]:
     [verdict] = classify_conjuncts(PostgresDialect(), PG_TABLE, [v2.to_tree(node)], "UTC")
     return verdict.level, verdict.remote_sql
 
@@ -118,7 +118,7 @@ def classify(node: dict) -> tuple[Level, str | None]:  # type: ignore[type-arg]
         (op("STARTS_WITH", ref("code"), lit("a%", "string")), Level.EXACT, None),
     ],
 )
-def test_v2_conjuncts_classify(node: dict, level: Level, remote: str | None) -> None:  # type: ignore[type-arg]
+def test_v2_conjuncts_classify(node: dict, level: Level, remote: str | None) -> None:
     got, sql = classify(node)
     assert got is level, sql
     if remote is not None:
