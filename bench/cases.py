@@ -146,7 +146,7 @@ def to_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def rows_to_batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:  # type: ignore[type-arg]
+def rows_to_batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
     """Python row tuples to one typed Arrow batch (the naive drivers' last step).
 
     Decimals Sluice's SQL selects as text arrive as ``str``: Arrow casts those.

@@ -150,7 +150,7 @@ class Prepared:
     fingerprint: dict[str, int]
 
 
-def _fingerprint(row: tuple) -> dict[str, int]:  # type: ignore[type-arg]
+def _fingerprint(row: tuple) -> dict[str, int]:
     return dict(zip(FINGERPRINT_KEYS, (int(v) for v in row)))
 
 
@@ -182,7 +182,7 @@ def ensure_postgres(url: str, rows: int) -> Prepared:
     return Prepared(generated, time.perf_counter() - started, _fingerprint(fingerprint))
 
 
-def mysql_connect(url: str):  # type: ignore[no-untyped-def]
+def mysql_connect(url: str):
     import pymysql
 
     parts = urlsplit(url)

@@ -52,7 +52,7 @@ def warm_up(cases: list[Case], log: Log) -> None:
                 references[key] = result
                 case.check = "reference"
             elif key in references:
-                case.check = same_rows(result, references[key])  # type: ignore[arg-type]
+                case.check = same_rows(result, references[key])
         log(
             f"  warm-up {case.scenario:16} {case.shape:8} {seconds:8.3f}s  {case.path}"
             + (f"  [{case.check}]" if case.check and case.check != "reference" else "")

@@ -85,7 +85,7 @@ def sluice_conjunct(column: str, value: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- servers
-def start_server(argv: list[str], env: dict[str, str], banner: str) -> tuple[subprocess.Popen, str]:  # type: ignore[type-arg]
+def start_server(argv: list[str], env: dict[str, str], banner: str) -> tuple[subprocess.Popen, str]:
     """Start a server process and wait (bounded) for its banner line; returns it and its location.
 
     A thread reads the server's stdout to the end, so a chatty server never blocks on a full pipe.
@@ -120,7 +120,7 @@ def start_server(argv: list[str], env: dict[str, str], banner: str) -> tuple[sub
     return process, match[1]
 
 
-def stop_server(process: subprocess.Popen) -> None:  # type: ignore[type-arg]
+def stop_server(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.terminate()
         try:
@@ -222,8 +222,8 @@ def _cases(
     ]
 
 
-def _servers(url: str) -> tuple[dict[str, str], list[subprocess.Popen]]:  # type: ignore[type-arg]
-    processes: list[subprocess.Popen] = []  # type: ignore[type-arg]
+def _servers(url: str) -> tuple[dict[str, str], list[subprocess.Popen]]:
+    processes: list[subprocess.Popen] = []
     locations = {}
     try:
         process, locations[SLUICE] = start_server(
