@@ -122,7 +122,7 @@ class Campaign:
         self.shapes_per_round = shapes_per_round
         self.zone = fed.spark.conf.get("spark.sql.session.timeZone")
         self._names = itertools.count()
-        self._shrunk: collections.Counter = collections.Counter()  # type: ignore[type-arg]
+        self._shrunk: collections.Counter = collections.Counter()
 
     def _fresh(self, hint: str) -> str:
         return tables.fresh_name(hint, next(self._names))

@@ -67,7 +67,7 @@ def to_json(pred: Pred) -> object:
     return {pred.op.lower(): [to_json(c) for c in pred.children]}
 
 
-def from_json(data: dict) -> Pred:  # type: ignore[type-arg]
+def from_json(data: dict) -> Pred:
     if "leaf" in data:
         return Leaf(data["leaf"], frozenset(data["columns"]))
     if "not" in data:

@@ -52,7 +52,7 @@ SINGLES = 8
 class Outcome:
     """One side's answer to one case: row ids with multiplicity, or the error."""
 
-    ids: collections.Counter | None = None  # type: ignore[type-arg]
+    ids: collections.Counter | None = None
     error: str | None = None
 
 
@@ -96,7 +96,7 @@ class Tally:
     mismatches: int = 0
     scans: int = 0
     scans_pushed: int = 0  # scans with at least one conjunct pushed (EXACT or INEXACT)
-    levels: collections.Counter = field(default_factory=collections.Counter)  # type: ignore[type-arg]
+    levels: collections.Counter = field(default_factory=collections.Counter)
     shapes: int = 0  # aggregate and join shapes among the cases (fuzz/shapes.py)
     shapes_pushed: int = 0  # those whose aggregate or join the source answered
 
@@ -192,7 +192,7 @@ class Runner:
                 else [[case] for case in cases]
             )
             return {index: outcome for part in parts for index, outcome in self._outcomes(query_of, part, run).items()}
-        grouped: dict[int, collections.Counter] = {index: collections.Counter() for index, _ in cases}  # type: ignore[type-arg]
+        grouped: dict[int, collections.Counter] = {index: collections.Counter() for index, _ in cases}
         if frame.columns[0] == "q":
             for q, row_id in rows:
                 grouped[q][row_id] += 1

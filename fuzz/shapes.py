@@ -79,7 +79,7 @@ def _join(rng: random.Random, table: Table) -> Shape | None:
     )
 
 
-def normal(rows: list[Any]) -> collections.Counter:  # type: ignore[type-arg]
+def normal(rows: list[Any]) -> collections.Counter:
     """The rows as a multiset, floats rounded (see the module doc)."""
     return collections.Counter(tuple(_value(v) for v in row) for row in rows)
 

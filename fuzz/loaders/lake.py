@@ -67,7 +67,7 @@ class LakeLoader(ServerLoader):
         if catalog.table_exists((self.namespace, name)):
             catalog.purge_table((self.namespace, name))
 
-    def _catalog(self):  # type: ignore[no-untyped-def]
+    def _catalog(self):
         from sluice.lake.catalog import LakeLocation, open_catalog
 
         return open_catalog(LakeLocation.from_url(self.url), create=True)

@@ -71,7 +71,7 @@ class MysqlLoader(ServerLoader):
             return value.astimezone(dt.timezone.utc).replace(tzinfo=None) if low <= value <= high else None
         return value
 
-    def _connect(self):  # type: ignore[no-untyped-def]
+    def _connect(self):
         import pymysql
 
         parts = urlsplit(self.url)

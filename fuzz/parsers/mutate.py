@@ -232,7 +232,7 @@ def subtrees(tree: Any) -> list[Any]:
 
 def mutate_json_tree(
     rng: random.Random, tree: Any, vocabulary: list[str], nested: Callable[[random.Random], Any], donors: list[Any] = ()
-) -> Any:  # type: ignore[assignment]
+) -> Any:
     """Change one place of ``tree`` (in place when possible; the new root is returned)."""
     slots = _slots(tree)
     if not slots:

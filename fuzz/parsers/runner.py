@@ -45,7 +45,7 @@ class Summary:
     refused: int = 0
     seconds: float = 0.0
     slowest: float = 0.0
-    refusals: collections.Counter = field(default_factory=collections.Counter)  # type: ignore[type-arg]
+    refusals: collections.Counter = field(default_factory=collections.Counter)
     failures: list[Failure] = field(default_factory=list)
 
 
