@@ -7,7 +7,7 @@ the timing, not skipped. The warm-up run compares each path's rows with Sluice's
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
@@ -146,7 +146,7 @@ def to_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def rows_to_batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
+def rows_to_batch(rows: Sequence[tuple], schema: pa.Schema) -> pa.RecordBatch:
     """Python row tuples to one typed Arrow batch (the naive drivers' last step).
 
     Decimals Sluice's SQL selects as text arrive as ``str``: Arrow casts those.

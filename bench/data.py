@@ -150,7 +150,8 @@ class Prepared:
     fingerprint: dict[str, int]
 
 
-def _fingerprint(row: tuple) -> dict[str, int]:
+def _fingerprint(row: tuple | None) -> dict[str, int]:
+    assert row is not None, "the fingerprint query returns one row"
     return dict(zip(FINGERPRINT_KEYS, (int(v) for v in row)))
 
 

@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 PG_URL = os.environ.get("SLUICE_PG_URL", "postgresql://root@127.0.0.1:5432/test")
 SCHEMA = "sluice_fixed_cost"
@@ -50,7 +51,7 @@ def _child(runs: int, sqlite_url: str | None, pg_scan: bool) -> None:
 
     fed = Federation()
     fed.attach("pg", PG_URL)
-    queries = {"pg_selective_collect": lambda: fed.sql(PG_QUERY).collect()}
+    queries: dict[str, Callable[[], object]] = {"pg_selective_collect": lambda: fed.sql(PG_QUERY).collect()}
     if sqlite_url:
         fed.attach("lite", sqlite_url)
         queries["sqlite_full_scan_noop"] = lambda: (

@@ -86,12 +86,18 @@ def _mariadb_version(url: str) -> str:
         connection.close()
 
 
+def _one(row: tuple | None) -> object:
+    """The value of a one-row, one-column answer (``fetchone`` is typed as possibly no row)."""
+    assert row is not None
+    return row[0]
+
+
 def facts(pg_url: str, mysql_url: str, jars: dict[str, str]) -> dict[str, object]:
     """Machine, interpreter, library, server and repository facts, as JSON-ready values."""
     try:
         with psycopg.connect(pg_url) as connection:
-            server = connection.execute("SHOW server_version").fetchone()[0]
-            shared_buffers = connection.execute("SHOW shared_buffers").fetchone()[0]
+            server = _one(connection.execute("SHOW server_version").fetchone())
+            shared_buffers = _one(connection.execute("SHOW shared_buffers").fetchone())
     except psycopg.Error as error:
         server, shared_buffers = f"unreachable: {error}", None
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

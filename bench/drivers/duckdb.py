@@ -8,10 +8,12 @@ timer; the raw paths open the same file read-only and export the whole result at
 from __future__ import annotations
 
 import threading
+from typing import cast
 
 import pyarrow as pa
 
 from bench.cases import Case, SluiceRead, to_schema
+from sluice.sources.duckdb import DuckdbSource
 
 PARTITIONS = 2
 
@@ -38,7 +40,7 @@ def read_arrow(path: str, sql: str | list[str], schema: pa.Schema) -> pa.Table:
 
 def cases(read: SluiceRead) -> list[Case]:
     """Every DuckDB path for one shape, Sluice's reader first: the baseline."""
-    path, sql, schema = read.source.path, read.sql, read.schema
+    path, sql, schema = cast(DuckdbSource, read.source).path, read.sql, read.schema
     found = [
         read.baseline("to_arrow_reader"),
         read.case("duckdb to_arrow_table", lambda: read_arrow(path, sql, schema)),

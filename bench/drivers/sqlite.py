@@ -6,9 +6,12 @@ driver that hands back strings pays for the cast to timestamp inside the timing.
 
 from __future__ import annotations
 
+from typing import cast
+
 import pyarrow as pa
 
 from bench.cases import Case, SluiceRead, to_schema
+from sluice.sources.sqlite import SqliteSource
 
 #: connectorx's partitioned mode: one range of ``id`` per core of the benchmark machine
 CX_PARTITIONS = 2
@@ -39,7 +42,7 @@ def read_connectorx_queries(path: str, queries: list[str], schema: pa.Schema) ->
 
 def cases(read: SluiceRead) -> list[Case]:
     """Every SQLite path for one shape, Sluice's reader (sqlite3 + pyarrow) first: the baseline."""
-    path, sql, schema = read.source.path, read.sql, read.schema
+    path, sql, schema = cast(SqliteSource, read.source).path, read.sql, read.schema
     found = [
         read.baseline("sqlite3 + pa.array"),
         read.case("adbc_driver_sqlite", lambda: read_adbc(path, sql, schema)),

@@ -16,6 +16,7 @@ servers share the machine's cores: that is loopback on this machine, not the net
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -26,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -136,7 +137,7 @@ def flight_read(location: str, command: dict[str, Any], headers: list[tuple[byte
     options = flight.FlightCallOptions(headers=headers, timeout=CALL_TIMEOUT_S)
     with flight.connect(location) as client:
         info = client.get_flight_info(flight.FlightDescriptor.for_command(json.dumps(command).encode()), options)
-    return _in_threads([lambda e=e: _drain(location, e.ticket, options) for e in info.endpoints])
+    return _in_threads([functools.partial(_drain, location, e.ticket, options) for e in info.endpoints])
 
 
 def _drain(location: str, ticket: flight.Ticket, options: flight.FlightCallOptions) -> pa.Table:
@@ -156,13 +157,16 @@ def in_process_read(url: str, where: str | None) -> Received:
         source,
         table,
         tuple(c.name for c in table.columns),
-        where=(Pushed(tree=sqlglot.parse_one(where, read="postgres")),) if where else (),
+        where=(Pushed(tree=cast(exp.Expression, sqlglot.parse_one(where, read="postgres"))),) if where else (),
         partitions=os.cpu_count() or 1,
     )
     schema = spec.arrow_schema()
-    return _in_threads(
-        [lambda t=t: pa.Table.from_batches(list(source.read(t)), schema=schema) for t in source.tasks(spec)]
-    )
+    return _in_threads([functools.partial(_read_task, source, t, schema) for t in source.tasks(spec)])
+
+
+def _read_task(source: Any, task: Any, schema: pa.Schema) -> pa.Table:
+    """One read task drained into a table (a named function: a lambda binding ``task`` cannot be typed)."""
+    return pa.Table.from_batches(list(source.read(task)), schema=schema)
 
 
 def _in_threads(reads: list[Callable[[], pa.Table]]) -> Received:

@@ -79,7 +79,7 @@ def ensure_sources(ctx: BenchContext) -> dict[str, str]:
             "CREATE TABLE IF NOT EXISTS orders (id BIGINT PRIMARY KEY, customer_id BIGINT, "
             "amount DECIMAL(12,2), status VARCHAR, placed_at TIMESTAMP, note VARCHAR)"
         )
-        if connection.execute("SELECT count(*) FROM orders").fetchone()[0] == 0:
+        if connection.execute("SELECT count(*) FROM orders").fetchone() == (0,):
             connection.execute(
                 "INSERT INTO orders SELECT i, i % 100 + 1, i * 1.5, ['paid', 'shipped', 'placed'][i % 3 + 1], "
                 "TIMESTAMP '2024-01-01' + i * INTERVAL 1 HOUR, CASE WHEN i % 2 = 0 THEN 'gift' END "
