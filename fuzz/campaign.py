@@ -23,6 +23,7 @@ from fuzz.loaders import TEXT_VARIANTS
 from fuzz.loaders.base import Loader
 from fuzz.predicates import Pred
 from fuzz.runner import BATCH, UNREADABLE, Mismatch, Runner, ShapeMismatch, Tally
+from fuzz.shapes import Shape
 from fuzz.shrink import Shrinker
 
 #: predicates per round (two batches): enough to amortise loading the table
@@ -180,7 +181,7 @@ class Campaign:
         loader: Loader,
         table: tables.Table,
         preds: list[Pred],
-        found: list[shapes.Shape],
+        found: list[Shape],
         origin: str,
     ) -> tuple[Tally, list[Mismatch], list[ShapeMismatch]]:
         loader.load(table)

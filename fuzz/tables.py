@@ -15,7 +15,7 @@ import random
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from fuzz import values
 
@@ -115,7 +115,7 @@ def generate(rng: random.Random, name: str, text_variants: dict[str, tuple[str, 
             if kind == "string"
             else {}
         )
-        width = max(1, max(len(v) for v in chosen) + rng.randint(0, 3)) if kind == "string" else 0
+        width = max(1, max(len(cast(str, v)) for v in chosen) + rng.randint(0, 3)) if kind == "string" else 0
         columns.append(ColumnSpec(f"{_PREFIX[kind]}{index}", kind, precision, scale, text, width))
         pools.append(chosen)
         null_rates.append(rng.choice([0.0, 0.1, 0.1, 0.3]))

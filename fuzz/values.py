@@ -15,6 +15,7 @@ import datetime as dt
 import math
 import random
 import struct
+from collections.abc import Sequence
 from decimal import Context, Decimal, localcontext
 
 UTC = dt.timezone.utc
@@ -310,7 +311,7 @@ def _decimal_pool(precision: int, scale: int) -> list[Decimal]:
     return out
 
 
-def pool(kind: str, rng: random.Random, precision: int = 0, scale: int = 0) -> list[object]:
+def pool(kind: str, rng: random.Random, precision: int = 0, scale: int = 0) -> Sequence[object]:
     """The edge pool of ``kind`` plus a few random ordinary values (seeded by ``rng``)."""
     if kind in INTS:
         low, high = _INT_RANGES[kind]

@@ -10,6 +10,7 @@ are ints. Text has one variant (Parquet strings are bytes).
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from fuzz.loaders.base import ServerLoader
@@ -55,7 +56,7 @@ class LakeLoader(ServerLoader):
             properties={"write.parquet.row-group-limit": str(layout.choice([2, 3, 5]))},
         )
         arrow_schema = schema.as_arrow()
-        columns = list(zip(*self.stored_rows(table))) if table.rows else [[] for _ in fields]
+        columns: list[Sequence[Any]] = list(zip(*self.stored_rows(table))) if table.rows else [[] for _ in fields]
         data = pa.table(
             [pa.array(values, arrow_schema.field(i).type) for i, values in enumerate(columns)], schema=arrow_schema
         )

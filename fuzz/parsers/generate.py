@@ -9,7 +9,7 @@ import json
 import random
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from fuzz.parsers import mutate, seeds, wire
 from fuzz.parsers.tables import TABLES
@@ -413,7 +413,7 @@ def _nested(rng: random.Random, node: dict[str, Any]) -> dict[str, Any]:
         ]
     )
     for level in range(depth):
-        node = wrap(node, level)
+        node = cast(dict[str, Any], wrap(node, level))  # the lambdas' dicts differ: their join is object
     return node
 
 

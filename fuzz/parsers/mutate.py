@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 #: byte sequences that are not UTF-8: a lone continuation byte, a truncated sequence, an
@@ -231,7 +231,11 @@ def subtrees(tree: Any) -> list[Any]:
 
 
 def mutate_json_tree(
-    rng: random.Random, tree: Any, vocabulary: list[str], nested: Callable[[random.Random], Any], donors: list[Any] = ()
+    rng: random.Random,
+    tree: Any,
+    vocabulary: list[str],
+    nested: Callable[[random.Random], Any],
+    donors: Sequence[Any] = (),
 ) -> Any:
     """Change one place of ``tree`` (in place when possible; the new root is returned)."""
     slots = _slots(tree)
