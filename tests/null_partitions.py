@@ -62,7 +62,7 @@ def write_tables(catalog: Any, namespace: str) -> None:
     from pyiceberg import transforms
     from pyiceberg.partitioning import PartitionField, PartitionSpec
 
-    first = {
+    first: dict[str, transforms.Transform[Any, Any]] = {
         "identity": transforms.IdentityTransform(),
         "bucket": transforms.BucketTransform(3),
         "truncate": transforms.TruncateTransform(10),

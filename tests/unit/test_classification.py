@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.dialects.postgres import PostgresDialect
 from sluice.dialects.sqlite import SqliteDialect
@@ -70,7 +73,7 @@ CASES = [
 
 def _classify(dialect, table, predicate: str) -> Level:
     translator = Translator(dialect, table, "America/New_York")
-    return translator.predicate(sqlglot.parse_one(predicate, read="spark")).level
+    return translator.predicate(cast(exp.Expression, sqlglot.parse_one(predicate, read="spark"))).level
 
 
 @pytest.mark.parametrize("predicate,pg,_", [c for c in CASES if c[1] is not None])
@@ -86,16 +89,18 @@ def test_sqlite(predicate: str, _: Level, lite: Level) -> None:
 def test_every_verdict_has_a_reason() -> None:
     for predicate, _, _ in CASES:
         translation = Translator(PostgresDialect(), PG_TABLE, "UTC").predicate(
-            sqlglot.parse_one(predicate, read="spark")
+            cast(exp.Expression, sqlglot.parse_one(predicate, read="spark"))
         )
         assert translation.reason.strip(), predicate
 
 
 def test_reasons_name_the_deciding_column_property() -> None:
-    translation = Translator(PostgresDialect(), PG_TABLE, "UTC").predicate(sqlglot.parse_one("ch = 'a'", read="spark"))
+    translation = Translator(PostgresDialect(), PG_TABLE, "UTC").predicate(
+        cast(exp.Expression, sqlglot.parse_one("ch = 'a'", read="spark"))
+    )
     assert "character(5)" in translation.reason and "padded" in translation.reason
     translation = Translator(SqliteDialect(), SQLITE_TABLE, "UTC").predicate(
-        sqlglot.parse_one("ci = 'a'", read="spark")
+        cast(exp.Expression, sqlglot.parse_one("ci = 'a'", read="spark"))
     )
     assert "NOCASE" in translation.reason
 
@@ -104,6 +109,6 @@ def test_differently_collated_text_values_compare_as_bytes() -> None:
     """PostgreSQL refuses to compare text of two implicit collations (fuzzer find)."""
     translator = Translator(PostgresDialect(), PG_TABLE, "America/New_York")
     for predicate in ("code = ci", "coalesce(code, ci) = 'a'"):
-        result = translator.predicate(sqlglot.parse_one(predicate, read="spark"))
+        result = translator.predicate(cast(exp.Expression, sqlglot.parse_one(predicate, read="spark")))
         assert result.level is I and result.sql is not None
         assert PostgresDialect().render(result.sql).count('COLLATE "C"') == 2, predicate

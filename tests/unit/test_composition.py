@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import sqlglot
+from sqlglot import exp
 
 from sluice.dialects.postgres import PostgresDialect
 from sluice.pushdown.levels import Level
@@ -13,7 +16,9 @@ EXACT, INEXACT, UNSUPPORTED = "i = 1", "ch = 'a'", "upper(name) = 'A'"
 
 
 def classify(predicate: str):
-    return Translator(PostgresDialect(), PG_TABLE, "UTC").predicate(sqlglot.parse_one(predicate, read="spark"))
+    return Translator(PostgresDialect(), PG_TABLE, "UTC").predicate(
+        cast(exp.Expression, sqlglot.parse_one(predicate, read="spark"))
+    )
 
 
 def test_leaves() -> None:

@@ -6,6 +6,8 @@ dialect starts translating, a new column family, each must come with its cases, 
 
 from __future__ import annotations
 
+from typing import cast
+
 import sqlglot
 from sqlglot import exp
 
@@ -33,7 +35,7 @@ def test_a_new_function_without_a_case_is_reported() -> None:
 
 
 def _nodes(case: conformance.Case) -> list[exp.Expression]:
-    return list(sqlglot.parse_one(case.sql.format(q=0, t="edge"), read="spark").walk())
+    return cast(list[exp.Expression], list(sqlglot.parse_one(case.sql.format(q=0, t="edge"), read="spark").walk()))
 
 
 def test_every_column_family_has_edge_columns_and_every_order() -> None:

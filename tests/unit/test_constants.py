@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import cast
 
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.pushdown.constants import NotRepresentable, coerce, common_type, evaluate, float32
 from sluice.types import DOUBLE, SparkType
 
 
 def const(text: str, zone: str = "UTC"):
-    return evaluate(sqlglot.parse_one(text, read="spark"), zone)
+    return evaluate(cast(exp.Expression, sqlglot.parse_one(text, read="spark")), zone)
 
 
 @pytest.mark.parametrize(

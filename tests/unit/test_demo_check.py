@@ -25,5 +25,5 @@ def test_any_difference_raises(
     pushed: list[tuple[object, ...]], whole: list[tuple[object, ...]], expected: str
 ) -> None:
     with pytest.raises(PushdownError) as caught:
-        _check_same(QUERIES[0], pushed, whole)  # type: ignore[arg-type]
+        _check_same(QUERIES[0], pushed, whole)
     assert expected in str(caught.value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -19,7 +20,7 @@ def small(directory: Path, rebuild: bool = False) -> world.World:
     return build_world(directory, orders=2_500, customers=900, rebuild=rebuild, console=Console(file=io.StringIO()))
 
 
-def dump(path: Path, table: str) -> list[tuple[object, ...]]:
+def dump(path: Path, table: str) -> list[tuple[Any, ...]]:
     with sqlite3.connect(path) as connection:
         rows = connection.execute(f"SELECT * FROM {table} ORDER BY id").fetchall()
     connection.close()

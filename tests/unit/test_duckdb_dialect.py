@@ -6,8 +6,11 @@ where the spelling is the point, the remote SQL itself.
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.dialects.duckdb import DuckdbDialect
 from sluice.pushdown.levels import Level
@@ -20,7 +23,9 @@ DIALECT = DuckdbDialect()
 
 
 def _translate(predicate: str) -> Translation:
-    return Translator(DIALECT, DUCKDB_TABLE, "America/New_York").predicate(sqlglot.parse_one(predicate, read="spark"))
+    return Translator(DIALECT, DUCKDB_TABLE, "America/New_York").predicate(
+        cast(exp.Expression, sqlglot.parse_one(predicate, read="spark"))
+    )
 
 
 def _sql(predicate: str) -> str:

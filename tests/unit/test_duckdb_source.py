@@ -8,11 +8,13 @@ import sys
 import textwrap
 from decimal import Decimal
 from pathlib import Path
+from typing import cast
 
 import duckdb
 import pyarrow as pa
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.errors import BindError, ConfigError, SourceError
 from sluice.pushdown.pushed import Pushed
@@ -257,7 +259,9 @@ def test_collated_text_is_pushed_exactly(tmp_path: Path, collation: str) -> None
         "coalesce(s, 'x') > 'Z'": lambda s: s > "Z",
     }
     for predicate, expected in checks.items():
-        translation = Translator(source.dialect, table, "UTC").predicate(sqlglot.parse_one(predicate, read="spark"))
+        translation = Translator(source.dialect, table, "UTC").predicate(
+            cast(exp.Expression, sqlglot.parse_one(predicate, read="spark"))
+        )
         spec = ScanSpec.for_source(source, table, ("id",), where=(Pushed(tree=translation.sql),))
         assert sorted(_ids(source, spec)) == [i for i, s in enumerate(TEXTS) if expected(s)], predicate
     ordered = ScanSpec.for_source(

@@ -127,8 +127,10 @@ def test_literal_round_trips_or_is_not_pushed(dialect: Dialect, value: str) -> N
     if "\x00" in value and dialect.name in NUL_REFUSED:
         assert translation.level is Level.UNSUPPORTED and "NUL" in translation.reason
         return
+    assert translation.sql is not None, translation.reason
     sql = dialect.render(translation.sql)
     [statement] = sqlglot.parse(f"SELECT 1 FROM t WHERE {sql}", read=dialect.sqlglot)
+    assert statement is not None
     condition = statement.args["where"].this
     texts = [
         _text_of(node)
@@ -150,9 +152,11 @@ def test_a_lone_surrogate_is_never_sent(dialect: Dialect) -> None:
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 def test_identifier_round_trips(dialect: Dialect, name: str) -> None:
     table = _table(name=name, column=name)
-    sql = dialect.render(
-        _translate(dialect, exp.EQ(this=exp.column(name, quoted=True), expression=exp.Literal.string("x")), table).sql
+    translation = _translate(
+        dialect, exp.EQ(this=exp.column(name, quoted=True), expression=exp.Literal.string("x")), table
     )
+    assert translation.sql is not None, translation.reason
+    sql = dialect.render(translation.sql)
     parsed = sqlglot.parse_one(sql, read=dialect.sqlglot)
     assert {column.name for column in parsed.find_all(exp.Column)} == {name}
     assert sqlglot.parse_one(dialect.quote_table(None, name), read=dialect.sqlglot, into=exp.Table).name == name
@@ -166,7 +170,7 @@ LIKE_PREFIXES = ["'", "\\", "%", "_", "!", "[", "*", "a'; DROP", "\u2019", "x\ny
 def _predicates() -> list[tuple[str, exp.Expression, set[int]]]:
     """(label, Spark predicate over column v, ids Spark's binary comparison selects)."""
     column = exp.column("v", quoted=True)
-    cases = []
+    cases: list[tuple[str, exp.Expression, set[int]]] = []
     for index, value in enumerate(ROWS):
         literal = exp.Literal.string(value)
         cases.append((f"= {value[:20]!r}", exp.EQ(this=column.copy(), expression=literal), {index}))
@@ -258,6 +262,7 @@ def test_the_lake_engine_returns_exactly_the_rows_spark_selects() -> None:
     for label, predicate, expected in _predicates():
         translation = Translator(dialect, table, "UTC").predicate(predicate)
         assert translation.level is Level.EXACT, (label, translation.reason)
+        assert translation.sql is not None
         ids = {
             r[0] for r in connection.execute(f"SELECT id FROM kept WHERE {dialect.render(translation.sql)}").fetchall()
         }

@@ -5,7 +5,7 @@ the source's own rules (no server, no Spark)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from sqlglot import exp
@@ -78,7 +78,8 @@ def test_the_server_decides_with_the_source_s_rules() -> None:
     assert decision.complete, decision.verdicts
     assert decision.aggregation is not None
     assert [o.type for o in decision.aggregation.outputs] == [
-        aggregate_json.read_type(item, PG) for item in (*aggregate.group_by, *aggregate.aggregates)
+        aggregate_json.read_type(item, PG)
+        for item in cast(tuple[dict[str, Any] | AggregateFunction, ...], (*aggregate.group_by, *aggregate.aggregates))
     ]
     floats = Aggregate(({"column": "f"},), (AggregateFunction("count_star"),))
     refused = aggregates.answer(source, PG, aggregate_json.offered(floats, PG), [], True, "UTC")

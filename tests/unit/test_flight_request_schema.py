@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from sluice.flight.protocol import RequestError
 pytestmark = pytest.mark.unit
 
 DOCS_SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "flight-filter.schema.json"
-_DECODERS = {
+_DECODERS: dict[str, Callable[..., object]] = {
     "sluice": filter_json.decode_filter,
     "airport": airport.decode_filter,
     "substrait": substrait.decode_filter,

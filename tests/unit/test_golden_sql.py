@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import cast
 
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.dialects.duckdb import DuckdbDialect
 from sluice.dialects.mysql import MariadbDialect
@@ -48,7 +50,7 @@ def render(name: str) -> str:
     lines = []
     for predicate in [c[0] for c in CASES] + EXTRA:
         try:
-            result = translator.predicate(sqlglot.parse_one(predicate, read="spark"))
+            result = translator.predicate(cast(exp.Expression, sqlglot.parse_one(predicate, read="spark")))
         except Exception as error:  # noqa: BLE001 - a precondition failure is part of the record
             lines.append(f"{predicate} => ERROR {type(error).__name__}")
             continue

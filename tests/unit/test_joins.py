@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import typing
 from dataclasses import replace
 from typing import Any
 
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.planner import join_cost, joins
 from sluice.protocol.codec import decode
@@ -119,7 +121,7 @@ def test_pg_inner_join_on_int_keys_is_pushed_with_both_filters() -> None:
         "level": "EXACT",
         "reason": "r",
         "remote_sql": '"id" > 1',
-        "pushed": Pushed(tree=sqlglot.parse_one('"id" > 1', read="postgres")).to_dict(),
+        "pushed": Pushed(tree=typing.cast(exp.Expression, sqlglot.parse_one('"id" > 1', read="postgres"))).to_dict(),
     }
     request = offer(
         side(PG_A, [("id", None), ("k", None)], [exact]),
@@ -291,12 +293,12 @@ def _cost_join(kind: str = "INNER", rows: tuple[int, int] = (1_000_000, 100_000)
         (_column("id", "int", "int"), _column("segment", "string", "varchar(4)")),
         row_estimate=rows[1],
     )
-    status = Pushed(tree=sqlglot.parse_one("`status` = 'refunded'", read="mysql"))
+    status = Pushed(tree=typing.cast(exp.Expression, sqlglot.parse_one("`status` = 'refunded'", read="mysql")))
     outputs = (Output("id", "left", "id"), Output("id_1", "right", "id"))
     return JoinRead(kind, orders, customers, (status,), (), ("id", "customer_id"), ("id",), (), outputs)
 
 
-KEYS = {"left": ("customer_id",), "right": ("id",)}
+KEYS: dict[str, tuple[str, ...]] = {"left": ("customer_id",), "right": ("id",)}
 
 
 def _stats(indexed: set[str], histograms: tuple[str, ...] = ()) -> TableStatistics:

@@ -11,7 +11,7 @@ import datetime as dt
 import decimal
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pytest
@@ -22,6 +22,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.typedef import Record
 from pyiceberg.types import DoubleType, LongType, NestedField, StringType
+from sqlglot import exp
 
 from sluice.errors import SourceError
 from sluice.lake.catalog import LakeLocation, open_catalog
@@ -217,8 +218,8 @@ def test_file_reads_travel_with_their_delete_files() -> None:
 
 def _read(url: str, columns: tuple[str, ...], where: tuple[str, ...] = (), batch_rows: int = 3) -> list[tuple]:
     source = open_source("lake", url)
-    source.batch_rows = batch_rows  # batches smaller than a row group: positions placed batch by batch
-    pushed = tuple(Pushed(tree=sqlglot.parse_one(text, read="duckdb")) for text in where)
+    source.batch_rows = batch_rows  # type: ignore[misc]  # a ClassVar shadowed on this one source: batches smaller than a row group: positions placed batch by batch
+    pushed = tuple(Pushed(tree=cast(exp.Expression, sqlglot.parse_one(text, read="duckdb"))) for text in where)
     spec = ScanSpec.for_source(source, source.describe("ns", "t"), columns, where=pushed)
     return sorted(
         (

@@ -123,9 +123,9 @@ def test_partition_records_of_every_kind_read_back_from_folders() -> None:
         "city_identity=_K%C3%B6ln%2FOst/ts_month=662/day_day=20148/id_truncate=-10/city_bucket=2/"
         "price_identity=12.50/city_truncate=_"
     )
-    assert list(partition_record(columns, folder)) == ["Köln/Ost", 662, 20148, -10, 2, pytest.approx(12.5), ""]
+    assert list(partition_record(columns, folder)) == ["Köln/Ost", 662, 20148, -10, 2, pytest.approx(12.5), ""]  # type: ignore[call-overload]  # pyiceberg's Record iterates through __getitem__; its types declare no __iter__
     nulls = "/".join(f"{column.folder_key}=__HIVE_DEFAULT_PARTITION__" for column in columns)
-    assert list(partition_record(columns, nulls)) == [None] * len(columns)
+    assert list(partition_record(columns, nulls)) == [None] * len(columns)  # type: ignore[call-overload]  # as above: Record has no typed __iter__
 
 
 def test_unwritable_partition_sources_are_refused() -> None:

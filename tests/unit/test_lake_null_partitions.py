@@ -11,16 +11,19 @@ predicate. ``tests/integration/test_lake_pruning.py`` runs the same tables throu
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import duckdb
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.lake.catalog import LakeLocation, open_catalog
 from sluice.pushdown.pushed import Pushed
 from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from tests.null_partitions import TRANSFORMS, rows, write_tables
+from tests.pyramids import pyramid_of
 
 T = "CAST('2026-03-03 05:00:00.000000+00:00' AS TIMESTAMPTZ)"
 D = "CAST('2026-03-04' AS DATE)"
@@ -59,7 +62,9 @@ def lake(tmp_path_factory) -> str:
 
 def _expected(predicate: str) -> list[int]:
     whole = rows()  # noqa: F841 - read by DuckDB's replacement scan
-    return sorted(r[0] for r in duckdb.sql(f"SELECT id FROM whole WHERE {predicate}").fetchall())
+    return sorted(
+        r[0] for r in cast(duckdb.DuckDBPyRelation, duckdb.sql(f"SELECT id FROM whole WHERE {predicate}")).fetchall()
+    )
 
 
 @pytest.mark.parametrize("table", sorted(TRANSFORMS))
@@ -69,12 +74,15 @@ def test_null_partition_values_prune_without_dropping_or_crashing(lake: str, tab
     kept_files = []
     for predicate in PREDICATES:
         spec = ScanSpec.for_source(
-            source, described, ("id",), where=(Pushed(tree=sqlglot.parse_one(predicate, read="duckdb")),)
+            source,
+            described,
+            ("id",),
+            where=(Pushed(tree=cast(exp.Expression, sqlglot.parse_one(predicate, read="duckdb"))),),
         )
         got = sorted(
             i for task in source.tasks(spec) for batch in source.read(task) for i in batch.column(0).to_pylist()
         )
         assert got == _expected(predicate), predicate
-        kept_files.append(source.pruning(spec).tiers[1].kept)
-    total = source.pruning(ScanSpec.for_source(source, described, ("id",))).tiers[1].kept
+        kept_files.append(pyramid_of(source, spec).tiers[1].kept)
+    total = pyramid_of(source, ScanSpec.for_source(source, described, ("id",))).tiers[1].kept
     assert min(kept_files) < total  # partitions are pruned, NULL ones included, not merely all read

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.lake import catalog as lake_catalog
 from sluice.lake import pyramid
@@ -26,6 +27,7 @@ from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from sluice.sources.iceberg import IcebergSource
 from sluice.types import AsOf
+from tests.pyramids import pyramid_of
 from tests.small_lake import small_lake
 
 
@@ -51,7 +53,7 @@ def _spec(
     source: IcebergSource, columns: tuple[str, ...], where: tuple[str, ...] = (), as_of: AsOf | None = None
 ) -> ScanSpec:
     table = source.describe("ns", "t") if as_of is None else source.describe_as_of("ns", "t", as_of)
-    pushed = tuple(Pushed(tree=sqlglot.parse_one(text, read="duckdb")) for text in where)
+    pushed = tuple(Pushed(tree=cast(exp.Expression, sqlglot.parse_one(text, read="duckdb"))) for text in where)
     return ScanSpec.for_source(source, table, columns, where=pushed, partitions=2)
 
 
@@ -78,7 +80,7 @@ def test_one_scan_prunes_once_for_the_reader_choice_the_plan_and_the_tasks(
     choice, _ = source.reader_choice(spec, mode=Mode())
     assert choice.reader == "python"  # a three-row table
     tasks = source.tasks(spec)
-    assert source.pruning(spec).bytes_read < source.pruning(_spec(source, ("id", "x"), where)).bytes_read
+    assert pyramid_of(source, spec).bytes_read < pyramid_of(source, _spec(source, ("id", "x"), where)).bytes_read
     assert pruned[0] == 1
     assert loaded[0] == 1  # the metadata file is parsed once, however often the table is asked for
     assert sorted(i for task in tasks for batch in source.read(task) for i in batch.column(0).to_pylist()) == [2, 3]
@@ -119,8 +121,8 @@ def test_a_pinned_snapshot_and_the_current_one_are_pruned_apart(lake: str) -> No
     old = table.current_snapshot()
     assert old is not None
     table.append(pa.table({"id": pa.array([4], pa.int64()), "x": [1.0]}))
-    now = source.pruning(_spec(source, ("id",)))
-    then = source.pruning(_spec(source, ("id",), as_of=AsOf(snapshot_id=old.snapshot_id)))
+    now = pyramid_of(source, _spec(source, ("id",)))
+    then = pyramid_of(source, _spec(source, ("id",), as_of=AsOf(snapshot_id=old.snapshot_id)))
     assert then.snapshot_id == old.snapshot_id != now.snapshot_id
     assert (len(then.reads), len(now.reads)) == (1, 2)
     assert json.loads(json.dumps(now.to_dict()))["tiers"][-1]["rows_kept"] == 4

@@ -13,6 +13,7 @@ import itertools
 import math
 import operator
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -107,14 +108,23 @@ def test_nan_polluted_and_null_row_groups_are_never_pruned(tmp_path: Path) -> No
     """The issue's cases: ``x > 5`` keeps a group of {1.0, NaN} (its max says 1.0), ``x IS
     NULL`` keeps a group with a NULL; and every group is pruned only when no row matches."""
     random.seed(7)
-    groups = [[1.0, math.nan], [None, 2.0], [math.nan], [None], [-0.0, 0.0], [math.inf, 3.0], [6.0, 8.0], [-math.inf]]
+    groups: list[list[float | None]] = [
+        [1.0, math.nan],
+        [None, 2.0],
+        [math.nan],
+        [None],
+        [-0.0, 0.0],
+        [math.inf, 3.0],
+        [6.0, 8.0],
+        [-math.inf],
+    ]
     groups += [[random.choice(FLOATS) for _ in range(4)] for _ in range(40)]
     path = tmp_path / "groups.parquet"
     _write_groups(path, groups)
     schema = Schema(NestedField(1, "x", DoubleType(), required=False))
     metrics = row_group_metrics(pq.read_metadata(path), schema)
     assert len(metrics) == len(groups)
-    predicates = [
+    predicates: list[tuple[str, Callable[..., bool]]] = [
         (f'"x" {op} {_double(v)}', lambda x, op=op, v=v: _spark_holds(op, x, v))
         for op, v in itertools.product(OPS, [v for v in FLOATS if v is not None])
     ]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import cast
 
 import pyarrow as pa
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.errors import BindError, ConfigError, SourceError, TimeTravelError
 from sluice.lake.catalog import LakeLocation, open_catalog
@@ -15,6 +17,7 @@ from sluice.pushdown.pushed import Pushed
 from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
 from sluice.types import AsOf
+from tests.pyramids import pyramid_of
 from tests.small_lake import small_lake
 
 
@@ -25,7 +28,7 @@ def lake(tmp_path: Path) -> str:
 
 def _pushed(where: tuple[str, ...]) -> tuple[Pushed, ...]:
     """Pushed conjuncts as the planner hands them over: trees (here parsed from the lake's DuckDB SQL)."""
-    return tuple(Pushed(tree=sqlglot.parse_one(text, read="duckdb")) for text in where)
+    return tuple(Pushed(tree=cast(exp.Expression, sqlglot.parse_one(text, read="duckdb"))) for text in where)
 
 
 def _read(url: str, where: tuple[str, ...] = ()) -> list[int]:
@@ -102,6 +105,7 @@ def _read_at(url: str, as_of: AsOf | None, column: str, where: tuple[str, ...] =
 def test_time_travel_reads_the_snapshot_and_its_schema(lake: str) -> None:
     table = open_catalog(LakeLocation.from_url(lake)).load_table(("ns", "t"))
     first = table.current_snapshot()
+    assert first is not None
     with table.update_schema() as update:
         update.rename_column("x", "y")
     table.append(pa.table({"id": pa.array([4], pa.int64()), "y": [9.5]}))
@@ -152,7 +156,7 @@ def test_files_without_field_ids_are_read_through_the_name_mapping(tmp_path: Pat
     assert _read_at(url, None, "place", ("\"place\" = ''",)) == [(2, "")]
     source = open_source("lake", url)
     spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("id",), where=_pushed(("\"place\" > 'zzz'",)))
-    assert source.pruning(spec).tiers[-1].kept == 0  # the old name's statistics prune the new name
+    assert pyramid_of(source, spec).tiers[-1].kept == 0  # the old name's statistics prune the new name
     spec = ScanSpec.for_source(source, source.describe("ns", "t"), ("extra",))
     assert [v for task in source.tasks(spec) for b in source.read(task) for v in b.column(0).to_pylist()] == [
         None,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pyarrow as pa
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.lake.pyramid import FileLayout, FileRead, Pyramid, Tier
 from sluice.lake.vectorised import Mode, Needed, _ranges, choose, same_type, vector_read
@@ -54,7 +57,9 @@ def test_a_small_scan_stays_with_the_python_reader_on_the_driver() -> None:
 
 def test_what_only_the_python_reader_answers_keeps_it_whatever_is_forced() -> None:
     full = pyramid((FileRead("a", (0, 1, 2), 300, 300, True, file_size=400),))
-    exact = Verdict("x > 1", Level.EXACT, "same", "x > 1", Pushed(tree=sqlglot.parse_one("x > 1")))
+    exact = Verdict(
+        "x > 1", Level.EXACT, "same", "x > 1", Pushed(tree=cast(exp.Expression, sqlglot.parse_one("x > 1")))
+    )
     assert not choose(full, {"a": LAYOUT}, NEEDED, mode=FORCED, blocker="LIMIT 3").vectorised
     forced = choose(full, {"a": LAYOUT}, NEEDED, mode=FORCED, exact=[exact])
     assert not forced.vectorised and "EXACT" in forced.reason

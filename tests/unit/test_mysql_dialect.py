@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.dialects.mysql import MariadbDialect, Mysql8Dialect
 from sluice.pushdown.levels import Level
@@ -16,7 +19,9 @@ E, U = Level.EXACT, Level.UNSUPPORTED
 
 def translate(predicate: str, dialect: MariadbDialect | None = None) -> tuple[Level, str]:
     dialect = dialect or MariadbDialect()
-    result = Translator(dialect, MYSQL_TABLE, "America/New_York").predicate(sqlglot.parse_one(predicate, read="spark"))
+    result = Translator(dialect, MYSQL_TABLE, "America/New_York").predicate(
+        cast(exp.Expression, sqlglot.parse_one(predicate, read="spark"))
+    )
     return result.level, dialect.render(result.sql) if result.sql is not None else result.reason
 
 

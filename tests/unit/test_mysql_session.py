@@ -10,10 +10,15 @@ from sluice.sources import mysql
 def test_the_preferred_mode_context_is_made_at_the_first_handshake_and_then_shared(monkeypatch) -> None:
     made = []
     real = ssl.create_default_context
-    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: made.append(1) or real(*a, **k))
+
+    def counted(*a, **k):
+        made.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
     monkeypatch.setattr(mysql._PreferredTls, "context", None)
     session = mysql._session_class()
-    stand_ins = [session._create_ssl_ctx(object.__new__(session), {}) for _ in range(3)]
+    stand_ins = [session._create_ssl_ctx(object.__new__(session), {}) for _ in range(3)]  # type: ignore[attr-defined]  # types-PyMySQL omits the private method Sluice overrides
     assert made == [] and all(isinstance(s, mysql._PreferredTls) for s in stand_ins)  # a server without TLS: none made
     wrapped = []
 
@@ -30,8 +35,8 @@ def test_the_preferred_mode_context_is_made_at_the_first_handshake_and_then_shar
 def test_the_real_context_is_pymysqls_own(monkeypatch) -> None:
     monkeypatch.setattr(mysql._PreferredTls, "context", None)
     session = mysql._session_class()
-    stand_in = session._create_ssl_ctx(object.__new__(session), {})
+    stand_in = session._create_ssl_ctx(object.__new__(session), {})  # type: ignore[attr-defined]  # types-PyMySQL omits the private method Sluice overrides
     context = stand_in._make()
     assert isinstance(context, ssl.SSLContext) and context.verify_mode == ssl.CERT_NONE and not context.check_hostname
-    explicit = session._create_ssl_ctx(object.__new__(session), {"verify_mode": "required"})
+    explicit = session._create_ssl_ctx(object.__new__(session), {"verify_mode": "required"})  # type: ignore[attr-defined]  # types-PyMySQL omits the private method Sluice overrides
     assert isinstance(explicit, ssl.SSLContext) and explicit.verify_mode == ssl.CERT_REQUIRED

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import sqlglot
@@ -74,7 +74,7 @@ def check_mutants(name: str, cases: int) -> None:
 # ---------------------------------------------------------------- what the classifier is handed
 def classify(source: str, predicate: str | exp.Expression) -> tuple[Verdict, ...]:
     """The verdict on one conjunct (Spark SQL text, or a tree) for ``source``'s table."""
-    tree = sqlglot.parse_one(predicate, read="spark") if isinstance(predicate, str) else predicate
+    tree = cast(exp.Expression, sqlglot.parse_one(predicate, read="spark")) if isinstance(predicate, str) else predicate
     return classify_conjuncts(DIALECTS[source], TABLES[source], [tree], "UTC")
 
 
@@ -97,12 +97,12 @@ def test_numbers_and_types_spark_would_not_read_are_left_to_it(predicate: str) -
 
 @pytest.mark.parametrize("connector,term", [(exp.Or, "i = {k}"), (exp.And, "i <> {k}")])
 def test_thousands_of_flat_terms_are_classified_and_sent_as_shallow_sql(
-    connector: type[exp.Connector], term: str
+    connector: type[exp.And] | type[exp.Or], term: str
 ) -> None:
     """2,000 terms of one connective, grouped balanced as sluice.scan.v2 groups the flat
     chains Spark's V2 expressions carry: the pushed SQL nests a dozen levels, and SQLite
     (which refuses 1,000 levels of AND) runs it."""
-    terms = [sqlglot.parse_one(term.format(k=k), read="spark") for k in range(2000)]
+    terms = [cast(exp.Expression, sqlglot.parse_one(term.format(k=k), read="spark")) for k in range(2000)]
     [verdict] = classify("lite", nesting.chain(connector, terms, paren))
     assert verdict.level is Level.EXACT and verdict.remote_sql is not None
     query = check_remote("lite", TABLES["lite"], [verdict.remote_sql])  # executes in an in-memory SQLite
@@ -110,7 +110,7 @@ def test_thousands_of_flat_terms_are_classified_and_sent_as_shallow_sql(
 
 
 def test_long_chains_regroup_balanced_and_in_order() -> None:
-    parts = [exp.column(f"c{k}") for k in range(1000)]
+    parts: list[exp.Expression] = [exp.column(f"c{k}") for k in range(1000)]
     tree = nesting.chain(exp.Or, parts, paren)
     assert nesting.depth(tree) <= 2 * 10 + 2  # ten levels of OR and parentheses, then column and name
     assert tree.sql().replace("(", "").replace(")", "") == " OR ".join(f"c{k}" for k in range(1000))
@@ -121,7 +121,7 @@ def test_long_chains_regroup_balanced_and_in_order() -> None:
 def test_the_pushed_text_of_a_scan_is_bounded() -> None:
     """A conjunct whose SQL would take the scan past MAX_PUSHED_CHARS stays with Spark, with why."""
     wide = exp.In(this=exp.column("s"), expressions=[exp.Literal.string("x" * 1_000_000) for _ in range(5)])
-    narrow = sqlglot.parse_one("i = 1", read="spark")
+    narrow = cast(exp.Expression, sqlglot.parse_one("i = 1", read="spark"))
     verdicts = classify_conjuncts(DIALECTS["pg"], TABLES["pg"], [wide, narrow], "UTC")
     assert (
         verdicts[0].level is Level.UNSUPPORTED and f"a scan pushes at most {MAX_PUSHED_CHARS:,}" in verdicts[0].reason

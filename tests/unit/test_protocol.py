@@ -10,7 +10,7 @@ import re
 import types
 import typing
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -59,7 +59,7 @@ def test_every_message_round_trips_through_json_and_validates_against_the_schema
     original = message(cls, full)
     wire = json.loads(json.dumps(encode(original)))
     # validated as the committed schema's definition of the message (its references resolve in that schema)
-    whole = validator().schema
+    whole = cast(dict[str, Any], validator().schema)  # jsonschema types a schema as bool | Mapping
     errors = [e.message for e in Draft202012Validator({**whole, "$ref": f"#/$defs/{cls.__name__}"}).iter_errors(wire)]
     assert errors == []
     assert decode(cls, wire, cls.__name__) == original

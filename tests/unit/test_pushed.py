@@ -4,9 +4,11 @@ reader survives JSON as a tree, renders as the classifier's SQL did, and holds n
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.dialects.mysql import MariadbDialect
 from sluice.dialects.postgres import PostgresDialect
@@ -28,16 +30,25 @@ PREDICATES = [
 @pytest.mark.parametrize(("dialect", "table"), [(PostgresDialect(), PG_TABLE), (MariadbDialect(), MYSQL_TABLE)])
 def test_a_spec_carries_trees_that_render_as_the_verdicts_showed(dialect, table) -> None:
     trees = [
-        sqlglot.parse_one(p, read="spark") for p in PREDICATES if set(_columns(p)) <= {c.name for c in table.columns}
+        cast(exp.Expression, sqlglot.parse_one(p, read="spark"))
+        for p in PREDICATES
+        if set(_columns(p)) <= {c.name for c in table.columns}
     ]
     verdicts = [v for v in classify_conjuncts(dialect, table, trees, "UTC") if v.level.pushed]
     assert len(verdicts) >= 3
     keys = (OrderKey(table.columns[0].name, descending=True, nulls_first=False),)
-    spec = ScanSpec("src", "x://", table, (table.columns[0].name,), where=tuple(v.pushed for v in verdicts), order=keys)
+    spec = ScanSpec(
+        "src",
+        "x://",
+        table,
+        (table.columns[0].name,),
+        where=tuple(cast(Pushed, v.pushed) for v in verdicts),
+        order=keys,
+    )
     text = spec.to_json()
     carried = json.loads(text)
     assert all(set(conjunct) == {"tree"} for conjunct in carried["where"])
-    assert not any(v.remote_sql in text or json.dumps(v.remote_sql)[1:-1] in text for v in verdicts)
+    assert not any(cast(str, v.remote_sql) in text or json.dumps(v.remote_sql)[1:-1] in text for v in verdicts)
     assert "ORDER BY" not in text
     back = ScanSpec.from_json(text)
     assert back.to_json() == text  # stable: the scan id hashes it
@@ -46,7 +57,7 @@ def test_a_spec_carries_trees_that_render_as_the_verdicts_showed(dialect, table)
 
 
 def test_only_sqlglot_node_classes_are_built() -> None:
-    tree = Pushed(tree=sqlglot.parse_one("a = 1")).to_dict()["tree"]
+    tree = Pushed(tree=cast(exp.Expression, sqlglot.parse_one("a = 1"))).to_dict()["tree"]
     for name in ("os.system", "Pushed", "serde"):
         forged = [dict(tree[0], c=name), *tree[1:]]
         with pytest.raises(ValueError, match="not a sqlglot expression"):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
+from matplotlib.patches import Rectangle
 
 from sluice.lake.plot import bars, pyramid_figure
 from sluice.lake.pyramid import FileRead, Pyramid, Tier
@@ -30,7 +33,9 @@ def test_the_pyramid_is_drawn_on_the_tables_scale() -> None:
     assert drawn[-1].label.startswith("3 of 3 row groups kept (0% pruned), 1.2 KiB = 0.40% of the table")
     figure = pyramid_figure({"r": _pyramid()})
     (axis,) = figure.axes
-    ends = [patch.get_x() + patch.get_width() for patch in axis.patches][len(drawn) :]  # after the grey backgrounds
+    ends = [patch.get_x() + patch.get_width() for patch in cast(list[Rectangle], axis.patches)][
+        len(drawn) :
+    ]  # after the grey backgrounds
     assert ends == [pytest.approx(b.share) for b in drawn[::-1]]
     assert axis.get_xscale() == "log" and axis.get_xlim()[0] == pytest.approx(0.001)  # the 0.4% bar has length
     assert axis.get_title(loc="left").startswith("r: lake.telemetry.readings (snapshot 42): reads 1.2 KiB of 303.0 KiB")

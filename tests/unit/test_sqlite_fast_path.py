@@ -10,10 +10,12 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 from pathlib import Path
+from typing import cast
 
 import pyarrow as pa
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from sluice.errors import SourceError
 from sluice.pushdown.pushed import Pushed
@@ -22,7 +24,7 @@ from sluice.scan.spec import ScanSpec
 from sluice.sources.sqlite import SqliteSource
 
 DDL = "CREATE TABLE t (i INTEGER, b BOOLEAN, r REAL, n NUMERIC, s TEXT, d DATE, ts DATETIME, bl BLOB, a)"
-GOOD = [
+GOOD: list[tuple[object, ...]] = [
     (None, None, None, None, None, None, None, None, None),  # a first batch of NULLs: types still right
     (None, None, None, None, None, None, None, None, None),
     (None, None, None, None, None, None, None, None, None),
@@ -118,7 +120,9 @@ def test_filtered_sorted_and_view_scans_keep_the_row_reader(tmp_path: Path) -> N
     source = SqliteSource("lite", url)
     assert all(
         task.fast_request is None
-        for task in _tasks(source, where=(Pushed(tree=sqlglot.parse_one('"i" > 0', read="sqlite")),))[0]
+        for task in _tasks(
+            source, where=(Pushed(tree=cast(exp.Expression, sqlglot.parse_one('"i" > 0', read="sqlite"))),)
+        )[0]
     )
     assert all(
         task.fast_request is None

@@ -66,7 +66,7 @@ def test_declared_types_map_to_the_spark_types_other_sources_give(declared: str,
 
 
 DDL = "CREATE TABLE t (m DECIMAL(10,2), w NUMERIC(38,18), s SMALLINT, y TINYINT, k MEDIUMINT)"
-GOOD = [
+GOOD: list[tuple[object, ...]] = [
     (None, None, None, None, None),
     (12.34, 0.1, -32768, -128, -(2**31)),
     (5, 12345678901234567, 32767, 127, 2**31 - 1),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -132,7 +133,7 @@ def test_a_flat_chain_of_thousands_is_rebuilt_balanced() -> None:
 
 
 def test_the_planner_answers_one_verdict_per_offered_conjunct() -> None:
-    request = {
+    request: dict[str, Any] = {
         "catalog": "pg",
         "options": {"url": "postgresql://root@127.0.0.1:1/test"},
         "session_zone": "UTC",

@@ -6,6 +6,7 @@ has is either dispatched or deliberately a leaf, and every walker answers every 
 from __future__ import annotations
 
 import importlib
+from typing import Any, cast
 
 import pytest
 import sqlglot
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.unit
 WALKER_MODULES = ("sluice.pushdown.translator", "sluice.flight.filter_json", "sluice.lake.expressions")
 
 
-def _subclasses(cls: type) -> list[type]:
+def _subclasses(cls: type[Any]) -> list[type[Any]]:
     return [sub for direct in cls.__subclasses__() for sub in (direct, *_subclasses(direct))]
 
 
@@ -75,6 +76,6 @@ def test_parentheses_and_the_rewrite_come_before_dispatch() -> None:
         def visit_leaf(self, node: exp.Expression) -> str:
             return node.sql("spark")
 
-    tree = sqlglot.parse_one("((a XOR b)) AND NOT (c = 1)", read="mysql")
+    tree = cast(exp.Expression, sqlglot.parse_one("((a XOR b)) AND NOT (c = 1)", read="mysql"))
     assert Shapes().visit(tree) == "and(or(a, b), not(c = 1))"
     assert visitor.LEAF_CONNECTIVES == (exp.Xor,)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import sqlglot
@@ -77,14 +77,14 @@ def _lake(sql: str) -> Any:
 @pytest.mark.parametrize("source", list(DIALECTS))
 def test_the_translator_answers_as_before(source: str) -> None:
     for entry in CORPUS:
-        node = sqlglot.parse_one(entry["predicate"], read="spark")
+        node = cast(exp.Expression, sqlglot.parse_one(entry["predicate"], read="spark"))
         [verdict] = classify_conjuncts(DIALECTS[source], TABLES[source], [node], ZONE)
         assert [verdict.level.name, verdict.reason, verdict.sql] == entry[source], entry["predicate"]
 
 
 def test_the_flight_json_encoder_answers_as_before() -> None:
     for entry in CORPUS:
-        node = sqlglot.parse_one(entry["predicate"], read="spark")
+        node = cast(exp.Expression, sqlglot.parse_one(entry["predicate"], read="spark"))
         assert _json(node, None) == entry["json"], entry["predicate"]
         assert _json(node, TABLES["pg"]) == entry["json_casts"], entry["predicate"]
 

@@ -16,7 +16,7 @@ import os
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -151,12 +151,12 @@ def _timed(action: Callable[[], T]) -> tuple[T, float]:
     return result, time.perf_counter() - started
 
 
-def _comparable(row: Row) -> tuple[Any, ...]:
+def _comparable(row: tuple[Any, ...]) -> tuple[Any, ...]:
     """The row with NaN spelled as a marker: NaN != NaN, but Spark's NaN equals NaN."""
     return tuple("<NaN>" if isinstance(value, float) and math.isnan(value) else value for value in row)
 
 
-def _check_same(query: DemoQuery, rows: list[Row], reference: list[Row]) -> None:
+def _check_same(query: DemoQuery, rows: Sequence[tuple[Any, ...]], reference: Sequence[tuple[Any, ...]]) -> None:
     """Raise when pushdown changed the answer: the one thing Sluice must never do."""
     pushed, whole = Counter(map(_comparable, rows)), Counter(map(_comparable, reference))
     if pushed == whole:
