@@ -213,7 +213,7 @@ END_TO_END = ["c32 + 1 > 5", "1 - c32 < 0", "c64 * 2 = 7", "c16 + 1S > 0", "c32 
 def test_pushdown_on_and_off_agree_on_overflow(arith, source: str, predicate: str) -> None:
     federation = arith[0][source]
     query = f"SELECT id FROM {TABLES[source]} WHERE {predicate}"
-    outcomes = []
+    outcomes: list[object] = []
     for pushdown in (True, False):
         try:
             outcomes.append(sorted(row.id for row in federation.sql(query, pushdown=pushdown).collect()))

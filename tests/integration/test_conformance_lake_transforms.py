@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections.abc import Iterator
+from typing import Any, cast
 
 import pytest
 
@@ -45,7 +46,7 @@ ROWS_PER_VALUE = 2
 
 def rows() -> list[tuple]:
     """Every value of every column at least twice, spread over the rows, and a NULL every 7th row."""
-    count = ROWS_PER_VALUE * max(map(len, (INTS, BIGINTS, TEXTS, DATES, INSTANTS)))
+    count = ROWS_PER_VALUE * max(len(INTS), len(BIGINTS), len(TEXTS), len(DATES), len(INSTANTS))
 
     def pick(values: list, index: int, stride: int):
         return None if (index * stride) % 7 == 3 else values[(index * stride) % len(values)]
@@ -94,7 +95,9 @@ def _literal(column: str, value: object) -> str:
 
 def cases(column: str) -> list[Case]:
     """Every operator against every value of the column's type, IN, IS [NOT] NULL."""
-    values = {"i": INTS, "b": BIGINTS, "s": TEXTS, "dt": DATES, "ts": INSTANTS}[column]
+    values = cast(
+        list[Any], {"i": INTS, "b": BIGINTS, "s": TEXTS, "dt": DATES, "ts": INSTANTS}[column]
+    )  # lists of unlike types join to object
     literals = [_literal(column, v) for v in values]
     predicates = [f"{column} {op} {lit}" for op, lit in itertools.product(("=", "<>", "<", "<=", ">", ">="), literals)]
     predicates += [f"{column} IN ({', '.join(literals[:3])})", f"{column} NOT IN ({', '.join(literals[-3:])})"]

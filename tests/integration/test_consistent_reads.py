@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -22,6 +23,7 @@ import pytest
 from sluice import Federation, SourceError
 from sluice.scan.spec import ScanSpec
 from sluice.sources import open_source
+from tests.scalars import first_value
 from tests.sources import PG_URL
 
 pytestmark = pytest.mark.integration
@@ -33,7 +35,7 @@ PARTITIONS = 8
 
 
 @pytest.fixture()
-def accounts() -> str:
+def accounts() -> Iterator[str]:
     """A fresh table of ROWS rows of ~300 bytes (about 1,700 blocks), its pages full."""
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         connection.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
@@ -132,9 +134,11 @@ def _assert_no_session(where: str, within_s: float, message: str) -> None:
     deadline = time.monotonic() + within_s
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         while True:
-            left = connection.execute(
-                f"SELECT count(*) FROM pg_stat_activity WHERE {where} AND pid <> pg_backend_pid()"
-            ).fetchone()[0]
+            left = first_value(
+                connection.execute(
+                    f"SELECT count(*) FROM pg_stat_activity WHERE {where} AND pid <> pg_backend_pid()"
+                ).fetchone()
+            )
             if left == 0 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
@@ -171,7 +175,12 @@ def test_a_cancelled_job_leaves_no_snapshot_holder_past_its_lease(spark, account
 
     fed = Federation(spark=spark)
     fed.attach("snapc", PG_URL, partitions=PARTITIONS, statement_timeout_s=3)
-    slow = udf(lambda i: time.sleep(0.002) or i, "bigint")  # ~10 s per partition: the later waves wait
+
+    def slowly(i: int) -> int:
+        time.sleep(0.002)
+        return i
+
+    slow = udf(slowly, "bigint")  # ~10 s per partition: the later waves wait
     frame = fed.sql(f"SELECT id FROM snapc.{accounts}").select(slow("id"))
     group = "sluice-snapshot-cancel"
     outcome: dict[str, BaseException] = {}
@@ -187,9 +196,11 @@ def test_a_cancelled_job_leaves_no_snapshot_holder_past_its_lease(spark, account
     thread.start()
     deadline = time.monotonic() + 60
     with psycopg.connect(PG_URL, autocommit=True) as connection:
-        while not connection.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'sluice-snapshot%'"
-        ).fetchone()[0]:
+        while not first_value(
+            connection.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'sluice-snapshot%'"
+            ).fetchone()
+        ):
             assert time.monotonic() < deadline and thread.is_alive(), "no holder started"
             time.sleep(0.05)
     time.sleep(1.0)

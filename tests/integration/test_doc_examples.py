@@ -47,7 +47,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from rich.console import Console
@@ -360,6 +360,7 @@ def _execute(block: Block, namespace: dict[str, Any]) -> str | None:
     try:
         exec(code, namespace)  # the documentation's own examples
     except Exception as error:  # noqa: BLE001 - reported by the caller
+        assert error.__traceback__ is not None  # a caught exception has one
         return "".join(traceback.format_exception(type(error), error, error.__traceback__.tb_next))
     return None
 
@@ -381,6 +382,7 @@ def docs_world(spark, tmp_path_factory: pytest.TempPathFactory, request: pytest.
     (folder / ".venv").symlink_to(VENV)  # `.venv/bin/sluice` as the README writes it
     written: dict[str, Block] = {}
     for block in FILES:
+        assert block.file is not None  # FILES holds the blocks that name one
         if block.file in written and written[block.file].code != block.code:
             raise AssertionError(f"{block.where} and {written[block.file].where} both write {block.file}, differently")
         written[block.file] = block
@@ -390,9 +392,12 @@ def docs_world(spark, tmp_path_factory: pytest.TempPathFactory, request: pytest.
 
     # the shell blocks this session runs: those selected, and those above a selected Python block
     chosen = {
-        item.callspec.params["block"]
+        cast(Block, item.callspec.params["block"])  # pytest types parameters as object
         for item in request.session.items
-        if item.module is request.module and hasattr(item, "callspec") and "block" in item.callspec.params
+        if isinstance(item, pytest.Function)
+        and item.module is request.module
+        and hasattr(item, "callspec")
+        and "block" in item.callspec.params
     }
     awaited = {
         block

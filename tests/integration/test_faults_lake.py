@@ -103,7 +103,7 @@ def stage(url: str, job: str, rows: int) -> WrittenFiles:
     return written
 
 
-def race(work: dict[str, Callable[[], object]], timeout_s: float) -> dict[str, object]:
+def race(work: dict[str, Callable[..., object]], timeout_s: float) -> dict[str, object]:
     """Run every job's ``work`` in its own thread, released together; each one's result or error."""
     barrier = threading.Barrier(len(work))
     outcome: dict[str, object] = {}
@@ -295,7 +295,7 @@ def lake_fed(spark, small_lake: str) -> Federation:
     return federation
 
 
-def set_aside(path: str, folder: Path) -> Callable[[], None]:
+def set_aside(path: str, folder: Path) -> Callable[[], object]:
     """Move a data file out of the lake; returns what puts it back."""
     aside = folder / Path(path).name
     shutil.move(path, aside)

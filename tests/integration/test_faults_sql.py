@@ -13,10 +13,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
+from typing import Any, cast
 
 import duckdb
 import psycopg
@@ -105,7 +106,7 @@ def test_reader_raises_when_its_session_is_killed_mid_read(spark, servers, kind:
     fed.attach(f"{kind}kill", servers[kind], partitions=1)
     source, tasks = _reader(fed, f"SELECT id, v FROM {kind}kill.{SCHEMA}.{table}")
     assert len(tasks) == 1
-    with closing(source.read(tasks[0])) as batches:
+    with closing(cast(Generator[Any, None, None], source.read(tasks[0]))) as batches:  # read() is a generator
         rows = next(batches).num_rows  # the server is streaming now
         assert kill(servers[kind]), "the reading session was not found on the server"
         with pytest.raises(SourceError) as failure:
@@ -261,7 +262,7 @@ def test_network_cut_mid_read_raises(spark, servers, kind: str) -> None:
         fed = Federation(spark=spark)
         fed.attach("cut", proxy.url(servers[kind]), partitions=1)
         source, tasks = _reader(fed, f"SELECT id, v FROM cut.{SCHEMA}.{KILLERS[kind][0]}")
-        with closing(source.read(tasks[0])) as batches:
+        with closing(cast(Generator[Any, None, None], source.read(tasks[0]))) as batches:  # read() is a generator
             rows = next(batches).num_rows
             proxy.stop()
             with pytest.raises(SourceError, match="source 'cut'"):

@@ -12,6 +12,7 @@ import json
 import os
 import threading
 from dataclasses import replace
+from typing import Any
 
 import pyarrow.flight as flight
 import pytest
@@ -189,7 +190,7 @@ def test_the_server_answers_an_aggregate_request_on_the_wire(flight_aggregates) 
     source = flight_aggregates._sources["fa"]
     client = flight.FlightClient(source.location)
     options = flight.FlightCallOptions(headers=[(b"authorization", f"Bearer {TOKEN}".encode())])
-    request = {
+    request: dict[str, Any] = {
         "table": ["strict", "edge"],
         "filter": {
             "format": "sluice",

@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow.flight as flight
 import pytest
@@ -100,7 +101,7 @@ def _eq(column: str, value: object, kind: str) -> dict:
 
 
 #: (columns, conjuncts, limit) and the rows each must return
-WORKLOAD = [
+WORKLOAD: list[tuple[list[str], list[Any], int | None, int]] = [
     (["id", "kind", "v", "note"], [], None, EVENT_ROWS),
     (["id"], [_eq("kind", "k3", "string")], None, EVENT_ROWS // 10),
     (["id", "note"], [{"op": "<", "args": [{"column": "v"}, {"literal": 100, "type": "int"}]}], None, EVENT_ROWS // 10),

@@ -42,7 +42,7 @@ FLOATS = [float("nan"), -0.0, 0.0, 1.5, -2.25, float("inf"), float("-inf"), None
 
 def _rows(count: int, seed: int, first: int) -> pa.Table:
     rng = random.Random(seed)
-    ids = [first + i for i in range(count)]
+    ids: list[int | None] = [first + i for i in range(count)]
     ids[:3] = [-(2**63), 2**63 - 1, None] if first == 0 else ids[:3]
     return pa.table(
         {
@@ -90,6 +90,7 @@ def history(spark, tmp_path_factory):
 
     def remember(rows: pa.Table) -> None:
         snapshot = table.current_snapshot()
+        assert snapshot is not None
         kept.append((snapshot.snapshot_id, snapshot.timestamp_ms, rows))
 
     first = _rows(40, 1, 0)
@@ -108,10 +109,10 @@ def history(spark, tmp_path_factory):
     before = pa.concat_tables([_renamed(first), _renamed(second), third])
     remember(before)
 
-    table.delete(GreaterThanOrEqual("id", 1030))  # copy-on-write: PyIceberg 0.12 rewrites the files
+    table.delete(GreaterThanOrEqual("id", 1030))  # type: ignore[call-arg,arg-type]  # pyiceberg's pydantic fields hide its (term, literal) __init__; copy-on-write: PyIceberg 0.12 rewrites the files
     ids = before["id"].to_pylist()
     remember(before.filter(pa.array([i is None or i < 1030 for i in ids])))
-    table.delete(EqualTo("label", ""))
+    table.delete(EqualTo("label", ""))  # type: ignore[call-arg,arg-type]  # pyiceberg's pydantic fields hide its (term, literal) __init__
     last = kept[-1][2]
     remember(last.filter(pa.array([s != "" for s in last["label"].to_pylist()])))
 

@@ -185,7 +185,9 @@ def test_ingest_overwrite_partitions_replaces_the_partitions_of_its_rows(spark, 
     # rows only in partitions the table does not have yet: nothing replaced, still a replace-partitions overwrite
     later = spark.createDataFrame([(99, dt.datetime(2031, 1, 1, tzinfo=UTC), "x", 1.0, Decimal(1), None)], COLUMNS)
     ingest(spark, url, later, namespace="ns", table="t", mode="overwrite-partitions", report=lambda _: None)
-    summary = open_catalog(LakeLocation.from_url(url)).load_table(("ns", "t")).current_snapshot().summary
+    snapshot = open_catalog(LakeLocation.from_url(url)).load_table(("ns", "t")).current_snapshot()
+    assert snapshot is not None and snapshot.summary is not None
+    summary = snapshot.summary
     assert (summary.operation.value, summary["replace-partitions"], summary["deleted-data-files"]) == (
         "overwrite",
         "true",

@@ -102,7 +102,7 @@ def lake(spark, tmp_path_factory):
     fed = Federation(spark=spark)
     fed.attach("lktx", url)
     fed.sql("CREATE NAMESPACE lktx.ns")
-    first = {}
+    first: dict[str, int] = {}
     for table, values, kind in (("ints", INTS, "int"), ("longs", LONGS, "bigint")):
         column, partition, _ = TABLES[table]
         fed.sql(f"CREATE TABLE lktx.ns.{table} (id bigint, {column} {kind}) PARTITIONED BY ({partition})")
@@ -110,7 +110,9 @@ def lake(spark, tmp_path_factory):
         for batch in (extremes, [v for v in values if v not in extremes] + [None]):
             rows = ", ".join(f"({-1 if v is None else values.index(v)}, CAST({_sql(v)} AS {kind}))" for v in batch)
             fed.sql(f"INSERT INTO lktx.ns.{table} VALUES {rows}")
-            first.setdefault(table, catalog.load_table(("ns", table)).current_snapshot().snapshot_id)
+            snapshot = catalog.load_table(("ns", table)).current_snapshot()
+            assert snapshot is not None
+            first.setdefault(table, snapshot.snapshot_id)
     return fed, url, first
 
 

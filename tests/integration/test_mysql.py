@@ -95,7 +95,12 @@ def test_a_login_reuses_the_processes_tls_context(fed, monkeypatch) -> None:
 
     made = []
     real = ssl.create_default_context
-    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: made.append(1) or real(*a, **k))
+
+    def counted(*a, **k):
+        made.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
     source = fed._sources["my"]
     for _ in range(3):
         source._catalog().close()

@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from sluice.errors import SluiceError, SourceError
+from tests.scalars import first_value
 from tests.sources import EDGE_TABLES, PG_URL
 
 pytestmark = pytest.mark.integration
@@ -72,7 +73,7 @@ def test_a_write_through_a_passthrough_fails_with_the_sources_error_and_changes_
                 1,
                 False,
             )
-            assert connection.execute("SELECT count(*) FROM sluice_test.edge").fetchone()[0] > 0
+            assert first_value(connection.execute("SELECT count(*) FROM sluice_test.edge").fetchone()) > 0
         finally:
             connection.execute("DROP SEQUENCE IF EXISTS public.sluice_passthrough_seq")
 

@@ -19,8 +19,9 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import duckdb
 import psycopg
@@ -33,6 +34,7 @@ from psycopg import sql
 from sluice import Federation, SourceError
 from sluice.sources import open_source
 from sluice.sources.base import ReadTask
+from sluice.sources.postgres import PostgresSource
 from tests.sources import MYSQL_SERVER, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
@@ -75,7 +77,7 @@ def spark_name(name: str) -> str:
 
 
 # ---------------------------------------------------------------- the four sources
-def _pg(*statements: str | sql.Composable, fetch: bool = False) -> list[tuple]:
+def _pg(*statements: str | sql.SQL | sql.Composed, fetch: bool = False) -> list[tuple]:
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         rows: list[tuple] = []
         for statement in statements:
@@ -245,7 +247,9 @@ def test_postgres_reader_and_catalog_sessions_refuse_writes(sources) -> None:
     source = open_source("pg", sources["pg"])
     assert all(
         "in a read-only transaction" in m
-        for m in _refused_by_catalog(source._catalog, psycopg.errors.ReadOnlySqlTransaction, "sluice_ro.")
+        for m in _refused_by_catalog(
+            cast(PostgresSource, source)._catalog, psycopg.errors.ReadOnlySqlTransaction, "sluice_ro."
+        )
     )
     settings = ReadTask(
         "SELECT current_setting('default_transaction_read_only') || ' ' || current_setting('statement_timeout') "
@@ -400,7 +404,7 @@ def _reads(source_name: str, url: str, big: str, table: str) -> Iterator[str]:
     with pytest.raises(SourceError):
         list(source.read(ReadTask(f"SELECT x FROM {table}_missing", ONE_INT)))
     yield "error"
-    stream = source.read(ReadTask(big, ONE_INT))
+    stream = cast(Generator[Any, None, None], source.read(ReadTask(big, ONE_INT)))  # read() is a generator
     next(stream)
     stream.close()
     yield "abandoned stream"
@@ -418,7 +422,7 @@ def test_mariadb_sessions_end_with_every_read(sources) -> None:
     big = f"SELECT a.seq * 1000 + b.seq AS x FROM seq_0_to_999 a, seq_0_to_999 b WHERE '{marker}' <> ''"
     source = open_source("my", sources["my"])
     source.check()
-    stream = source.read(ReadTask(big, ONE_INT))
+    stream = cast(Generator[Any, None, None], source.read(ReadTask(big, ONE_INT)))  # read() is a generator
     next(stream)
     ids = _my_sessions(marker)
     assert ids, "the reader's session is not in the processlist"

@@ -5,11 +5,13 @@ wins, and a PostgreSQL partition arrives in batches of about 1 MiB, not one 16 M
 
 from __future__ import annotations
 
+from typing import cast
+
 import psycopg
 import pytest
 
 from sluice import Federation
-from sluice.sources.base import read_partitions
+from sluice.sources.base import SqlSource, read_partitions
 from tests.sources import mariadb_execute
 
 pytestmark = pytest.mark.integration
@@ -84,7 +86,7 @@ def test_a_mariadb_filter_is_sized_by_the_rows_it_returns(spark, my_parts) -> No
     query = f"SELECT id FROM {MY_TABLE} WHERE k = 7"
     spec = fed.plan(query).scans[0].spec
     # EXPLAIN's rows is 1,000,000 examined; filtered (0.01%) makes it the 100 returned
-    expected = fed._sources["my"].estimated_rows(spec)
+    expected = cast(SqlSource, fed._sources["my"]).estimated_rows(spec)
     assert expected is not None and expected < 1000, expected
     (task,) = fed._sources["my"].tasks(spec)
     assert task.expected_rows == expected

@@ -139,7 +139,12 @@ def spark_records(spark) -> dict[str, str]:
     context, tracker = spark.sparkContext, spark.sparkContext.statusTracker()
     jobs = context._jsc.sc().statusStore().jobsList(None)
     jobs = [jobs.apply(i) for i in range(jobs.size())]
-    stages = [tracker.getStageInfo(stage) for job in jobs for stage in (tracker.getJobInfo(job.jobId()) or ()).stageIds]
+    stages = [
+        tracker.getStageInfo(stage)
+        for job in jobs
+        if (info := tracker.getJobInfo(job.jobId())) is not None
+        for stage in info.stageIds
+    ]
     executions = spark._jsparkSession.sharedState().statusStore().executionsList()
     records = {
         "Spark jobs": [f"{j.name()} {j.description()}" for j in jobs],

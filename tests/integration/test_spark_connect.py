@@ -202,7 +202,7 @@ def test_federation_refuses_a_connect_session_naming_sluice_server_start() -> No
     session = ConnectSession.builder.remote(f"sc://127.0.0.1:{free_port()}").create()  # connects lazily
     try:
         with pytest.raises(ConfigError, match=r"Spark Connect session.*`sluice server start --catalog catalog.toml`"):
-            Federation(spark=session)
+            Federation(spark=session)  # type: ignore[arg-type]  # the wrong session kind on purpose: it is refused
     finally:
         session.client.close()  # nothing listens: the client's exit hook would retry its cleanup call for minutes
 

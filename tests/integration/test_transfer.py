@@ -5,12 +5,14 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from tests.scalars import first_value
+
 pytestmark = pytest.mark.integration
 
 
 def _remote_count(fed, sql: str) -> int:
     with psycopg.connect(fed._sources["pg"]._libpq_url()) as connection:
-        return connection.execute(f"SELECT count(*) FROM ({sql}) AS q").fetchone()[0]
+        return first_value(connection.execute(f"SELECT count(*) FROM ({sql}) AS q").fetchone())
 
 
 @pytest.mark.parametrize(

@@ -94,7 +94,7 @@ def _driver_rows(fed, catalog: str, pg_url: str, table: str) -> list[tuple]:
 
 def _as_sqlite(row: tuple) -> tuple:
     """Spark's values as the SQLite writer stores them: 0/1, ISO text, decimal as INTEGER/REAL."""
-    out = []
+    out: list[object] = []
     for v in row:
         if isinstance(v, bool):
             out.append(int(v))
