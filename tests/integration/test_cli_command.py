@@ -163,7 +163,8 @@ def test_progress_on_a_terminal_only(slow_view: str) -> None:
         if not chunk:
             break
         seen += chunk
-    out = process.stdout.read()  # type: ignore[union-attr]
+    assert process.stdout is not None
+    out = process.stdout.read()
     assert process.wait(timeout=30) == 0
     os.close(leader)
     shown = seen.decode("utf-8", "replace")

@@ -61,7 +61,8 @@ class Server:
             stderr=subprocess.DEVNULL,
             text=True,
         )
-        banner = self.process.stdout.readline()  # type: ignore[union-attr]
+        assert self.process.stdout is not None
+        banner = self.process.stdout.readline()
         if " at grpc://" not in banner:
             self.kill()
             raise RuntimeError(f"sluice serve did not start: {banner!r}")

@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -37,7 +38,7 @@ from sluice.errors import BindError, SluiceError, SourceError
 from sluice.lake import telemetry as layout
 from sluice.lake.catalog import LakeLocation, load_table, open_catalog
 from sluice.lake.commit import JOB_PROPERTY, WrittenFiles, collect_data_files, commit_data_files
-from sluice.lake.ingest import ingest
+from sluice.lake.ingest import IngestSummary, ingest
 from sluice.lake.partitioning import partition_columns
 from sluice.scan.spec import ScanSpec
 from sluice.sources import open_scan_source
@@ -253,7 +254,7 @@ def test_two_ingest_jobs_at_once_into_a_new_lake_both_land(spark, tmp_path: Path
     )
     assert all(not isinstance(result, Exception) for result in outcome.values()), outcome
     assert keys_by_job(url) == expected
-    summaries = {job: result.job_id for job, result in outcome.items()}  # type: ignore[attr-defined]
+    summaries = {job: cast(IngestSummary, result).job_id for job, result in outcome.items()}
     assert job_snapshots(url) == {job_id: 1 for job_id in summaries.values()}
     assert leftovers(url) == []
     assert spark.conf.get("spark.sql.parquet.outputTimestampType", None) is None  # the setting was put back
@@ -274,10 +275,11 @@ def test_an_ingest_job_that_loses_the_commit_race_deletes_its_files(spark, lake:
     [winner] = [job for job, result in outcome.items() if not isinstance(result, Exception)]
     [loser] = [job for job, result in outcome.items() if isinstance(result, Exception)]
     assert isinstance(outcome[loser], SluiceError) and "kept losing the race" in str(outcome[loser])
-    assert keys_by_job(lake) == {winner: outcome[winner].rows}  # type: ignore[attr-defined]
+    won = cast(IngestSummary, outcome[winner])
+    assert keys_by_job(lake) == {winner: won.rows}
     assert leftovers(lake) == []  # the loser's files are gone
     data = Path(local(fresh_table(lake).location())) / "data"
-    assert [path.name for path in data.iterdir()] == [outcome[winner].job_id]  # type: ignore[attr-defined]
+    assert [path.name for path in data.iterdir()] == [won.job_id]
 
 
 # ---------------------------------------------------------------- files gone before the read

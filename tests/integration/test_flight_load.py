@@ -54,15 +54,17 @@ class ServerProcess:
         )
         self.log: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._drain, daemon=True).start()
-        banner = self.process.stdout.readline()  # type: ignore[union-attr]
+        assert self.process.stdout is not None and self.process.stderr is not None
+        banner = self.process.stdout.readline()
         match = re.search(r" at (grpc\S+) ", banner)
         if match is None:
             self.process.kill()
-            raise RuntimeError(f"sluice serve did not start: {banner!r} {self.process.stderr.read()}")  # type: ignore[union-attr]
+            raise RuntimeError(f"sluice serve did not start: {banner!r} {self.process.stderr.read()}")
         self.location = match[1]
 
     def _drain(self) -> None:
-        for line in self.process.stderr:  # type: ignore[union-attr]
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
             self.log.put(line)
 
     def wait_for_log(self, text: str, timeout_s: float) -> None:
@@ -77,7 +79,9 @@ class ServerProcess:
 
     def rss_bytes(self) -> int:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
-        return int(re.search(r"VmRSS:\s+(\d+) kB", status)[1]) * 1024  # type: ignore[index]
+        found = re.search(r"VmRSS:\s+(\d+) kB", status)
+        assert found is not None, status
+        return int(found[1]) * 1024
 
     def kill(self) -> None:
         self.process.kill()

@@ -34,7 +34,10 @@ from psycopg import sql
 from sluice import Federation, SourceError
 from sluice.sources import open_source
 from sluice.sources.base import ReadTask
+from sluice.sources.duckdb import DuckdbSource
+from sluice.sources.mysql import MysqlSource
 from sluice.sources.postgres import PostgresSource
+from sluice.sources.sqlite import SqliteSource
 from tests.sources import MYSQL_SERVER, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
@@ -227,17 +230,17 @@ def _refused_by_reader(source_name: str, url: str) -> list[str]:
     return messages
 
 
-def _refused_by_catalog(connect: Callable[[], object], error: type[Exception], prefix: str) -> list[str]:
+def _refused_by_catalog(connect: Callable[[], Any], error: type[Exception], prefix: str) -> list[str]:
     """Each write on the source's own catalog connection: the error texts."""
     messages = []
     for statement in WRITES:
         connection = connect()
         try:
             with pytest.raises(error) as refused:
-                connection.cursor().execute(statement.replace("victim", f"{prefix}victim"))  # type: ignore[attr-defined]
+                connection.cursor().execute(statement.replace("victim", f"{prefix}victim"))
             messages.append(str(refused.value))
         finally:
-            connection.close()  # type: ignore[attr-defined]
+            connection.close()
     return messages
 
 
@@ -264,7 +267,10 @@ def test_mariadb_reader_and_catalog_sessions_refuse_writes(sources) -> None:
     before = fingerprint("my", sources["my"])
     assert all("READ ONLY transaction" in m for m in _refused_by_reader("my", sources["my"]))
     source = open_source("my", sources["my"])
-    assert all("READ ONLY transaction" in m for m in _refused_by_catalog(source._catalog, pymysql.err.MySQLError, ""))  # type: ignore[attr-defined]
+    assert all(
+        "READ ONLY transaction" in m
+        for m in _refused_by_catalog(cast(MysqlSource, source)._catalog, pymysql.err.MySQLError, "")
+    )
     assert fingerprint("my", sources["my"]) == before
 
 
@@ -273,11 +279,11 @@ def test_file_sessions_refuse_writes_and_cannot_attach_another_file(sources, nam
     before = fingerprint(name, sources[name])
     words = {"lite": "readonly database", "duck": "read-only mode"}[name]
     assert all(words in m for m in _refused_by_reader(name, sources[name]))
-    source = open_source(name, sources[name])
+    source = cast(SqliteSource | DuckdbSource, open_source(name, sources[name]))
     error = sqlite3.Error if name == "lite" else duckdb.Error
-    assert all(words in m for m in _refused_by_catalog(source._connect, error, ""))  # type: ignore[attr-defined]
+    assert all(words in m for m in _refused_by_catalog(source._connect, error, ""))
     other = tmp_path / "other.db"
-    connection = source._connect()  # type: ignore[attr-defined]
+    connection = source._connect()
     try:
         with pytest.raises(
             error

@@ -146,12 +146,13 @@ def serve_command(tmp_path: Path, *options: str) -> tuple[subprocess.Popen[str],
         start_new_session=True,
     )
     selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
+    assert process.stdout is not None and process.stderr is not None
+    selector.register(process.stdout, selectors.EVENT_READ)
     if not selector.select(timeout=60):
         os.killpg(process.pid, signal.SIGKILL)
         pytest.fail("sluice serve did not start within 60 s")
-    line = process.stdout.readline()  # type: ignore[union-attr]
-    assert " at grpc://127.0.0.1:" in line, (line, process.stderr.read() if process.poll() is not None else "")  # type: ignore[union-attr]
+    line = process.stdout.readline()
+    assert " at grpc://127.0.0.1:" in line, (line, process.stderr.read() if process.poll() is not None else "")
     return process, line
 
 

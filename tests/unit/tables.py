@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sluice.types import Column, SparkType, TableSchema
 
 
-def column(name: str, spark: str, remote: str, **properties: object) -> Column:
-    return Column(name, SparkType(spark), remote, **properties)  # type: ignore[arg-type]
+def column(name: str, spark: str, remote: str, **properties: Any) -> Column:
+    return Column(name, SparkType(spark), remote, **properties)
 
 
 PG_TABLE = TableSchema(

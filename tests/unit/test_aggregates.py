@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from sluice.planner import aggregates
@@ -15,8 +17,8 @@ from sluice.sources.sqlite import SqliteSource
 from sluice.types import Column, SparkType, TableSchema
 
 
-def _column(name: str, spark: str, remote: str, **extra: object) -> Column:
-    return Column(name=name, type=SparkType(spark), remote_type=remote, **extra)  # type: ignore[arg-type]
+def _column(name: str, spark: str, remote: str, **extra: Any) -> Column:
+    return Column(name=name, type=SparkType(spark), remote_type=remote, **extra)
 
 
 PG = PostgresSource("pg", "postgresql://u@localhost/db")

@@ -197,7 +197,7 @@ url = "sqlite:///crm.db"
 """,
     )
     fed = RecordingFederation()
-    attached = attach_catalog(fed, path)  # type: ignore[arg-type]
+    attached = attach_catalog(fed, path)  # type: ignore[arg-type]  # a stand-in that records attach() calls
     assert sorted(attached) == ["lite", "pg"]
     assert fed.calls == [
         {
@@ -244,7 +244,7 @@ password_env = "SLUICE_TEST_UNSET_PW"
     )
     fed = RecordingFederation()
     with pytest.raises(ConfigError, match="SLUICE_TEST_UNSET_PW") as caught:
-        attach_catalog(fed, path)  # type: ignore[arg-type]
+        attach_catalog(fed, path)  # type: ignore[arg-type]  # a stand-in that records attach() calls
     assert "is not set" in str(caught.value) and "'pg'" in str(caught.value)
     assert fed.calls == []  # all passwords are resolved before the first attach
 

@@ -143,8 +143,8 @@ def test_nan_polluted_and_null_row_groups_are_never_pruned(tmp_path: Path) -> No
         )
         for values, group in zip(groups, metrics):
             if any(spark_holds(v) for v in values):
-                assert evaluator.eval(group), f"{sql} pruned row group {values} holding a matching row"  # type: ignore[arg-type]
-            elif not evaluator.eval(group):  # type: ignore[arg-type]
+                assert evaluator.eval(group), f"{sql} pruned row group {values} holding a matching row"  # type: ignore[arg-type]  # the evaluator reads the metrics fields of a DataFile, which RowGroupMetrics has
+            elif not evaluator.eval(group):  # type: ignore[arg-type]  # the evaluator reads the metrics fields of a DataFile, which RowGroupMetrics has
                 pruned += 1
     assert pruned > 100  # the statistics do prune where they can
 

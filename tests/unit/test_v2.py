@@ -63,8 +63,9 @@ def test_literals_keep_sparks_exact_type(text: str | None, kind: str, value: obj
 
 
 def test_nan_and_infinity_literals() -> None:
-    assert math.isnan(constants.evaluate(v2.literal("NaN", "double"), "UTC").value)  # type: ignore[union-attr]
-    assert constants.evaluate(v2.literal("-Infinity", "double"), "UTC").value == -math.inf  # type: ignore[union-attr]
+    nan, minus_infinity = (constants.evaluate(v2.literal(t, "double"), "UTC") for t in ("NaN", "-Infinity"))
+    assert nan is not None and math.isnan(nan.value)
+    assert minus_infinity is not None and minus_infinity.value == -math.inf
 
 
 @pytest.mark.parametrize(

@@ -56,7 +56,7 @@ def test_a_walker_that_misses_a_connective_cannot_be_made() -> None:
             return 0
 
     with pytest.raises(TypeError, match="visit_not"):
-        Partial()  # type: ignore[abstract]
+        Partial()  # type: ignore[abstract]  # the point: a walker missing a visit method cannot be built
 
 
 def test_parentheses_and_the_rewrite_come_before_dispatch() -> None:
