@@ -15,6 +15,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+import pyarrow as pa
+
 from bench.cases import Case, same_rows
 
 Log = Callable[[str], None]
@@ -28,7 +30,7 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[:300]}"
 
 
-def _timed(case: Case) -> tuple[float, object]:
+def _timed(case: Case) -> tuple[float, pa.Table | None]:
     gc.collect()
     started = time.perf_counter()
     result = case.run()
@@ -46,7 +48,7 @@ def warm_up(cases: list[Case], log: Log) -> None:
             log(f"  warm-up {case.scenario} {case.shape} {case.path}: FAILED {case.error}")
             continue
         if result is not None:
-            case.rows = result.num_rows  # type: ignore[attr-defined]
+            case.rows = result.num_rows
             key = (case.scenario, case.shape)
             if case.baseline:
                 references[key] = result

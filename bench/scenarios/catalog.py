@@ -165,7 +165,7 @@ class PathStats:
         self.calls: collections.Counter[str] = collections.Counter()
 
     def reset(self) -> None:
-        self.__init__()  # type: ignore[misc]
+        self.__init__()  # type: ignore[misc]  # a reset is the fresh state __init__ builds
 
     def run(self, ctx: BenchContext, text: str, through_fed: bool = False, sluice: bool = True) -> Callable[[], None]:
         """The query collected to the driver; None, as bench.timing expects of a path that returns no Arrow table."""

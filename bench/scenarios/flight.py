@@ -95,7 +95,8 @@ def start_server(argv: list[str], env: dict[str, str], banner: str) -> tuple[sub
     lines: queue.Queue[str | None] = queue.Queue()
 
     def pump() -> None:
-        for text in process.stdout:  # type: ignore[union-attr]
+        assert process.stdout is not None
+        for text in process.stdout:
             lines.put(text)
         lines.put(None)
 
@@ -288,13 +289,13 @@ def _scale(ctx: BenchContext, rows: int) -> dict[str, Any]:
     in_process = {c.shape: c for c in cases if c.path == IN_PROCESS}
     results = []
     for case in cases:
-        record = summary(case, baselines[case.shape])
+        record: dict[str, Any] = summary(case, baselines[case.shape])
         got = received.get((case.shape, case.path))
         if got is not None and record.get("median_s"):
-            record["extra"] = _rates(got, rows, float(record["median_s"]))  # type: ignore[arg-type]
+            record["extra"] = _rates(got, rows, float(record["median_s"]))
             if case.path == SLUICE:  # what the socket adds to Sluice's own reader
                 ratio = summary(case, in_process[case.shape]).get("ratio")
-                record["extra"]["× in-process reader"] = f"{ratio:.2f}x" if ratio is not None else "—"  # type: ignore[index]
+                record["extra"]["× in-process reader"] = f"{ratio:.2f}x" if ratio is not None else "—"
         results.append(record)
     return {
         "rows": rows,

@@ -10,7 +10,7 @@ interleaved, shuffled rounds.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from bench import data, spark_paths
 from bench.cases import SHAPES, Case, Shape, sluice_read
@@ -18,6 +18,7 @@ from bench.context import BenchContext, log, scenario_result
 from bench.drivers import BY_ENGINE
 from bench.timing import summary, warmed_rounds
 from sluice.sources import open_scan_source
+from sluice.sources.base import SqlSource
 
 KEY = "sql"
 TITLE = "SQL sources: raw drivers, Sluice through Spark, Spark JDBC"
@@ -47,7 +48,7 @@ def _cases(ctx: BenchContext, rows: int) -> list[Case]:
         for shape in _shapes(ctx):
             query = shape.spark_sql(spark_paths.table_name(engine))
             spec = fed.plan(query).scans[0].spec
-            read = sluice_read(engine, urls[engine], open_scan_source(spec, None), spec, shape, rows)  # type: ignore[arg-type]
+            read = sluice_read(engine, urls[engine], cast(SqlSource, open_scan_source(spec, None)), spec, shape, rows)
             cases += BY_ENGINE[engine].cases(read)
             jdbc = urls[engine] if engine in ctx.jars else None
             cases += spark_paths.cases(fed, engine, jdbc, shape, rows)
