@@ -13,6 +13,7 @@ import datetime as dt
 import math
 import random
 from decimal import Decimal
+from typing import cast
 from zoneinfo import ZoneInfo
 
 
@@ -143,19 +144,19 @@ def spell(rng: random.Random, value: object, kind: str, zone: str, precision: in
     if value is None:
         return rng.choice(["NULL", "NULL", f"CAST(NULL AS {_SQL_TYPES[kind]})"])
     if kind in ("smallint", "int", "bigint"):
-        return integer(rng, value)  # type: ignore[arg-type]
+        return integer(rng, cast(int, value))  # the kind says what value is
     if kind in ("double", "real"):
-        return floating(rng, value, kind == "real")  # type: ignore[arg-type]
+        return floating(rng, cast(float, value), kind == "real")
     if kind == "decimal":
-        return decimal(rng, value, precision, scale)  # type: ignore[arg-type]
+        return decimal(rng, cast(Decimal, value), precision, scale)
     if kind == "string":
-        return string(value)  # type: ignore[arg-type]
+        return string(cast(str, value))
     if kind == "date":
-        return date(rng, value)  # type: ignore[arg-type]
+        return date(rng, cast(dt.date, value))
     if kind == "timestamp":
-        return instant(rng, value, zone)  # type: ignore[arg-type]
+        return instant(rng, cast(dt.datetime, value), zone)
     if kind == "timestamp_ntz":
-        return wall_clock(rng, value)  # type: ignore[arg-type]
+        return wall_clock(rng, cast(dt.datetime, value))
     if kind == "boolean":
         return "TRUE" if value else "FALSE"
     raise ValueError(f"unknown kind {kind!r}")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
+from typing import cast
 
 from fuzz import literals, values
 from fuzz.tables import ColumnSpec, Table
@@ -144,7 +146,7 @@ class Generator:
     def _literal(self, operand: Operand, allow_null: bool = True) -> str:
         value = None if allow_null and self.rng.random() < 0.05 else self._value(operand)
         if operand.kind == "decimal" and value is not None:
-            precision, scale = literals.decimal_type(value)  # type: ignore[arg-type]
+            precision, scale = literals.decimal_type(cast(Decimal, value))
             return literals.spell(self.rng, value, operand.kind, self.zone, precision, scale)
         return literals.spell(self.rng, value, operand.kind, self.zone)
 

@@ -19,7 +19,8 @@ from fuzz.runner import Mismatch, Outcome
 def _rows(table: tables.Table, outcome: Outcome) -> str:
     if outcome.error is not None:
         return f"    error: {outcome.error}"
-    ids = sorted(outcome.ids.elements())  # type: ignore[union-attr]
+    assert outcome.ids is not None  # an outcome without an error has its rows
+    ids = sorted(outcome.ids.elements())
     by_id = {row[0]: row for row in table.rows}
     lines = [f"    {len(ids)} row(s): ids {ids}"]
     lines += [f"      {by_id[i]!r}" for i in ids[:20]]

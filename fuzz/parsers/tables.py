@@ -8,6 +8,8 @@ a SQL source would use.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sluice.dialects.base import Dialect
 from sluice.dialects.duckdb import DuckdbDialect
 from sluice.dialects.lake import LakeDialect
@@ -21,8 +23,8 @@ from sluice.types import Column, SparkType, TableSchema
 HOSTILE_NAMES = ('we"ird', "it's", "back`tick", "sp ace", "semi;colon", "dash--x", "back\\slash", "ünï")
 
 
-def _column(name: str, spark: str, remote: str, **properties: object) -> Column:
-    return Column(name, SparkType(spark), remote, **properties)  # type: ignore[arg-type]
+def _column(name: str, spark: str, remote: str, **properties: Any) -> Column:
+    return Column(name, SparkType(spark), remote, **properties)
 
 
 def _table(source: str, schema: str | None, text: dict[str, object], integer: str = "int") -> TableSchema:
