@@ -123,7 +123,8 @@ def test_a_partitioned_read_sees_one_snapshot_while_a_writer_moves_and_inserts_r
         check_one_snapshot(rows, gen)
         gen = writer.gen
     assert gen > 20  # the writer really ran during the reads
-    _assert_no_holder_left()
+    _assert_no_holder_left(within_s=3.0)  # every partition joined: the holder ended with the last join
+    _assert_no_session("query LIKE 'LISTEN sluice_snapshot%'", 3.0, "a waiting partition's session outlived the scan")
 
 
 def _assert_no_holder_left(within_s: float = 10.0) -> None:
@@ -158,6 +159,52 @@ def test_a_partition_arriving_after_the_holder_ended_fails_instead_of_reading_an
     _assert_no_holder_left(within_s=10.0)  # ended by its lease: no partition joined for 2 s
     with pytest.raises(SourceError, match="found no shared snapshot"):
         list(source.read(tasks[1]))
+
+
+def test_a_partition_started_before_partition_0_waits_for_its_snapshot_and_sees_the_same_moment(accounts) -> None:
+    """Without Spark: partition 1 starts first and blocks in ``LISTEN`` (nothing published
+    yet) while a writer commits; partition 0 then exports the snapshot, starts the holder (a
+    thread of this process) and announces the id. Together the two partitions are the table
+    at one moment, the holder ends as soon as both have joined (long before its 30 s
+    lease), and neither the holder nor the waiting session is left behind."""
+    source = open_source("snap", PG_URL, partitions=2, statement_timeout_s=30)
+    tasks = source.tasks(ScanSpec.for_source(source, source.describe(SCHEMA, "accounts"), ("id", "gen"), partitions=2))
+    late: list[tuple[int, int]] = []
+    errors: list[BaseException] = []
+
+    def read_partition_1() -> None:
+        try:
+            late.extend(row for batch in source.read(tasks[1]) for row in zip(*batch.to_pydict().values()))
+        except BaseException as error:  # noqa: BLE001 - reported by the test
+            errors.append(error)
+
+    writer = Writer(0)
+    writer.start()
+    waiting = threading.Thread(target=read_partition_1, daemon=True)
+    try:
+        waiting.start()
+        _wait_for_session("query LIKE 'LISTEN sluice_snapshot%'", "partition 1 never waited for the snapshot")
+        while writer.gen < 5 and writer.is_alive():
+            time.sleep(0.01)
+        first = [row for batch in source.read(tasks[0]) for row in zip(*batch.to_pydict().values())]
+        waiting.join(30)
+    finally:
+        writer.stop.set()
+        writer.join(30)
+    assert writer.error is None, writer.error
+    assert not waiting.is_alive() and not errors, errors
+    assert check_one_snapshot(first + late, 0) >= 5
+    _assert_no_holder_left(within_s=3.0)
+    _assert_no_session("query LIKE 'LISTEN sluice_snapshot%'", 3.0, "a waiting partition's session outlived it")
+
+
+def _wait_for_session(where: str, message: str, within_s: float = 10.0) -> None:
+    """Wait until a session matching ``where`` is open (some other thread's wait began)."""
+    deadline = time.monotonic() + within_s
+    with psycopg.connect(PG_URL, autocommit=True) as connection:
+        while not connection.execute(f"SELECT count(*) FROM pg_stat_activity WHERE {where}").fetchone()[0]:
+            assert time.monotonic() < deadline, message
+            time.sleep(0.02)
 
 
 def test_an_unsplit_read_needs_no_holder(accounts) -> None:
