@@ -12,7 +12,12 @@ inserts in late partitions than updates in early ones.
 
 from __future__ import annotations
 
+import os
 import random
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -32,6 +37,8 @@ SCHEMA = "sluice_snapshot"
 ROWS = 40_000
 BASE = 10_000_000  # ids of inserted rows
 PARTITIONS = 8
+#: this database's sessions (other test databases on the server have holders of their own)
+SESSIONS = "(SELECT * FROM pg_stat_activity WHERE datname = current_database()) AS sessions"
 
 
 @pytest.fixture()
@@ -137,7 +144,7 @@ def _assert_no_session(where: str, within_s: float, message: str) -> None:
         while True:
             left = first_value(
                 connection.execute(
-                    f"SELECT count(*) FROM pg_stat_activity WHERE {where} AND pid <> pg_backend_pid()"
+                    f"SELECT count(*) FROM {SESSIONS} WHERE {where} AND pid <> pg_backend_pid()"
                 ).fetchone()
             )
             if left == 0 or time.monotonic() > deadline:
@@ -202,9 +209,36 @@ def _wait_for_session(where: str, message: str, within_s: float = 10.0) -> None:
     """Wait until a session matching ``where`` is open (some other thread's wait began)."""
     deadline = time.monotonic() + within_s
     with psycopg.connect(PG_URL, autocommit=True) as connection:
-        while not connection.execute(f"SELECT count(*) FROM pg_stat_activity WHERE {where}").fetchone()[0]:
+        while not first_value(connection.execute(f"SELECT count(*) FROM {SESSIONS} WHERE {where}").fetchone()):
             assert time.monotonic() < deadline, message
             time.sleep(0.02)
+
+
+def test_a_killed_process_takes_its_holder_with_it(accounts) -> None:
+    """The holder is a thread of the process that read partition 0 (a Spark Python
+    worker): when that process dies (a killed worker, a lost executor, a dead driver's
+    executors), the holder's session closes at once, long before its 600 s lease."""
+    script = textwrap.dedent(
+        f"""
+        from sluice.scan.spec import ScanSpec
+        from sluice.sources import open_source
+        source = open_source("snap", {PG_URL!r}, partitions=2)
+        tasks = source.tasks(ScanSpec.for_source(source, source.describe({SCHEMA!r}, "accounts"), ("id",), partitions=2))
+        sum(batch.num_rows for batch in source.read(tasks[0]))
+        print("read", flush=True)
+        input()
+        """
+    )
+    reader = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=dict(os.environ)
+    )
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == b"read"
+        _wait_for_session("application_name LIKE 'sluice-snapshot%'", "partition 0 started no holder")
+    finally:
+        reader.send_signal(signal.SIGKILL)
+        reader.wait(10)
+    _assert_no_holder_left(within_s=5.0)
 
 
 def test_an_unsplit_read_needs_no_holder(accounts) -> None:
@@ -245,7 +279,7 @@ def test_a_cancelled_job_leaves_no_snapshot_holder_past_its_lease(spark, account
     with psycopg.connect(PG_URL, autocommit=True) as connection:
         while not first_value(
             connection.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'sluice-snapshot%'"
+                f"SELECT count(*) FROM {SESSIONS} WHERE application_name LIKE 'sluice-snapshot%'"
             ).fetchone()
         ):
             assert time.monotonic() < deadline and thread.is_alive(), "no holder started"
