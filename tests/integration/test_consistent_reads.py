@@ -27,7 +27,7 @@ import pytest
 
 from sluice import Federation, SourceError
 from sluice.scan.spec import ScanSpec
-from sluice.sources import open_source
+from sluice.sources import open_source, pg_snapshot
 from tests.scalars import first_value
 from tests.sources import PG_URL
 
@@ -221,7 +221,7 @@ def test_a_killed_process_takes_its_holder_with_it(accounts) -> None:
     script = textwrap.dedent(
         f"""
         from sluice.scan.spec import ScanSpec
-        from sluice.sources import open_source
+        from sluice.sources import open_source, pg_snapshot
         source = open_source("snap", {PG_URL!r}, partitions=2)
         tasks = source.tasks(ScanSpec.for_source(source, source.describe({SCHEMA!r}, "accounts"), ("id",), partitions=2))
         sum(batch.num_rows for batch in source.read(tasks[0]))
@@ -238,6 +238,23 @@ def test_a_killed_process_takes_its_holder_with_it(accounts) -> None:
     finally:
         reader.send_signal(signal.SIGKILL)
         reader.wait(10)
+    _assert_no_holder_left(within_s=5.0)
+
+
+def test_where_workers_are_not_reused_the_holder_is_a_process_that_ends_once_joined(accounts) -> None:
+    """``spark.python.worker.reuse=false`` ends a worker with its task, so there partition 0
+    starts the holder as a detached process: it hands back the id it publishes, a partition
+    importing it and asking for its lock is seen as joined, and the process then ends."""
+    key = 424242
+    snapshot = pg_snapshot._start_holder_process(PG_URL, key, 1, 30.0)
+    assert snapshot is not None
+    _wait_for_session(f"application_name = 'sluice-snapshot {key} {snapshot}'", "the holder published nothing")
+    with psycopg.connect(PG_URL, autocommit=True) as connection:
+        connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        connection.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+        connection.execute("SELECT pg_advisory_xact_lock_shared(%s, 0)", (key,))  # returns once the holder saw it
+        assert connection.execute(f"SELECT count(*) FROM {SCHEMA}.accounts").fetchone() == (ROWS,)
+        connection.execute("COMMIT")
     _assert_no_holder_left(within_s=5.0)
 
 
