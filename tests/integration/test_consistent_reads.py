@@ -115,6 +115,8 @@ def test_a_partitioned_read_sees_one_snapshot_while_a_writer_moves_and_inserts_r
         )
         == PARTITIONS
     )
+    # Spark's Python workers outlive their tasks: the holder is a thread there, not a process
+    assert spark.sparkContext.parallelize([0], 1).map(lambda _: pg_snapshot._worker_outlives_task()).collect() == [True]
     gen = 0
     for _ in range(4):
         writer = Writer(gen)
