@@ -1,6 +1,15 @@
-"""``DELETE FROM`` a lake table, as Spark hands it (``SupportsDeleteV2.deleteWhere``).
+"""``DELETE FROM`` a lake table or a writable SQL source, as Spark hands it (``SupportsDeleteV2.deleteWhere``).
 
-Spark translates the statement's condition into V2 predicates (conjuncts) or refuses the
+**A SQL source** (PostgreSQL, MariaDB/MySQL, SQLite, DuckDB, attached ``writable=true``)
+runs its own ``DELETE FROM table WHERE ...`` in one transaction, and only when every
+conjunct is EXACT for it (:func:`exact_delete`): the very classifier and rendering a read's
+pushed filters go through, so the source deletes exactly the rows for which Spark's
+condition is TRUE (a NULL keeps the row, as Spark's DELETE does). A conjunct the source
+does not evaluate as Spark does (a ``_ci`` collation's equality, a zone-dependent
+timestamp) is refused, naming it and the classifier's reason: nothing is deleted. What
+the statement does is each source's :class:`~sluice.write.target.Target`.
+
+**A lake table**: Spark translates the statement's condition into V2 predicates (conjuncts) or refuses the
 statement itself (``cannotTranslateExpressionToSourceFilterError``: a subquery, a UDF it
 has no V2 form for). Here each conjunct takes two forms (:class:`DeleteCondition`):
 
@@ -23,6 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -35,6 +45,7 @@ from sluice.pushdown.levels import Level
 from sluice.pushdown.terms import Unsupported
 from sluice.scan import v2
 from sluice.sources.base import Source
+from sluice.types import TableSchema
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -45,9 +56,12 @@ _EPOCH_DAY = dt.date(1970, 1, 1)
 
 
 def delete(spark: SparkSession, source: Source, request: DeleteRequest) -> DeleteAnswer:
-    """Delete the rows the request's predicates select from the lake table it names, in one snapshot."""
+    """Delete the rows the request's predicates select from the table it names: a lake table's in
+    one snapshot, a SQL source's in one transaction (:func:`sql_delete`)."""
     from sluice.planner.writes import lake
 
+    if source.lake is None:
+        return sql_delete(source, request)
     location = lake(source, "DELETE FROM")
     namespace, name = list(request.namespace), request.name
     if len(namespace) != 1:
@@ -56,14 +70,94 @@ def delete(spark: SparkSession, source: Source, request: DeleteRequest) -> Delet
         )
     condition = delete_condition(source, namespace[0], name, list(request.predicates), request.zone)
     if condition is None:
-        return DeleteAnswer(snapshot_id=None, removed_files=0, rewritten_files=0, written_files=0)
+        return DeleteAnswer(snapshot_id=None, removed_files=0, rewritten_files=0, written_files=0, rows=0)
     summary = delete_rows(spark, location.url, namespace[0], name, condition, _log.info)
     return DeleteAnswer(
         snapshot_id=summary.snapshot_id,
         removed_files=summary.removed_files,
         rewritten_files=summary.rewritten_files,
         written_files=summary.written_files,
+        rows=None,  # the lake counts files; the rows of those dropped whole are not read
     )
+
+
+@dataclass(frozen=True)
+class ExactDelete:
+    """Whether a SQL source can delete exactly the rows Spark's conjuncts select, and how.
+
+    ``refused`` names each conjunct that is not EXACT and the classifier's reason; otherwise
+    ``where`` is the source's condition (None: every row) and ``nothing`` says a conjunct is
+    ``ALWAYS_FALSE`` (no statement is needed)."""
+
+    where: str | None = None
+    refused: str | None = None
+    nothing: bool = False
+
+    @property
+    def exact(self) -> bool:
+        return self.refused is None
+
+
+def exact_delete(source: Source, table: TableSchema, predicates: list[Any], zone: str) -> ExactDelete:
+    """Spark's V2 conjuncts as ``table``'s source's own ``WHERE`` text, or why not.
+
+    A conjunct goes to the source only when the read path's classifier calls it EXACT: the
+    same truth value (TRUE, FALSE and NULL) as Spark's on every row, so the source's
+    ``DELETE ... WHERE`` removes exactly the rows Spark's condition is TRUE for. Rendered as
+    a read's pushed filter is (:meth:`sluice.scan.spec.ScanSpec.where_sql`), so what a
+    SELECT with that filter returns is what the DELETE removes. Kept apart from running the
+    statement so a planner deciding between this and a row-level rewrite can ask it first.
+    """
+    from sluice.planner.rules.classify_filters import classify
+
+    constants = [_constant(p) for p in predicates]
+    if False in constants:
+        return ExactDelete(nothing=True)
+    conjuncts = [p for p, constant in zip(predicates, constants, strict=True) if constant is not True]
+    if not conjuncts:
+        return ExactDelete()
+    verdicts = classify(source, table, conjuncts, zone)
+    refused = [v for v in verdicts if v.level is not Level.EXACT or v.pushed is None]
+    if refused:
+        return ExactDelete(refused="; ".join(f"{v.sql}: {v.level.value}, {v.reason}" for v in refused))
+    rendered = [source.dialect.render(v.pushed.sql_tree()) for v in verdicts if v.pushed is not None]
+    return ExactDelete(where=" AND ".join(f"({text})" for text in rendered))
+
+
+def _constant(predicate: Any) -> bool | None:
+    """True for Spark's ``ALWAYS_TRUE`` (``DELETE`` without ``WHERE``, ``TRUNCATE TABLE``), False
+    for ``ALWAYS_FALSE``, None for any other conjunct. Spark's ``AlwaysTrue`` is a boolean
+    literal predicate, and arrives as one (``{"type": "boolean", "lit": "true"}``)."""
+    if not isinstance(predicate, dict):
+        return None
+    op = predicate.get("op")
+    if op in ("ALWAYS_TRUE", "ALWAYS_FALSE"):
+        return op == "ALWAYS_TRUE"
+    if predicate.get("type") == "boolean" and str(predicate.get("lit")).lower() in ("true", "false"):
+        return str(predicate["lit"]).lower() == "true"
+    return None
+
+
+def sql_delete(source: Source, request: DeleteRequest) -> DeleteAnswer:
+    """``DELETE FROM`` a writable SQL source: its own statement in one transaction, when EXACT.
+
+    Refused (nothing deleted) on a read-only source, naming ``writable=true``, and when a
+    conjunct is not EXACT, naming it and why."""
+    from sluice.write import target
+
+    chosen = target(source, request, "DELETE FROM")
+    schema = chosen.schema_of(list(request.namespace), "DELETE FROM")
+    table = source.describe(schema, request.name)
+    decision = exact_delete(source, table, list(request.predicates), request.zone)
+    shown = table.qualified_name
+    if decision.refused is not None:
+        raise ConfigError(
+            f"DELETE FROM {shown}: Sluice deletes from a SQL source only by a condition the source evaluates "
+            f"exactly as Spark does, and these conjuncts are not EXACT ({decision.refused}); nothing was deleted"
+        )
+    rows = 0 if decision.nothing else chosen.delete(table, decision.where)
+    _log.info("DELETE FROM %s%s: %d rows deleted", shown, f" WHERE {decision.where}" if decision.where else "", rows)
+    return DeleteAnswer(snapshot_id=None, removed_files=0, rewritten_files=0, written_files=0, rows=rows)
 
 
 def delete_condition(

@@ -138,7 +138,8 @@ class WriteAnswer:
 
 @dataclass(frozen=True, kw_only=True)
 class DeleteRequest(NamedRequest):
-    """``DELETE FROM`` a lake table (``SupportsDeleteV2.deleteWhere``): Spark's condition as conjuncts."""
+    """``DELETE FROM`` a lake table or a writable SQL source (``SupportsDeleteV2.deleteWhere``):
+    Spark's condition as conjuncts."""
 
     #: V2 predicates, ANDed (``ALWAYS_TRUE`` for a DELETE without WHERE or a TRUNCATE TABLE)
     predicates: list[JsonObject] = field(default_factory=list)
@@ -152,3 +153,5 @@ class DeleteAnswer:
     removed_files: int
     rewritten_files: int
     written_files: int
+    #: the rows deleted (a SQL source's count); None when not counted (a lake table's files dropped whole)
+    rows: int | None

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from sluice.sources.duckdb import DuckdbSource
+    from sluice.types import TableSchema
 
 
 def _quote(name: str) -> str:
@@ -103,3 +104,22 @@ class DuckdbTarget(Target):
         finally:
             connection.close()
         return int(rows.num_rows)
+
+    def delete(self, table: TableSchema, where: str | None) -> int:
+        """One DuckDB transaction on a writing connection with the reader's session settings
+        (UTC, binary collation), so the condition means what it means to a read."""
+        import duckdb
+
+        statement = self.delete_statement(table, where)
+        connection = self._connect()
+        try:
+            connection.execute("BEGIN TRANSACTION")
+            try:
+                row = connection.execute(statement).fetchone()  # DuckDB answers the count as a row
+                connection.execute("COMMIT")
+            except duckdb.Error as error:
+                connection.execute("ROLLBACK")
+                raise SourceError(self.source.name, f"{self.delete_failed(table)}: {error}") from None
+        finally:
+            connection.close()
+        return int(row[0]) if row is not None else 0

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from sluice.sources.base import Source
     from sluice.sources.mysql import MysqlSource
-    from sluice.types import Column
+    from sluice.types import Column, TableSchema
 
 #: the writing session: read-write, instants in UTC, every invalid value an error (strict mode)
 _SESSION = (
@@ -295,6 +295,36 @@ class MysqlTarget(Target):
                     pass
                 raise self._failed(f"{what}: nothing was written", error) from None
         return written
+
+    def delete(self, table: TableSchema, where: str | None) -> int:
+        """One InnoDB transaction, in strict mode with instants in UTC (the reader's zone); a
+        warning or note the statement raises rolls it back as an error does (the condition then
+        may not have meant what Spark's does). ``DELETE``, not ``TRUNCATE``, which commits on its own."""
+        import pymysql
+
+        assert table.schema is not None
+        what = self.delete_failed(table)
+        statement = self.delete_statement(table, where)
+        connection = self._connect()
+        try:
+            with connection.cursor() as cursor:
+                self._ensure_transactional(cursor, table.schema, table.name, f"DELETE FROM {table.qualified_name}")
+                try:
+                    connection.begin()
+                    deleted = cursor.execute(statement)
+                    warning = _first_warning(cursor)
+                    if warning is not None:
+                        raise _Rejected(warning)
+                    connection.commit()
+                except (pymysql.MySQLError, _Rejected) as error:
+                    try:
+                        connection.rollback()
+                    except pymysql.MySQLError:  # the session is gone: the server rolled back with it
+                        pass
+                    raise self._failed(what, error) from None
+        finally:
+            connection.close()
+        return int(deleted)
 
     def _clean(self, cursor: Any, schema: str, staging: str) -> None:
         import pymysql

@@ -164,6 +164,19 @@ class PostgresTarget(Target):
                 except psycopg.Error:  # the session is gone: the lock with it, and the next statement drops the table
                     pass
 
+    def delete(self, table: TableSchema, where: str | None) -> int:
+        """One transaction on a writing session with the reader's settings (UTC, standard strings,
+        the statement timeout), so the condition means what it means to a read."""
+        import psycopg
+
+        statement = self.delete_statement(table, where)
+        with self._connect() as connection:
+            try:
+                with connection.transaction():
+                    return int(connection.execute(statement).rowcount)
+            except psycopg.Error as error:
+                raise self._failed(self.delete_failed(table), error) from None
+
 
 class _Miscounted(Exception):
     """The INSERT moved another number of rows than the kept attempts loaded: rolled back."""

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from sluice.sources.sqlite import SqliteSource
+    from sluice.types import TableSchema
 
 
 def _quote(name: str) -> str:
@@ -100,6 +101,24 @@ class SqliteTarget(Target):
         finally:
             connection.close()
         return len(rows)
+
+    def delete(self, table: TableSchema, where: str | None) -> int:
+        """Under the write lock (``BEGIN IMMEDIATE``), as a write: committed whole or rolled back."""
+        statement = self.delete_statement(table, where)
+        connection = self._connect()
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                deleted = connection.execute(statement).rowcount
+                connection.execute("COMMIT")
+            except sqlite3.Error as error:
+                connection.execute("ROLLBACK")
+                raise SourceError(self.source.name, f"{self.delete_failed(table)}: {error}") from None
+        except sqlite3.Error as error:  # the write lock was not granted in time
+            raise SourceError(self.source.name, f"{self.delete_failed(table)}: {error}") from None
+        finally:
+            connection.close()
+        return int(deleted)
 
 
 def _converter(field: Field, column: str, what: str) -> Callable[[Any], Any]:

@@ -1,8 +1,10 @@
 """What a writable SQL source does for a statement: the interface every source's target implements.
 
 A target is built per statement from the attached source. It creates and drops tables
-(types from :mod:`sluice.write.typemap`) and writes Spark's rows into an existing table as
-one transaction of the source: ``append`` adds them, ``overwrite`` replaces every row. How
+(types from :mod:`sluice.write.typemap`), writes Spark's rows into an existing table as
+one transaction of the source (``append`` adds them, ``overwrite`` replaces every row), and
+deletes the rows a condition in the source's own SQL selects (:mod:`sluice.planner.deletes`
+decides that the condition is exact). How
 the rows travel (a staging table filled by Spark's tasks, or the driver's own transaction)
 is the target's; what it promises is the same everywhere: the rows land exactly or the
 table is left as it was.
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from sluice.sources.base import Source
+    from sluice.types import TableSchema
 
 Mode = Literal["append", "overwrite"]
 
@@ -72,3 +75,17 @@ class Target(abc.ABC):
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
         """Land ``frame``'s rows (Spark has lined its columns up with the table's) in one
         transaction; the number of rows written."""
+
+    @abc.abstractmethod
+    def delete(self, table: TableSchema, where: str | None) -> int:
+        """``DELETE FROM table WHERE where`` (None: every row) in one transaction of the source,
+        rolled back on any failure; the number of rows deleted."""
+
+    def delete_statement(self, table: TableSchema, where: str | None) -> str:
+        """The statement :meth:`delete` runs: the table named as a read names it."""
+        name = self.source.dialect.quote_table(table.schema, table.name)
+        return f"DELETE FROM {name}" + (f" WHERE {where}" if where is not None else "")
+
+    def delete_failed(self, table: TableSchema) -> str:
+        """How a failed delete's error starts: the table, and that nothing was deleted."""
+        return f"DELETE FROM {table.qualified_name}: nothing was deleted"

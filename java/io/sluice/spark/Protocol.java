@@ -134,7 +134,7 @@ final class Protocol {
       Map.entry(Method.ALTER_TABLE, List.of(Key.DONE)),
       Map.entry(Method.CREATE_NAMESPACE, List.of(Key.CREATED)),
       Map.entry(Method.CREATE_TABLE, List.of(Key.CREATED)),
-      Map.entry(Method.DELETE, List.of(Key.SNAPSHOT_ID, Key.REMOVED_FILES, Key.REWRITTEN_FILES, Key.WRITTEN_FILES)),
+      Map.entry(Method.DELETE, List.of(Key.SNAPSHOT_ID, Key.REMOVED_FILES, Key.REWRITTEN_FILES, Key.WRITTEN_FILES, Key.ROWS)),
       Map.entry(Method.DESCRIBE, List.of(Key.NAME, Key.SCHEMA, Key.HANDLE, Key.PARTITIONING)),
       Map.entry(Method.DROP_TABLE, List.of(Key.DROPPED)),
       Map.entry(Method.FETCH, List.of()),

@@ -102,7 +102,9 @@ final class SluiceTable implements SupportsRead, SupportsWrite, SupportsDeleteV2
 
   /**
    * {@code DELETE FROM t WHERE ...}: Spark's conjuncts go to the planner as JSON
-   * ({@link io.sluice.spark.Expressions#toJson}), which deletes them in one snapshot (sluice/lake/delete_rows.py).
+   * ({@link io.sluice.spark.Expressions#toJson}), which deletes them in one snapshot of a lake table
+   * (sluice/lake/delete_rows.py) or one transaction of a writable SQL source, refusing a condition
+   * the source does not evaluate exactly as Spark does (sluice/planner/deletes.py).
    */
   @Override
   public void deleteWhere(Predicate[] predicates) {
