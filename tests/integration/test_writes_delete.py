@@ -156,7 +156,7 @@ def _file_copy(path: Path, kind: str) -> tuple[Callable[[str], None], Callable[[
 
 
 @pytest.fixture(scope="module")
-def copies(spark, edge_tables, tmp_path_factory):  # type: ignore[no-untyped-def]
+def copies(spark, edge_tables, tmp_path_factory):
     """Each SQL source attached writable (``dpg``, ``dmy``, ``dlite``, ``dduck``) with a copy
     ``edge_del`` of its edge table (the same column types and collations), and SQLite's also
     read-only (``rolite``)."""
@@ -172,7 +172,9 @@ def copies(spark, edge_tables, tmp_path_factory):  # type: ignore[no-untyped-def
         connection.execute(re.sub(r"^CREATE TABLE \"?edge\"?", "CREATE TABLE edge_del", ddl))
     connection.close()
     with duckdb.connect(str(duck)) as connection:
-        (ddl,) = connection.execute("SELECT sql FROM duckdb_tables() WHERE table_name = 'edge'").fetchone()
+        found_ddl = connection.execute("SELECT sql FROM duckdb_tables() WHERE table_name = 'edge'").fetchone()
+        assert found_ddl is not None
+        (ddl,) = found_ddl
         connection.execute(re.sub(r"^CREATE TABLE (main\.)?\"?edge\"?", "CREATE TABLE edge_del", ddl))
     _pg(f"DROP SCHEMA IF EXISTS {_SCHEMA} CASCADE")
     _pg(f"CREATE SCHEMA {_SCHEMA}")
@@ -181,6 +183,11 @@ def copies(spark, edge_tables, tmp_path_factory):  # type: ignore[no-untyped-def
         cursor.execute(f"DROP DATABASE IF EXISTS {_SCHEMA}")
         cursor.execute(f"CREATE DATABASE {_SCHEMA}")
         cursor.execute(f"CREATE TABLE {_SCHEMA}.edge_del LIKE sluice_test.edge")
+
+    def _my_refill() -> None:
+        _my("DELETE FROM edge_del")
+        _my("INSERT INTO edge_del SELECT * FROM sluice_test.edge")
+
     lite_run, lite_ids = _file_copy(lite, "sqlite")
     duck_run, duck_ids = _file_copy(duck, "duckdb")
     found = {
@@ -198,7 +205,7 @@ def copies(spark, edge_tables, tmp_path_factory):  # type: ignore[no-untyped-def
             "dmy",
             "dmy.sluice_test.edge",
             f"dmy.{_SCHEMA}.edge_del",
-            lambda: (_my("DELETE FROM edge_del"), _my("INSERT INTO edge_del SELECT * FROM sluice_test.edge")) and None,
+            _my_refill,
             _my_ids,
             _my,
         ),
@@ -232,7 +239,7 @@ def copies(spark, edge_tables, tmp_path_factory):  # type: ignore[no-untyped-def
     _my(f"DROP DATABASE IF EXISTS {_SCHEMA}")
 
 
-def _differential(spark, copies, source: str, chosen: list[str], caplog) -> None:  # type: ignore[no-untyped-def]
+def _differential(spark, copies, source: str, chosen: list[str], caplog) -> None:
     """Each condition of ``chosen`` deleted by Sluice from the refilled copy (see the module docstring)."""
     fed, found = copies
     copy = found[source]
@@ -268,13 +275,13 @@ def _differential(spark, copies, source: str, chosen: list[str], caplog) -> None
 
 
 @pytest.mark.parametrize("source", ["pg", "my", "lite", "duck"])
-def test_delete_leaves_the_rows_spark_keeps(spark, copies, source: str, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_delete_leaves_the_rows_spark_keeps(spark, copies, source: str, caplog) -> None:
     _differential(spark, copies, source, QUICK, caplog)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("source", ["pg", "my", "lite", "duck"])
-def test_delete_leaves_the_rows_spark_keeps_every_condition(spark, copies, source: str, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_delete_leaves_the_rows_spark_keeps_every_condition(spark, copies, source: str, caplog) -> None:
     _differential(spark, copies, source, CONDITIONS, caplog)
 
 
@@ -285,7 +292,7 @@ def test_delete_leaves_the_rows_spark_keeps_every_condition(spark, copies, sourc
         ("lite", "tc = 'a'", "NOCASE"),  # SQLite's NOCASE equality matches 'A' too, Spark's does not
     ],
 )
-def test_a_conjunct_that_is_not_exact_is_refused_and_nothing_deleted(copies, source, conjunct, reason) -> None:  # type: ignore[no-untyped-def]
+def test_a_conjunct_that_is_not_exact_is_refused_and_nothing_deleted(copies, source, conjunct, reason) -> None:
     """Beside an exact conjunct, the whole statement is refused, naming the conjunct and the
     classifier's reason. (A MariaDB ``_ci`` equality is EXACT: the classifier compares in a NO
     PAD binary collation besides, and the differential above deletes by it.)"""
@@ -300,7 +307,7 @@ def test_a_conjunct_that_is_not_exact_is_refused_and_nothing_deleted(copies, sou
     assert copy.ids() == every
 
 
-def test_a_read_only_source_is_refused(copies) -> None:  # type: ignore[no-untyped-def]
+def test_a_read_only_source_is_refused(copies) -> None:
     fed, found = copies
     copy = found["lite"]
     copy.refill()
@@ -310,7 +317,7 @@ def test_a_read_only_source_is_refused(copies) -> None:  # type: ignore[no-untyp
     assert copy.ids() == every
 
 
-def test_delete_without_where_and_truncate_empty_the_table(copies) -> None:  # type: ignore[no-untyped-def]
+def test_delete_without_where_and_truncate_empty_the_table(copies) -> None:
     fed, found = copies
     for source, statement in (("pg", "DELETE FROM {}"), ("my", "TRUNCATE TABLE {}"), ("duck", "TRUNCATE TABLE {}")):
         copy = found[source]
@@ -344,7 +351,7 @@ _FAILING = {
 
 
 @pytest.mark.parametrize("source", ["pg", "my", "lite", "duck"])
-def test_a_statement_failing_midway_leaves_the_table_as_it_was(copies, source: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_statement_failing_midway_leaves_the_table_as_it_was(copies, source: str) -> None:
     fed, found = copies
     copy = found[source]
     copy.refill()

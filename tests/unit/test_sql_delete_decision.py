@@ -26,7 +26,7 @@ def _lit(value: str, kind: str) -> dict:
 
 
 @pytest.fixture
-def table(tmp_path):  # type: ignore[no-untyped-def]
+def table(tmp_path):
     path = tmp_path / "d.db"
     with sqlite3.connect(path) as connection:
         connection.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT COLLATE NOCASE, s TEXT)")
@@ -35,7 +35,7 @@ def table(tmp_path):  # type: ignore[no-untyped-def]
     return source, source.describe("main", "t")
 
 
-def test_always_true_deletes_every_row_and_always_false_none(table) -> None:  # type: ignore[no-untyped-def]
+def test_always_true_deletes_every_row_and_always_false_none(table) -> None:
     source, described = table
     every = exact_delete(source, described, [_lit("true", "boolean")], "UTC")
     assert every.exact and every.where is None and not every.nothing
@@ -45,7 +45,7 @@ def test_always_true_deletes_every_row_and_always_false_none(table) -> None:  # 
     assert none.nothing
 
 
-def test_exact_conjuncts_are_rendered_as_a_read_renders_them(table) -> None:  # type: ignore[no-untyped-def]
+def test_exact_conjuncts_are_rendered_as_a_read_renders_them(table) -> None:
     source, described = table
     decision = exact_delete(
         source,
@@ -60,7 +60,7 @@ def test_exact_conjuncts_are_rendered_as_a_read_renders_them(table) -> None:  # 
     assert decision.where == "(\"id\" < 3) AND (\"s\" = 'a''b')"
 
 
-def test_a_nocase_equality_is_refused_naming_it_and_why(table) -> None:  # type: ignore[no-untyped-def]
+def test_a_nocase_equality_is_refused_naming_it_and_why(table) -> None:
     source, described = table
     decision = exact_delete(
         source,
