@@ -58,10 +58,17 @@ class Kind:
     main_class: str
     scheme: str  # of its URL: scheme://127.0.0.1:PORT
 
-    def settings(self, port: int) -> dict[str, str]:
-        """Spark settings that bind it to ``HOST:port``."""
+    def settings(self, port: int, folder: Path) -> dict[str, str]:
+        """Spark settings that bind it to ``HOST:port`` and keep what it writes in ``folder``
+        (the Thrift server's Hive metastore, Derby, would go to the working directory; the
+        server itself keeps the caller's, where relative source paths such as
+        ``sqlite:///demo-data/crm.db`` point)."""
         if self is THRIFT:
-            return {}
+            return {
+                "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={folder / 'metastore_db'};create=true",
+                "spark.sql.warehouse.dir": str(folder / "warehouse"),
+                "spark.driver.extraJavaOptions": f"-Dderby.stream.error.file={folder / 'derby.log'}",
+            }
         return {"spark.connect.grpc.binding.address": HOST, "spark.connect.grpc.binding.port": str(port)}
 
     def arguments(self, port: int) -> list[str]:
@@ -146,7 +153,7 @@ def server_command(port: int, conf: Mapping[str, str], kind: Kind = CONNECT) -> 
 
     submit = Path(pyspark.__file__).resolve().parent / "bin" / "spark-submit"
     command = [str(submit), "--class", kind.main_class, "--name", f"Sluice {kind.label}"]
-    for key, value in {**conf, **kind.settings(port)}.items():
+    for key, value in {**conf, **kind.settings(port, state_dir())}.items():
         command += ["--conf", f"{key}={value}"]
     return [*command, "spark-internal", *kind.arguments(port)]  # spark-internal: a class of Spark's own jars
 
@@ -248,7 +255,6 @@ def start(
     with log.open("w") as output:
         process = subprocess.Popen(  # noqa: S603 - the wheel's own launcher
             server_command(port, conf, kind),
-            cwd=folder,  # what the server writes beside itself (the Thrift server's Derby metastore) stays here
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
