@@ -22,13 +22,12 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from py4j.protocol import Py4JJavaError
-from pyspark.errors.exceptions.captured import CapturedException
 from rich.console import Console
 
 from sluice.catalog import Catalog, SourceConfig, attach_sources, open_sources, read_catalog
 from sluice.cli_output import FORMATS, default_format, write_rows
 from sluice.cli_progress import progress
+from sluice.cli_server import server_option
 from sluice.errors import ConfigError, SluiceError, spark_reason
 from sluice.masking import mask_text
 from sluice.serve.allowlist import AllowList
@@ -60,9 +59,21 @@ def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -
         return command(args, spark)
     except SluiceError as error:
         _fail(str(error), secrets)
-    except (CapturedException, Py4JJavaError) as error:  # Spark failed the user's query while running it (e.g. 1/0)
+    except Exception as error:
+        if not _spark_failed(error):
+            raise
         _fail(f"Spark: {spark_reason(str(error))}", secrets)
     return 2
+
+
+def _spark_failed(error: Exception) -> bool:
+    """Whether Spark failed the user's query while running it (e.g. 1/0), locally or on a server.
+
+    Imported here: a command on a server never loads py4j or PySpark's classic session."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors.exceptions.base import PySparkException
+
+    return isinstance(error, (PySparkException, Py4JJavaError))
 
 
 def _fail(message: str, secrets: tuple[str, ...]) -> None:
@@ -101,6 +112,9 @@ def _sql(args: argparse.Namespace, spark: SparkSession | None) -> int:
     query = _query(args)
     fmt = args.format or default_format(sys.stdout)
     limit = args.max_rows if args.max_rows is not None else (50 if fmt == "table" else None)
+    url = _server(args, spark)
+    if url is not None:
+        return _sql_on_server(url, args, query, fmt, limit)
     fed = _federation(_sources(args), spark)
     with progress(fed.spark, sys.stderr):
         frame = fed.sql(query, pushdown=not args.no_pushdown)
@@ -108,11 +122,46 @@ def _sql(args: argparse.Namespace, spark: SparkSession | None) -> int:
             write_rows(fmt, frame.columns, frame.toLocalIterator(), sys.stdout)
             return 0
         rows = frame.take(limit + 1)
+    _write_first(fmt, frame.columns, rows, limit)
+    return 0
+
+
+def _write_first(fmt: str, columns: list[str], rows: list[Any], limit: int) -> None:
+    """The first ``limit`` of ``rows`` (one more was fetched: whether there are more says so)."""
     more = len(rows) > limit
     note = f"first {limit} rows (more not fetched; see --max-rows)" if more else f"{len(rows)} row(s)"
-    write_rows(fmt, frame.columns, rows[:limit], sys.stdout, caption=note)
+    write_rows(fmt, columns, rows[:limit], sys.stdout, caption=note)
     if more and fmt != "table":
         print(f"note: {note}", file=sys.stderr)
+
+
+def _server(args: argparse.Namespace, spark: SparkSession | None) -> str | None:
+    """The Spark Connect server to run on (sluice/cli_server.py), never when a caller handed a session."""
+    if spark is not None:
+        if args.server is not None:
+            raise ConfigError("--server: this call runs on the Spark session it was given")
+        return None
+    from sluice.cli_server import server_url
+
+    return server_url(args)
+
+
+def _sql_on_server(url: str, args: argparse.Namespace, query: str, fmt: str, limit: int | None) -> int:
+    """``_sql`` on a running server: the same rows, printed the same way, with no JVM here."""
+    from sluice.cli_server import attach
+    from sluice.connect_client import ConnectClient
+    from sluice.spark.errors import translated_errors
+
+    configs = _sources(args)
+    with ConnectClient(url, {"spark.sluice.pushdown": "false"} if args.no_pushdown else {}) as client:
+        attach(client, configs)
+        with translated_errors():
+            result = client.sql(query, None if limit is None else limit + 1)
+            if limit is None:
+                write_rows(fmt, result.columns, result.rows, sys.stdout)
+                return 0
+            rows = list(result.rows)
+    _write_first(fmt, result.columns, rows, limit)
     return 0
 
 
@@ -314,12 +363,13 @@ def _serve(args: argparse.Namespace, spark: SparkSession | None) -> int:
 def _server_start(args: argparse.Namespace, spark: SparkSession | None) -> int:
     from sluice import server
 
+    kind = server.THRIFT if args.name == "thrift" else server.CONNECT
     configs = _sources(args)
     with Console(stderr=True).status("connecting to the sources..."):
         open_sources(configs)  # an unreachable source fails now, not at the first query
     started = time.monotonic()
-    with Console(stderr=True).status("starting the Spark Connect server..."):
-        state = server.start(configs, args.port)
+    with Console(stderr=True).status(f"starting the {kind.label}..."):
+        state = server.start(configs, args.port, kind=kind)
     print(f"started: {state.url} (pid {state.pid}, {time.monotonic() - started:.0f} s; log {state.log})")
     return 0
 
@@ -327,7 +377,7 @@ def _server_start(args: argparse.Namespace, spark: SparkSession | None) -> int:
 def _server_status(args: argparse.Namespace, spark: SparkSession | None) -> int:
     from sluice import server
 
-    state, said = server.status()
+    state, said = server.status(server.THRIFT if args.name == "thrift" else server.CONNECT)
     print(said)
     return 0 if state is not None else 1
 
@@ -335,7 +385,7 @@ def _server_status(args: argparse.Namespace, spark: SparkSession | None) -> int:
 def _server_stop(args: argparse.Namespace, spark: SparkSession | None) -> int:
     from sluice import server
 
-    state = server.stop()
+    state = server.stop(kind=server.THRIFT if args.name == "thrift" else server.CONNECT)
     print(f"stopped: {state.url} (pid {state.pid})")
     return 0
 
@@ -418,6 +468,25 @@ def source_arguments(sub: argparse.ArgumentParser, verb: str) -> None:
 
 
 # ---------------------------------------------------------------- parser
+def server_commands(commands: argparse._SubParsersAction[Any], port: int, whose: str) -> None:
+    """``start``, ``status`` and ``stop`` of ``sluice server`` and ``sluice thrift``."""
+    start = commands.add_parser("start", help="start the server; returns once it answers")
+    start.set_defaults(command=_server_start)
+    source_arguments(start, "attach")
+    start.add_argument(
+        "--port",
+        type=non_negative_int,
+        default=port,
+        help=f"port on 127.0.0.1 (default {port}, {whose}; 0 picks a free one)",
+    )
+    commands.add_parser("status", help="whether the server runs and answers (exit 0), else exit 1").set_defaults(
+        command=_server_status
+    )
+    commands.add_parser("stop", help="stop the server (its JVM, planner process and workers)").set_defaults(
+        command=_server_stop
+    )
+
+
 def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     _Parser.secrets = secrets
     parser = _Parser(
@@ -438,6 +507,14 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
 
     sql = query_command("sql", _sql, "run a query and print its rows")
     sql.add_argument("--no-pushdown", action="store_true", help="read every table whole (the reference path)")
+    on = sql.add_mutually_exclusive_group()
+    on.add_argument(
+        "--server",
+        metavar="sc://HOST:PORT",
+        type=server_option,
+        help="run on this Spark Connect server (default: the running `sluice server`, if any)",
+    )
+    on.add_argument("--local", action="store_true", help="start Spark here even when a `sluice server` runs")
     sql.add_argument("--format", choices=FORMATS, help="table (default on a terminal), csv (default otherwise) or json")
     sql.add_argument(
         "--max-rows",
@@ -489,24 +566,19 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         help="a local Spark Connect server with the sources as catalogs (start, stop, status)",
         description="A Spark Connect server from the pyspark wheel, in the background, on 127.0.0.1: "
         "its catalogs are the sources of --catalog/--source; query them from "
-        "SparkSession.builder.remote('sc://127.0.0.1:PORT'). State and log in $SLUICE_SERVER_DIR "
-        "(default ~/.sluice/server).",
+        "SparkSession.builder.remote('sc://127.0.0.1:PORT'), or with `sluice sql`. State and log in "
+        "$SLUICE_SERVER_DIR (default ~/.sluice/server).",
     ).add_subparsers(dest="server_command", required=True, metavar="SERVER_COMMAND")
-    server_start = server.add_parser("start", help="start the server; returns once it answers")
-    server_start.set_defaults(command=_server_start)
-    source_arguments(server_start, "attach")
-    server_start.add_argument(
-        "--port",
-        type=non_negative_int,
-        default=15002,
-        help="port on 127.0.0.1 (default 15002, Spark Connect's; 0 picks a free one)",
-    )
-    server.add_parser("status", help="whether the server runs and answers (exit 0), else exit 1").set_defaults(
-        command=_server_status
-    )
-    server.add_parser("stop", help="stop the server (its JVM, planner process and workers)").set_defaults(
-        command=_server_stop
-    )
+    server_commands(server, 15002, "Spark Connect's")
+    thrift = commands.add_parser(
+        "thrift",
+        help="a local Thrift JDBC/ODBC server with the sources as catalogs (start, stop, status)",
+        description="Spark's Thrift JDBC/ODBC server (HiveServer2's protocol) from the pyspark wheel, in the "
+        "background, on 127.0.0.1: its catalogs are the sources of --catalog/--source; query them with "
+        "any HiveServer2 JDBC/ODBC client, e.g. the wheel's own `beeline -u jdbc:hive2://127.0.0.1:PORT`. "
+        "State, log and its Derby metastore in $SLUICE_SERVER_DIR (default ~/.sluice/server).",
+    ).add_subparsers(dest="thrift_command", required=True, metavar="THRIFT_COMMAND")
+    server_commands(thrift, 10000, "HiveServer2's")
 
     lake = commands.add_parser("lake", help="manage Iceberg lake tables").add_subparsers(
         dest="lake_command", required=True, metavar="LAKE_COMMAND"

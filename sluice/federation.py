@@ -13,38 +13,35 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from py4j.protocol import Py4JJavaError
-from pyspark.errors import AnalysisException
-from pyspark.errors.exceptions.captured import CapturedException, ParseException
 from pyspark.sql import DataFrame, SparkSession
 
-from sluice.errors import BindError, ConfigError, QueryError, QuerySyntaxError
+from sluice.errors import BindError, ConfigError
 from sluice.explain import render_explain
-from sluice.masking import mask_text, mask_url
+from sluice.masking import mask_url
 from sluice.scan.plan import QueryPlan
 from sluice.scan.spec import strip_password
 from sluice.sources import open_source
 from sluice.sources.base import Source
 from sluice.spark import small_reads
 from sluice.spark.bridge import PLANNER
-from sluice.spark.errors import sluice_error
-from sluice.spark.session import build_session, prepare
+from sluice.spark.errors import translated_errors
+from sluice.spark.session import build_session, is_connect, prepare
 from sluice.types import TableSchema
 
 if TYPE_CHECKING:
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
     from sluice.lake.pyramid import Pyramid
 
 CATALOG_CLASS = "io.sluice.spark.SluiceCatalog"
 PUSHDOWN_CONF = "spark.sluice.pushdown"
 METRICS_CONF = "spark.sluice.metricsDir"
-_NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "UNRESOLVED_COLUMN", "SCHEMA_NOT_FOUND", "REQUIRES_SINGLE_PART_NAMESPACE")
 #: which Federation's source each session's catalog is now, and the options it set, by
 #: (session, catalog name): the settings to replace when another Federation takes the name
 _OWNERS: dict[tuple[int, str], tuple[int, dict[str, str]]] = {}
@@ -53,8 +50,10 @@ _OWNERS: dict[tuple[int, str], tuple[int, dict[str, str]]] = {}
 class Federation:
     """Attached sources (Spark catalogs) plus the Spark session that queries them."""
 
-    def __init__(self, spark: SparkSession | None = None, partitions: int | None = None) -> None:
-        self.spark = prepare(spark or build_session())
+    def __init__(self, spark: SparkSession | ConnectSession | None = None, partitions: int | None = None) -> None:
+        # a Connect session is typed as the classic one from here on: its DataFrame API is the same,
+        # and what only a classic session has (the JVM) is refused by is_connect checks
+        self.spark = prepare(cast("SparkSession", spark) or build_session())
         self.partitions = partitions
         self._sources: dict[str, Source] = {}
         self._options: dict[str, dict[str, str]] = {}
@@ -81,6 +80,13 @@ class Federation:
         key = name.lower()
         if not key.isidentifier():
             raise ConfigError(f"source name {name!r} must be a SQL identifier")
+        if is_connect(self.spark) and (password is not None or strip_password(url)[1] is not None):
+            raise ConfigError(
+                f"source {key!r} needs a password: over Spark Connect a source is attached with spark.conf "
+                "settings, which never hold one, and the server's planner reads passwords from its own "
+                "environment. Start the server with the source (`sluice server start --catalog catalog.toml`, "
+                "its password variable set) and query it with spark.sql"
+            )
         source = open_source(
             key,
             url,
@@ -208,6 +214,7 @@ class Federation:
 
     def plan(self, query: str) -> QueryPlan:
         """What Spark and Sluice decided for ``query``, per scan (with each step's trace), without running it."""
+        self._classic_only()
         return self._plan_of(query, self.sql(query))
 
     def _plan_of(self, query: str, frame: DataFrame) -> QueryPlan:
@@ -219,6 +226,7 @@ class Federation:
 
     def _measure(self, query: str, pushdown: bool) -> tuple[QueryPlan, dict[str, dict[str, int]]]:
         """Run ``query`` to completion; rows and bytes each scan transferred, by scan id."""
+        self._classic_only()
         directory = tempfile.mkdtemp(prefix="sluice-metrics-")
         try:
             with _session_conf(self.spark, {METRICS_CONF: directory}):
@@ -231,6 +239,17 @@ class Federation:
             return plan, {scan.scan_id: _read_metrics(os.path.join(directory, scan.scan_id)) for scan in plan.scans}
         finally:
             shutil.rmtree(directory, ignore_errors=True)
+
+    def _classic_only(self) -> None:
+        """``plan``, ``explain`` and ``transferred`` read Spark's plan through the session's JVM."""
+        if is_connect(self.spark):
+            raise ConfigError(
+                "fed.plan, fed.explain, fed.pruning and fed.transferred read the Sluice scans of Spark's optimised "
+                "plan (each scan's full plan, the planner's rules, transfer metrics) through the session's JVM, "
+                "which a Spark Connect client has no access to. Over Connect, "
+                "spark.sql('EXPLAIN FORMATTED <query>') shows each scan's pushed filters, RemoteQuery and "
+                "verdicts; for the rest use a classic session (`sluice explain` starts one)"
+            )
 
     def explain(self, query: str, verbose: bool = False, analyze: bool = False) -> str:
         """Per scan: remote query, each conjunct's level and reason, columns, limit.
@@ -279,34 +298,6 @@ def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[Non
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, previous)
-
-
-@contextmanager
-def translated_errors() -> Iterator[None]:
-    """Spark's errors about the query, and the planner's, as Sluice's error types."""
-    try:
-        yield
-    except ParseException as error:
-        raise QuerySyntaxError(f"cannot parse the query: {_first_part(error)}") from None
-    except AnalysisException as error:
-        sluice = sluice_error(str(error))
-        if sluice is not None:
-            raise sluice from None
-        condition = (error.getCondition() or "").split(".", 1)[0]
-        kind = BindError if condition in _NOT_FOUND else QueryError
-        raise kind(f"Spark rejected the query: {_first_part(error)}") from None
-    except (CapturedException, Py4JJavaError) as error:
-        sluice = sluice_error(str(error))
-        if sluice is not None:
-            raise sluice from None
-        raise
-
-
-def _first_part(error: Exception) -> str:
-    """Spark's message up to its SQLSTATE (the search-path advice and the plan after it are noise here)."""
-    text = str(error).split("\n== SQL", 1)[0]
-    state = re.search(r"SQLSTATE: \w+", text)
-    return mask_text((text[: state.end()] if state else text).strip())
 
 
 def _read_metrics(directory: str) -> dict[str, int]:

@@ -26,12 +26,12 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pyspark
-
-from sluice.catalog import SourceConfig
 from sluice.errors import SluiceError
-from sluice.spark.session import catalog_conf, local_conf, session_conf
+
+if TYPE_CHECKING:  # imported where used: `sluice sql` reads the state file and must start fast
+    from sluice.catalog import SourceConfig
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 DEFAULT_PORT = 15002  # Spark Connect's own default
@@ -47,6 +47,57 @@ class ServerError(SluiceError):
 
 
 @dataclass(frozen=True)
+class Kind:
+    """A server ``sluice`` starts from the wheel: its class, how it is told its port, how it is
+    asked whether it answers, and the names of its command (``sluice server``, ``sluice thrift``),
+    state file and log in :func:`state_dir` (one of each kind per directory)."""
+
+    command: str  # the CLI command, the state file's and the log's stem
+    noun: str  # "a Sluice <noun> already runs"
+    label: str  # "the <label> exited while starting"
+    main_class: str
+    scheme: str  # of its URL: scheme://127.0.0.1:PORT
+
+    def settings(self, port: int, folder: Path) -> dict[str, str]:
+        """Spark settings that bind it to ``HOST:port`` and keep what it writes in ``folder``
+        (the Thrift server's Hive metastore, Derby, would go to the working directory; the
+        server itself keeps the caller's, where relative source paths such as
+        ``sqlite:///demo-data/crm.db`` point)."""
+        if self is THRIFT:
+            return {
+                "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={folder / 'metastore_db'};create=true",
+                "spark.sql.warehouse.dir": str(folder / "warehouse"),
+                "spark.driver.extraJavaOptions": f"-Dderby.stream.error.file={folder / 'derby.log'}",
+            }
+        return {"spark.connect.grpc.binding.address": HOST, "spark.connect.grpc.binding.port": str(port)}
+
+    def arguments(self, port: int) -> list[str]:
+        """Its own arguments after spark-submit's."""
+        if self is THRIFT:
+            return [
+                "--hiveconf",
+                f"hive.server2.thrift.bind.host={HOST}",
+                "--hiveconf",
+                f"hive.server2.thrift.port={port}",
+            ]
+        return []
+
+    def answers(self, port: int, timeout_s: float) -> bool:
+        return answers(port, timeout_s) if self is CONNECT else _listens(port, timeout_s)
+
+
+CONNECT = Kind("server", "server", "Spark Connect server", SERVER_CLASS, "sc")
+#: the Thrift JDBC/ODBC server (HiveServer2's protocol) of the wheel's spark-hive-thriftserver jar
+THRIFT = Kind(
+    "thrift",
+    "Thrift server",
+    "Thrift JDBC/ODBC server",
+    "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
+    "jdbc:hive2",
+)
+
+
+@dataclass(frozen=True)
 class ServerState:
     """What ``start`` recorded: the server's process (its group leader) and where it listens."""
 
@@ -54,23 +105,24 @@ class ServerState:
     port: int
     log: str
     started: float
+    scheme: str = "sc"
 
     @property
     def url(self) -> str:
-        return f"sc://{HOST}:{self.port}"
+        return f"{self.scheme}://{HOST}:{self.port}"
 
 
 def state_dir() -> Path:
     return Path(os.environ.get(DIR_VARIABLE) or Path.home() / ".sluice" / "server")
 
 
-def _state_file() -> Path:
-    return state_dir() / "server.json"
+def _state_file(kind: Kind = CONNECT) -> Path:
+    return state_dir() / f"{kind.command}.json"
 
 
-def read_state() -> ServerState | None:
+def read_state(kind: Kind = CONNECT) -> ServerState | None:
     try:
-        return ServerState(**json.loads(_state_file().read_text()))
+        return ServerState(**json.loads(_state_file(kind).read_text()))
     except (OSError, ValueError, TypeError):
         return None
 
@@ -78,6 +130,8 @@ def read_state() -> ServerState | None:
 def source_conf(configs: Iterable[SourceConfig]) -> dict[str, str]:
     """The ``spark.sql.catalog.NAME*`` settings of catalog sources (passwords stay in their
     variables: the planner process reads ``.password.env`` from the server's environment)."""
+    from sluice.spark.session import catalog_conf
+
     conf: dict[str, str] = {}
     for config in configs:
         name = config.name.lower()
@@ -88,24 +142,24 @@ def source_conf(configs: Iterable[SourceConfig]) -> dict[str, str]:
             conf[prefix + "partitions"] = str(config.partitions)
         if config.connect_timeout_s is not None:
             conf[prefix + "connect_timeout_s"] = repr(config.connect_timeout_s)
+        if config.writable:
+            conf[prefix + "writable"] = "true"
     return conf
 
 
-def server_command(port: int, conf: Mapping[str, str]) -> list[str]:
-    """The wheel's ``spark-submit`` running the Connect server with ``conf``."""
+def server_command(port: int, conf: Mapping[str, str], kind: Kind = CONNECT) -> list[str]:
+    """The wheel's ``spark-submit`` running the server with ``conf``."""
+    import pyspark
+
     submit = Path(pyspark.__file__).resolve().parent / "bin" / "spark-submit"
-    command = [str(submit), "--class", SERVER_CLASS, "--name", "Sluice Connect server"]
-    settings = {
-        **conf,
-        "spark.connect.grpc.binding.address": HOST,
-        "spark.connect.grpc.binding.port": str(port),
-    }
-    for key, value in settings.items():
+    command = [str(submit), "--class", kind.main_class, "--name", f"Sluice {kind.label}"]
+    for key, value in {**conf, **kind.settings(port, state_dir())}.items():
         command += ["--conf", f"{key}={value}"]
-    return [*command, "spark-internal"]  # spark-submit's name for a class of Spark's own jars
+    return [*command, "spark-internal", *kind.arguments(port)]  # spark-internal: a class of Spark's own jars
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -118,11 +172,11 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def answers(port: int, timeout_s: float = 2.0) -> bool:
-    """Whether a gRPC server answers on ``port`` (an HTTP/2 handshake, no Spark call)."""
+def answers(port: int, timeout_s: float = 2.0, host: str = HOST) -> bool:
+    """Whether a gRPC server answers on ``host:port`` (an HTTP/2 handshake, no Spark call)."""
     import grpc
 
-    channel = grpc.insecure_channel(f"{HOST}:{port}")
+    channel = grpc.insecure_channel(f"{host}:{port}")
     try:
         grpc.channel_ready_future(channel).result(timeout=timeout_s)
         return True
@@ -130,6 +184,15 @@ def answers(port: int, timeout_s: float = 2.0) -> bool:
         return False
     finally:
         channel.close()
+
+
+def _listens(port: int, timeout_s: float) -> bool:
+    """Whether something accepts connections on ``port`` (the Thrift server opens it once ready)."""
+    try:
+        with socket.create_connection((HOST, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
 
 
 def _port_free(port: int) -> bool:
@@ -157,17 +220,22 @@ def log_tail(path: str | Path, lines: int = 15) -> str:
 
 
 def start(
-    configs: Iterable[SourceConfig], port: int = DEFAULT_PORT, extra: Mapping[str, str] | None = None
+    configs: Iterable[SourceConfig],
+    port: int = DEFAULT_PORT,
+    extra: Mapping[str, str] | None = None,
+    kind: Kind = CONNECT,
 ) -> ServerState:
     """Start the server in the background and return once it answers on ``port`` (0: a free one).
 
     Fails when a server of this state directory still runs, when ``port`` is taken, when the
     jar is missing (:func:`session_conf`) or when the server exits or stays silent while starting
     (the message ends with its log's last lines)."""
-    running = read_state()
-    if running is not None and _alive(running.pid):
+    from sluice.spark.session import local_conf, session_conf
+
+    running = read_state(kind)
+    if running is not None and alive(running.pid):
         raise ServerError(
-            f"a Sluice server already runs (pid {running.pid}, {running.url}); `sluice server stop` first"
+            f"a Sluice {kind.noun} already runs (pid {running.pid}, {running.url}); `sluice {kind.command} stop` first"
         )
     if port == 0:
         port = _free_port()
@@ -176,7 +244,7 @@ def start(
     conf = {**local_conf(), **session_conf(), **source_conf(configs), **(extra or {})}
     folder = state_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    log = folder / "server.log"
+    log = folder / f"{kind.command}.log"
     env = {
         **os.environ,
         "SPARK_LOCAL_IP": HOST,
@@ -186,54 +254,55 @@ def start(
     }
     with log.open("w") as output:
         process = subprocess.Popen(  # the wheel's own launcher
-            server_command(port, conf),
+            server_command(port, conf, kind),
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
             env=env,
             start_new_session=True,  # its own process group: `stop` ends the JVM and its children
         )
-    state = ServerState(process.pid, port, str(log), time.time())
+    state = ServerState(process.pid, port, str(log), time.time(), kind.scheme)
     deadline = time.monotonic() + START_TIMEOUT_S
-    while not answers(port, timeout_s=1.0):
+    while not kind.answers(port, 1.0):
         if process.poll() is not None:
             raise ServerError(
-                f"the Spark Connect server exited while starting (exit code {process.returncode}); "
+                f"the {kind.label} exited while starting (exit code {process.returncode}); "
                 f"its log {log} ends:\n{log_tail(log)}"
             )
         if time.monotonic() > deadline:
             _end(process.pid)
             raise ServerError(
-                f"the Spark Connect server did not answer on port {port} within {START_TIMEOUT_S:.0f} s "
+                f"the {kind.label} did not answer on port {port} within {START_TIMEOUT_S:.0f} s "
                 f"(stopped it); its log {log} ends:\n{log_tail(log)}"
             )
         time.sleep(0.5)
-    _state_file().write_text(json.dumps(asdict(state)) + "\n")
+    _state_file(kind).write_text(json.dumps(asdict(state)) + "\n")
     return state
 
 
-def status() -> tuple[ServerState | None, str]:
+def status(kind: Kind = CONNECT) -> tuple[ServerState | None, str]:
     """The recorded server if it answers (else None) and a line saying what was found."""
-    state = read_state()
+    state = read_state(kind)
+    noun = kind.noun
     if state is None:
-        return None, f"no Sluice server (no state in {state_dir()})"
-    if not _alive(state.pid):
+        return None, f"no Sluice {noun} (no state in {state_dir()})"
+    if not alive(state.pid):
         return (
             None,
-            f"the Sluice server (pid {state.pid}, port {state.port}) has exited; its log {state.log} ends:\n{log_tail(state.log)}",
+            f"the Sluice {noun} (pid {state.pid}, port {state.port}) has exited; its log {state.log} ends:\n{log_tail(state.log)}",
         )
-    if not answers(state.port):
-        return None, f"the Sluice server (pid {state.pid}) runs but does not answer on port {state.port}"
+    if not kind.answers(state.port, 2.0):
+        return None, f"the Sluice {noun} (pid {state.pid}) runs but does not answer on port {state.port}"
     return state, f"running: {state.url} (pid {state.pid}, log {state.log})"
 
 
-def stop(timeout_s: float = 30.0) -> ServerState:
+def stop(timeout_s: float = 30.0, kind: Kind = CONNECT) -> ServerState:
     """Stop the recorded server (SIGTERM to its process group, SIGKILL after ``timeout_s``)."""
-    state = read_state()
+    state = read_state(kind)
     if state is None:
-        raise ServerError(f"no Sluice server to stop (no state in {state_dir()})")
+        raise ServerError(f"no Sluice {kind.noun} to stop (no state in {state_dir()})")
     _end(state.pid, timeout_s)
-    _state_file().unlink(missing_ok=True)
+    _state_file(kind).unlink(missing_ok=True)
     return state
 
 
@@ -249,6 +318,6 @@ def _end(pid: int, timeout_s: float = 30.0) -> None:
                 os.waitpid(pid, os.WNOHANG)  # our own child (tests): reap it
             except ChildProcessError:
                 pass
-            if not _alive(pid):
+            if not alive(pid):
                 return
             time.sleep(0.2)

@@ -13,10 +13,12 @@ the one-line message; every other exception is converted as PySpark converts it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sluice import errors
-from sluice.errors import SluiceError
+from sluice.errors import BindError, QueryError, QuerySyntaxError, SluiceError
 from sluice.masking import mask_text
 
 #: "[SLUICE] SourceError: source 'pg': ..." -> the error class and its message
@@ -24,6 +26,8 @@ _SLUICE_MESSAGE = re.compile(r"\[SLUICE\] (?:(?P<kind>[A-Za-z]+Error): )?(?P<mes
 #: the last line of a Python worker's traceback when a Sluice error ended it
 #: (module-qualified, so a user's own ``QueryError`` raised in a UDF is left alone)
 _WORKER_RAISED = re.compile(r"^sluice\.errors\.(?P<kind>[A-Za-z]+Error): (?P<message>.*)$", re.M)
+#: Spark's error classes of a name the query got wrong (a BindError, not a QueryError)
+_NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "UNRESOLVED_COLUMN", "SCHEMA_NOT_FOUND", "REQUIRES_SINGLE_PART_NAMESPACE")
 
 
 def sluice_error(text: str) -> SluiceError | None:
@@ -74,3 +78,38 @@ def install() -> None:
 
     convert.sluice = True  # type: ignore[attr-defined]  # marks the wrapper: install once
     captured.convert_exception = convert  # type: ignore[assignment]  # returns a SluiceError too: PySpark raises it as is
+
+
+@contextmanager
+def translated_errors() -> Iterator[None]:
+    """Spark's errors about the query, and the planner's, as Sluice's error types.
+
+    The same for a classic session (py4j) and a Spark Connect one: both raise subclasses of
+    PySpark's base exceptions (imported here, when a query runs: ``sluice sql`` on a server
+    loads no more of PySpark than it needs)."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors.exceptions.base import AnalysisException, ParseException, PySparkException
+
+    try:
+        yield
+    except ParseException as error:
+        raise QuerySyntaxError(f"cannot parse the query: {_first_part(error)}") from None
+    except AnalysisException as error:
+        sluice = sluice_error(str(error))
+        if sluice is not None:
+            raise sluice from None
+        condition = (error.getCondition() or "").split(".", 1)[0]
+        kind = BindError if condition in _NOT_FOUND else QueryError
+        raise kind(f"Spark rejected the query: {_first_part(error)}") from None
+    except (PySparkException, Py4JJavaError) as error:
+        sluice = sluice_error(str(error))
+        if sluice is not None:
+            raise sluice from None
+        raise
+
+
+def _first_part(error: Exception) -> str:
+    """Spark's message up to its SQLSTATE (the search-path advice and the plan after it are noise here)."""
+    text = str(error).split("\n== SQL", 1)[0]
+    state = re.search(r"SQLSTATE: \w+", text)
+    return mask_text((text[: state.end()] if state else text).strip())

@@ -11,7 +11,6 @@ from pyspark.sql import SparkSession
 
 from sluice.errors import ConfigError
 from sluice.scan.spec import strip_password
-from sluice.spark.bridge import install
 from sluice.spark.jvm import ensure_jar
 
 _log = logging.getLogger(__name__)
@@ -118,19 +117,19 @@ def build_session(
 
 
 def prepare(session: SparkSession) -> SparkSession:
-    """Install the catalog planner in ``session``, changing none of its settings.
+    """Install the catalog planner in ``session``, changing none of its settings (a Spark Connect
+    session is returned as it is: its planner runs on the server).
 
     A caller's session may lack :data:`SAFE_CONF`: that is said once, loudly, not changed
     behind their back. Its executors must import ``sluice`` (the reader runs there): checked
     once per application, with the fix named, instead of a ModuleNotFoundError deep in a job.
     """
     if is_connect(session):
-        raise ConfigError(
-            "this is a Spark Connect session: Sluice cannot attach sources through it (it has no JVM here). "
-            "Start the server with Sluice's catalogs instead: `sluice server start --catalog catalog.toml` "
-            "(or, for a server you start yourself, the settings of sluice.spark.session.session_conf / "
-            "catalog_conf), then query them with plain spark.sql"
-        )
+        # its catalogs plan on the server (its planner process), whose workers run the server's
+        # Python: nothing to install here, nothing to check; Federation attaches through spark.conf
+        return session
+    from sluice.spark.bridge import install  # the planner: imported when a classic session needs it
+
     install(session)
     unsafe = {key: value for key, value in SAFE_CONF.items() if (session.conf.get(key, None) or "").lower() != value}
     if unsafe:

@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 
 from sluice import Federation, server
+from sluice.cli import main
 from sluice.errors import ConfigError
 from tests import edge_data
 from tests.conftest import SESSION_ZONE
@@ -179,6 +180,115 @@ def test_two_clients_at_once_get_the_same_rows(
         assert json.loads(out) == expected
 
 
+def sluice(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sluice.cli", *args], capture_output=True, text=True, env=env, timeout=600, cwd=ROOT
+    )
+
+
+@pytest.mark.slow
+def test_sluice_sql_on_the_running_server_prints_what_the_local_path_prints(
+    running: server.ServerState,
+    server_env: dict[str, str],
+    spark: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``sluice sql`` finds the server from its state file and prints, byte for byte, what the
+    command prints running Spark itself (the test's session, at the server's UTC): the server's
+    own catalog, a source the server lacks (attached to the command's Connect session), pushdown
+    off, every format, a cut at --max-rows. The command runs with a Spark master that cannot
+    start: falling back to a local Spark would fail it."""
+    lite = tmp_path / "edge.db"
+    edge_data.create_sqlite(str(lite))
+    cpg, sqlite = f"cpg={PG_URL}", f"lite=sqlite:///{lite}"
+    cases = [
+        ([], QUERIES[0], "csv"),  # the server's catalog, no --source
+        (["--source", cpg], QUERIES[1], "json"),  # given, and the server has it as given
+        (["--source", cpg, "--max-rows", "3"], QUERIES[2], "table"),
+        (["--source", cpg, "--no-pushdown"], QUERIES[0], "json"),
+        (["--source", sqlite], "SELECT * FROM lite.edge WHERE i > 0 OR t IS NULL ORDER BY id", "csv"),
+        (["--source", sqlite, "--max-rows", "2"], "SELECT id, t, dt FROM lite.edge ORDER BY id", "csv"),
+    ]
+    env = {**server_env, "COLUMNS": "200", "SLUICE_SPARK_MASTER": "no-such-master"}
+    monkeypatch.setenv("COLUMNS", "200")
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "UTC")  # the server's (sluice.spark.session.local_conf)
+    try:
+        for extra, query, fmt in cases:
+            started = time.monotonic()
+            remote = sluice("sql", query, "--format", fmt, *extra, env=env)
+            took = time.monotonic() - started
+            assert remote.returncode == 0, remote.stderr[-3000:]
+            local_extra = extra if "--source" in extra else ["--source", cpg, *extra]
+            capsys.readouterr()
+            assert main(["sql", query, "--format", fmt, "--local", *local_extra], spark=spark) == 0
+            local = capsys.readouterr()
+            assert remote.stdout == local.out, (extra, query)
+            assert remote.stderr == local.err, (extra, query)
+            assert remote.stdout.count("\n") > 2, remote.stdout
+            print(f"{took:.2f} s on the server: sluice sql --format {fmt} {' '.join(extra)}")
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+
+
+@pytest.mark.slow
+def test_sluice_sql_on_the_server_refuses_what_it_cannot_attach(
+    running: server.ServerState, server_env: dict[str, str]
+) -> None:
+    """A source with a password the server was not started with: its planner reads passwords
+    from its own environment, so the command says so instead of attaching it. A query error
+    is the one line the local path prints."""
+    env = {**server_env, "SLUICE_TEST_PW": "secret"}
+    missing = PG_URL.rsplit("/", 1)[0] + "/no_such_database_h"
+    done = sluice("sql", "SELECT 1", "--source", f"other={missing}", env=env)
+    # a source the server lacks is checked here before it is attached, as the local path checks it
+    assert done.returncode == 2 and done.stderr.startswith("error: source 'other'"), done.stderr
+    assert "no_such_database_h" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    refused = sluice(
+        "sql", "SELECT 1", "--catalog", str(_catalog_with_password(Path(env[server.DIR_VARIABLE]))), env=env
+    )
+    assert refused.returncode == 2, refused
+    assert "error: source 'secured' needs a password and the server at sc://127.0.0.1:" in refused.stderr, (
+        refused.stderr
+    )
+    assert "has no such catalog" in refused.stderr and "secret" not in refused.stderr, refused.stderr
+    bad = sluice("sql", "SELECT * FROM cpg.sluice_test.no_such_table", env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stderr.count("\n") == 1, bad.stderr
+    assert "TABLE_OR_VIEW_NOT_FOUND" in bad.stderr, bad.stderr
+
+
+def _catalog_with_password(folder: Path) -> Path:
+    catalog = folder / "secured.toml"
+    catalog.write_text('[sources.secured]\nurl = "postgresql://u@127.0.0.1:5432/x"\npassword_env = "SLUICE_TEST_PW"\n')
+    return catalog
+
+
+@pytest.mark.slow
+def test_a_federation_on_a_connect_session_attaches_through_spark_conf(
+    connect: Any, classic: Federation, tmp_path: Path
+) -> None:
+    """A source the server was not started with, attached by ``Federation(spark=connect)``:
+    the rows of a classic session, pushdown on and off; detached, the catalog is gone."""
+    lite = tmp_path / "edge.db"
+    edge_data.create_sqlite(str(lite))
+    query = "SELECT * FROM clite.edge WHERE i > 0 OR t IS NULL ORDER BY id"
+    fed = Federation(spark=connect)
+    fed.attach("clite", f"sqlite:///{lite}")
+    classic.attach("clite", f"sqlite:///{lite}")
+    try:
+        expected = canonical(classic.sql(query).collect())
+        assert canonical(fed.sql(query).collect()) == expected
+        assert canonical(fed.sql(query, pushdown=False).collect()) == expected
+        assert len(fed.sql(query).collect()) > 1
+    finally:
+        classic.detach("clite")
+        fed.detach("clite")
+    with pytest.raises(Exception, match="clite"):
+        connect.sql(query).collect()
+
+
 @pytest.mark.slow
 def test_status_and_stop(running: server.ServerState, server_env: dict[str, str], connect: Any) -> None:
     status = cli("status", env=server_env)
@@ -196,13 +306,30 @@ def test_status_and_stop(running: server.ServerState, server_env: dict[str, str]
 
 
 # ---------------------------------------------------------------- main tier: no server
-def test_federation_refuses_a_connect_session_naming_sluice_server_start() -> None:
+def test_sluice_sql_names_a_server_that_does_not_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    port = free_port()
+    assert main(["sql", "SELECT 1", "--server", f"sc://127.0.0.1:{port}"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: no Spark Connect server answers at sc://127.0.0.1:{port} (start one: `sluice server start`)\n"
+    )
+    assert main(["sql", "SELECT 1", "--server", "127.0.0.1:15002"]) == 2
+    assert "expected sc://HOST:PORT" in capsys.readouterr().err
+
+
+def test_a_connect_federation_refuses_passwords_and_plans_without_a_server() -> None:
+    """What a Connect session cannot do is said before any call to the server (nothing listens)."""
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
     session = ConnectSession.builder.remote(f"sc://127.0.0.1:{free_port()}").create()  # connects lazily
     try:
-        with pytest.raises(ConfigError, match=r"Spark Connect session.*`sluice server start --catalog catalog.toml`"):
-            Federation(spark=session)  # type: ignore[arg-type]  # the wrong session kind on purpose: it is refused
+        fed = Federation(spark=session)
+        with pytest.raises(ConfigError, match=r"source 'x' needs a password: over Spark Connect .*sluice server start"):
+            fed.attach("x", "postgresql://u:pw@127.0.0.1:1/x")
+        with pytest.raises(ConfigError, match=r"source 'y' needs a password"):
+            fed.attach("y", "postgresql://u@127.0.0.1:1/x", password="pw")
+        for call in (fed.plan, fed.explain, fed.pruning, fed.transferred):
+            with pytest.raises(ConfigError, match=r"through the session's JVM.*EXPLAIN FORMATTED"):
+                call("SELECT 1")
     finally:
         session.client.close()  # nothing listens: the client's exit hook would retry its cleanup call for minutes
 
