@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -176,34 +175,54 @@ def test_a_concurrent_append_lands_beside_the_rewrite(spark, tmp_path) -> None: 
     assert len(data_files(table)) == 2 + 4  # the rewrite's one per partition, the appends' files
 
 
-def test_a_concurrent_delete_of_a_rewritten_file_fails_it_in_one_line(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """A copy-on-write DELETE that replaced files the rewrite read: the optimize fails with one
-    line naming that snapshot, commits nothing, and the deleted rows stay deleted."""
+@pytest.mark.parametrize("how", ["copy-on-write", "position delete file"])
+def test_a_concurrent_delete_from_a_rewritten_file_fails_it_in_one_line(spark, tmp_path, how: str) -> None:  # type: ignore[no-untyped-def]
+    """A DELETE of a row of a file the rewrite read, committed between its read and its commit
+    (a copy-on-write one replacing the file, or a merge-on-read position delete file): the
+    optimize fails with one line naming that snapshot, commits nothing, and the deleted row
+    stays deleted; run again, it compacts (and folds) what the delete left."""
+    import pyarrow.parquet as pq
+
     from sluice.lake.maintenance import optimize
 
-    url, table, appended = _table_with_small_files(tmp_path, "deleted")
-    other = open_catalog(LakeLocation.from_url(url)).load_table(("ns", "deleted"))
+    name = "cow" if how == "copy-on-write" else "mor"
+    url, table, appended = _table_with_small_files(tmp_path, name)
+    other = open_catalog(LakeLocation.from_url(url)).load_table(("ns", name))
     before = table.current_snapshot().snapshot_id
 
     def delete_meanwhile(line: str) -> None:
-        if line.startswith("wrote "):
+        if not line.startswith("wrote "):
+            return
+        if how == "copy-on-write":
             other.delete("id = 4")
+            return
+        for manifest in other.current_snapshot().manifests(other.io):
+            for entry in manifest.fetch_manifest_entry(other.io):
+                with other.io.new_input(entry.data_file.file_path).open() as handle:
+                    ids = pq.read_table(handle).column("id").to_pylist()
+                if 4 in ids:
+                    deletes = position_deletes(
+                        other, [(entry.data_file.file_path, ids.index(4))], entry.data_file.partition
+                    )
+                    commit_deletes(other, [deletes])
+                    return
 
     with pytest.raises(SluiceError) as raised:
-        optimize(spark, url, "ns", "deleted", report=delete_meanwhile)
+        optimize(spark, url, "ns", name, report=delete_meanwhile)
     message = str(raised.value)
     assert "\n" not in message
     deleting = other.current_snapshot()
-    assert f"snapshot {deleting.snapshot_id} (" in message and "removed" in message, message
+    verb = "removed" if how == "copy-on-write" else "added position delete file"
+    assert f"snapshot {deleting.snapshot_id} (" in message and verb in message, message
     assert f"rewrite of snapshot {before} was not committed" in message, message
     table.refresh()
     assert table.current_snapshot().snapshot_id == deleting.snapshot_id  # nothing after the delete
     expected = sorted(_key(r) for r in appended if r["id"] != 4)
-    assert _sluice_rows(spark, url, "deleted") == expected
+    assert _sluice_rows(spark, url, name) == expected
+    assert optimize(spark, url, "ns", name, report=lambda _: None) is not None
+    assert _sluice_rows(spark, url, name) == expected
     assert _pyiceberg_rows(table) == expected
-    # run again, it compacts what the delete left
-    assert optimize(spark, url, "ns", "deleted", report=lambda _: None) is not None
-    assert _sluice_rows(spark, url, "deleted") == expected
+    assert _delete_files(table) == []
 
 
 APPENDER = textwrap.dedent(
@@ -220,24 +239,28 @@ APPENDER = textwrap.dedent(
         table.append(pa.Table.from_pylist(rows, schema=schema))
         print(first, flush=True)
         first += 10
-        time.sleep(0.2)
+        time.sleep(0.05)
     """
 )
 
 
 @pytest.mark.slow
 def test_optimize_races_a_process_appending(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """A second process appends every 0.2 s while optimize runs three times: every optimize
+    """A second process appends in a tight loop (every 0.05 s) while optimize runs three times: every optimize
     commits, and the rows are every row appended (both readers)."""
     from sluice.lake.maintenance import optimize
 
     url, table, appended = _table_with_small_files(tmp_path, "raced")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    appender = subprocess.Popen([sys.executable, "-c", APPENDER, url, "40"], stdout=subprocess.PIPE, text=True, env=env)
+    appender = subprocess.Popen([sys.executable, "-c", APPENDER, url, "25"], stdout=subprocess.PIPE, text=True, env=env)
+    firsts: list[int] = []
     try:
         committed = []
-        time.sleep(1.0)
         for _ in range(3):
+            for _ in range(3):  # appends landed since the last run: there is something to compact
+                line = appender.stdout.readline() if appender.stdout else ""
+                assert line, "the appending process stopped"
+                firsts.append(int(line))
             summary = optimize(spark, url, "ns", "raced", report=lambda _: None)
             assert summary is not None and summary.snapshot_id is not None
             committed.append(summary.snapshot_id)
@@ -245,8 +268,8 @@ def test_optimize_races_a_process_appending(spark, tmp_path) -> None:  # type: i
     finally:
         appender.kill()
     assert appender.returncode == 0
-    firsts = [int(line) for line in out.split()]
-    assert len(firsts) > 10
+    firsts += [int(line) for line in out.split()]
+    assert len(firsts) > 20
     added = [row for first in firsts for row in _rows(first, 10)]
     for row in added:
         row["s"] = f"s{row['id'] % 5}"
