@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -227,49 +228,63 @@ def test_a_concurrent_delete_from_a_rewritten_file_fails_it_in_one_line(spark, t
 
 APPENDER = textwrap.dedent(
     """
-    import sys, time
+    import os, sys, time
     import pyarrow as pa
     from sluice.lake.catalog import LakeLocation, open_catalog
-    url, seconds = sys.argv[1], float(sys.argv[2])
+    url, stop_file = sys.argv[1], sys.argv[2]
     table = open_catalog(LakeLocation.from_url(url)).load_table(("ns", "raced"))
     schema = pa.schema([pa.field("id", pa.int64()), pa.field("p", pa.string()), pa.field("s", pa.string())])
-    first, stop = 100_000, time.monotonic() + seconds
-    while time.monotonic() < stop:
+    first, stop = 100_000, time.monotonic() + 300
+    while time.monotonic() < stop and not os.path.exists(stop_file):
         rows = [{"id": i, "p": "ab"[i % 2], "s": f"s{i % 5}"} for i in range(first, first + 10)]
         table.append(pa.Table.from_pylist(rows, schema=schema))
-        print(first, flush=True)
+        print(first, time.time(), flush=True)
         first += 10
-        time.sleep(0.05)
+        time.sleep(0.5)
     """
 )
 
 
 @pytest.mark.slow
 def test_optimize_races_a_process_appending(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """A second process appends in a tight loop (every 0.05 s) while optimize runs three times: every optimize
+    """A second process appends every 0.5 s while optimize runs three times: every optimize
     commits, and the rows are every row appended (both readers)."""
     from sluice.lake.maintenance import optimize
 
     url, table, appended = _table_with_small_files(tmp_path, "raced")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    appender = subprocess.Popen([sys.executable, "-c", APPENDER, url, "25"], stdout=subprocess.PIPE, text=True, env=env)
+    appender = subprocess.Popen(
+        [sys.executable, "-c", APPENDER, url, str(tmp_path / "stop")], stdout=subprocess.PIPE, text=True, env=env
+    )
     firsts: list[int] = []
     try:
         committed = []
+        since = 0.0
         for _ in range(3):
-            for _ in range(3):  # appends landed since the last run: there is something to compact
+            while True:  # an append landed after the last optimize returned: there is something to compact
                 line = appender.stdout.readline() if appender.stdout else ""
                 assert line, "the appending process stopped"
-                firsts.append(int(line))
-            summary = optimize(spark, url, "ns", "raced", report=lambda _: None)
-            assert summary is not None and summary.snapshot_id is not None
+                first, at = line.split()
+                firsts.append(int(first))
+                if float(at) > since:
+                    break
+            lines: list[str] = []
+            summary = optimize(spark, url, "ns", "raced", report=lines.append)
+            assert summary is not None, lines
+            table.refresh()
+            assert summary.snapshot_id is not None, (
+                lines,
+                [(s.snapshot_id, s.summary) for s in table.snapshots()][-6:],
+            )
             committed.append(summary.snapshot_id)
+            since = time.time()
+        (tmp_path / "stop").touch()
         out, _ = appender.communicate(timeout=120)
     finally:
         appender.kill()
     assert appender.returncode == 0
-    firsts += [int(line) for line in out.split()]
-    assert len(firsts) > 20
+    firsts += [int(line.split()[0]) for line in out.splitlines()]
+    assert len(firsts) > 5
     added = [row for first in firsts for row in _rows(first, 10)]
     for row in added:
         row["s"] = f"s{row['id'] % 5}"
