@@ -84,6 +84,7 @@ def _delete_files(table: Any) -> list[str]:
     ]
 
 
+@pytest.mark.slow  # 29-43 s here (the first mapInArrow starts Python workers); test_lake_deletes folds in the main tier
 def test_optimize_folds_delete_files_and_drops_them(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Position and equality deletes on files of both partitions: the rewrite applies them, the
     delete files go in the same snapshot, and the rows are those before (both readers)."""
