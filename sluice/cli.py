@@ -264,7 +264,7 @@ def _lake_optimize(args: argparse.Namespace, spark: SparkSession | None) -> int:
     print(
         summary
         if summary is not None
-        else f"{args.namespace}.{args.table}: every partition has one file; nothing to do"
+        else f"{args.namespace}.{args.table}: every partition has one file and no deletes to apply; nothing to do"
     )
     return 0
 
@@ -614,10 +614,12 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     lake_create.set_defaults(command=_lake_create)
     lake_optimize = lake.add_parser(
         "optimize",
-        help="rewrite each partition's small files into one, sorted",
+        help="rewrite each partition's small files into one, sorted, deletes applied",
         description="Rewrite every partition of a lake table that holds several data "
-        "files into one file (sorted by the table's sort order; split past the target "
-        "file size), in one snapshot, with Spark.",
+        "files, or a file row-level delete files apply to, into one file (sorted by the table's "
+        "sort order; split past the target file size; deletes applied and the delete files "
+        "dropped), in one snapshot, with Spark. Appends committed meanwhile are kept; a "
+        "concurrent commit that removed a rewritten file fails it in one line.",
     )
     lake_optimize.set_defaults(command=_lake_optimize)
     lake_expire = lake.add_parser(

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
 
     from sluice.lake.conform import Evolution
+    from sluice.lake.rewrite import Rewrite
 
 #: snapshot summary property naming the job (and so its folder under the data location)
 JOB_PROPERTY = "sluice.ingest-job"
@@ -47,6 +48,8 @@ REPLACE_PARTITIONS = "replace-partitions"
 CATALOG_ATTEMPTS = 3
 CATALOG_RETRY_WAIT_S = 0.5
 _RETRIES = "commit.retry.num-retries"  # PyIceberg's TableProperties.COMMIT_NUM_RETRIES
+#: rounds of PyIceberg's commit retries a compaction gets before it gives up (each round a new transaction)
+REWRITE_ROUNDS = 5
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,7 @@ def commit_data_files(
     evolution: Evolution | None = None,
     replaced: list[DataFile] | None = None,
     replace_partitions: bool = False,
+    rewrite: Rewrite | None = None,
 ) -> None:
     """Append ``data_files`` to ``table`` in one snapshot whose summary names ``job_id``.
 
@@ -188,16 +192,18 @@ def commit_data_files(
     snapshot: either way a reader sees the table before or after the job, never between.
     A dynamic overwrite (``replace_partitions``) is an ``overwrite`` snapshot marked
     ``replace-partitions=true``, as Iceberg's ``ReplacePartitions`` commits it, also when
-    the partitions it wrote held no file yet.
+    the partitions it wrote held no file yet. A compaction (``rewrite``) commits a ``replace``
+    snapshot that validates only the files it replaces (:mod:`sluice.lake.rewrite`).
 
     A commit that loses the race with another writer is retried by PyIceberg (refresh, then
     append again on top of the winner; ``commit.retry.*`` table properties). A catalog
     database that fails (SQLite's lock held past its busy timeout, an I/O error) is retried
     here, at most :data:`CATALOG_ATTEMPTS` times, each time after checking that the job's
-    snapshot did not land after all: the files are never appended twice.
+    snapshot did not land after all: the files are never appended twice. A concurrent commit
+    that conflicts with this one (PyIceberg's validation) fails it with one line.
     """
     try:
-        _commit(table, data_files, job_id, evolution, replaced, replace_partitions)
+        _commit(table, data_files, job_id, evolution, replaced, replace_partitions, rewrite)
     finally:
         for listener in _COMMITTED:
             listener()
@@ -210,16 +216,32 @@ def _commit(
     evolution: Evolution | None,
     replaced: list[DataFile] | None,
     replace_partitions: bool = False,
+    rewrite: Rewrite | None = None,
 ) -> None:
-    from pyiceberg.exceptions import CommitFailedException
+    from pyiceberg.exceptions import CommitFailedException, ValidationException
     from sqlalchemy.exc import SQLAlchemyError
 
+    from sluice.lake.rewrite import RewriteConflict
+
     name = ".".join(table.name())
-    for attempt in range(1, CATALOG_ATTEMPTS + 1):
+    attempt, lost_races = 1, 0
+    while True:
         try:
-            _append(table, data_files, job_id, evolution, replaced or [], replace_partitions)
+            _append(table, data_files, job_id, evolution, replaced or [], replace_partitions, rewrite)
             return
+        except RewriteConflict as error:
+            raise SluiceError(str(error)) from None
+        except ValidationException as error:  # PyIceberg's checks against the commits since the job began
+            raise SluiceError(
+                f"lake table {name}: job {job_id} conflicts with a concurrent commit "
+                f"({' '.join(str(error).split())}); nothing was committed, run the job again"
+            ) from None
         except CommitFailedException as error:  # after PyIceberg's own retries on concurrent commits
+            lost_races += 1
+            if rewrite is not None and lost_races < REWRITE_ROUNDS:
+                if job_snapshot(table.refresh(), job_id) is not None:
+                    return  # it landed after all
+                continue  # a rewrite validates against its base snapshot, not the table's latest: try again
             raise SluiceError(
                 f"lake table {name}: the commit of job {job_id} kept losing the race with concurrent commits "
                 f"(retried up to {_retries(table)} times, table property {_RETRIES}); nothing was appended, "
@@ -242,6 +264,7 @@ def _commit(
                     f"through {attempt} attempts; nothing was appended, run the job again"
                 ) from None
             time.sleep(CATALOG_RETRY_WAIT_S * attempt)
+            attempt += 1
 
 
 def _append(
@@ -251,11 +274,14 @@ def _append(
     evolution: Evolution | None = None,
     replaced: list[DataFile] | None = None,
     replace_partitions: bool = False,
+    rewrite: Rewrite | None = None,
 ) -> None:
     """One transaction: the schema changes, the name mapping if missing (PyIceberg's schema
-    update extends an existing one), and one snapshot: a fast append of every file, or an
-    overwrite that also removes the ``replaced`` files."""
+    update extends an existing one), and one snapshot: a fast append of every file, an
+    overwrite that also removes the ``replaced`` files, or a compaction's ``rewrite``."""
     from pyiceberg.table import TableProperties
+
+    from sluice.lake.rewrite import commit_rewrite
 
     replaced = replaced or []
     transaction = table.transaction()
@@ -265,6 +291,10 @@ def _append(
         mapping = transaction.table_metadata.schema().name_mapping.model_dump_json()
         transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
     properties = {JOB_PROPERTY: job_id, **({REPLACE_PARTITIONS: "true"} if replace_partitions else {})}
+    if rewrite is not None:
+        commit_rewrite(transaction, table.io, rewrite, data_files, properties)
+        transaction.commit_transaction()
+        return
     snapshot = transaction.update_snapshot(snapshot_properties=properties)
     with snapshot.overwrite() if replaced or replace_partitions else snapshot.fast_append() as update:
         for data_file in replaced:

@@ -20,7 +20,7 @@ The condition is evaluated by Spark, in the statement's own session, never by Py
 or pyarrow (whose NULL, NaN and collation rules differ): the lake's proofs only decide
 which files Spark need not read. A data file that row-level delete files apply to is
 removed whole when proven, and otherwise refused, naming it, before anything is written:
-its rewrite would have to fold those deletes in, which is not built yet.
+its rewrite would have to fold those deletes in, which optimize does (run it first).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def _plan(lake_table: Table, name: str, condition: DeleteCondition) -> _Plan:
             raise ConfigError(
                 f"DELETE FROM lake table {name} where {condition.shown}: data file {data_file.file_path} has "
                 "row-level delete files and may hold rows that match and rows that do not; Sluice rewrites "
-                "such files only without delete files (run optimize after compacting them elsewhere, or "
+                "such files only without delete files (run sluice lake optimize first: it applies them, or "
                 "delete whole partitions). Nothing was written; the table is as it was"
             )
         else:

@@ -64,6 +64,8 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
     from pyspark.sql.types import DataType, StructType
 
+    from sluice.lake.rewrite import Rewrite
+
 Source = Union["DataFrame", str, Path, None]
 Report = Callable[[str], None]
 
@@ -254,13 +256,14 @@ def run_job(
     replaced: list[DataFile] | None = None,
     *,
     replace_partitions: bool = False,
+    rewrite: Rewrite | None = None,
 ) -> IngestSummary:
     """Write ``frame`` under a staging folder, then commit it as one snapshot (or remove it).
 
     The snapshot applies ``change`` to the schema and removes the ``replaced`` files
     (None: an append), or with ``replace_partitions`` the table's files in the partitions
-    the job wrote (:func:`files_in_partitions`). Any failure before the commit lands
-    removes what the job wrote.
+    the job wrote (:func:`files_in_partitions`), or commits a compaction's ``rewrite``
+    (:mod:`sluice.lake.rewrite`). Any failure before the commit lands removes what the job wrote.
     """
     job_id = new_job_id()
     data_uri = lake_table.properties.get(TableProperties.WRITE_DATA_PATH, f"{lake_table.location()}/data").rstrip("/")
@@ -300,6 +303,7 @@ def run_job(
                 evolution=change,
                 replaced=replaced,
                 replace_partitions=replace_partitions,
+                rewrite=rewrite,
             )
         else:
             remove_folder(staging_uri)

@@ -1,13 +1,16 @@
 """Keeping a lake table lean: compact small files, expire old snapshots and delete the files only they held.
 
-:func:`optimize` rewrites every partition that holds more than one data file into one
-file per partition (or more, past the table's target file size), sorted by the table's
-sort order, with the ingest pipeline (:func:`sluice.lake.ingest.run_job`): one Spark job
-and one snapshot that removes the old files and adds the new ones, so a reader sees the
-rows before or after, the same rows either way. Files of an older partition spec are
-left as they are, and so are data files that row-level delete files apply to
-(:mod:`sluice.lake.deletes`): the rewrite reads files with Spark's Parquet reader, which
-knows nothing of delete files, so rewriting them would bring deleted rows back.
+:func:`optimize` rewrites every partition that holds more than one data file, or a data
+file that row-level delete files apply to, into one file per partition (or more, past the
+table's target file size), sorted by the table's sort order, with the ingest pipeline
+(:func:`sluice.lake.ingest.run_job`): one Spark job and one ``replace`` snapshot that
+removes the old files and adds the new ones, so a reader sees the rows before or after, the
+same rows either way. Files without deletes are read by Spark's Parquet reader; files with
+deletes by the lake's own reader, which applies them (:mod:`sluice.lake.live_read`), and
+the delete files no live file needs any more are removed in the same snapshot. The commit
+replaces exactly the files read, beside concurrent writers (:mod:`sluice.lake.rewrite`).
+Files of an older partition spec are left as they are, and so are files that delete files
+Sluice cannot apply (deletion vectors, ...) may apply to.
 
 Every ingest adds a snapshot, and an overwrite leaves the replaced files in the warehouse
 for the snapshots before it (so a reader that planned on an older snapshot still finds
@@ -29,12 +32,14 @@ from sluice.lake.catalog import LakeLocation, load_table, open_catalog
 
 if TYPE_CHECKING:
     from pyiceberg.io import FileIO
-    from pyiceberg.manifest import DataFile, ManifestEntry
+    from pyiceberg.manifest import ManifestEntry
     from pyiceberg.table import Table
     from pyiceberg.table.snapshots import Snapshot
     from pyspark.sql import DataFrame, SparkSession
 
+    from sluice.lake.deletes import DeleteRef
     from sluice.lake.ingest import IngestSummary, Report
+    from sluice.lake.rewrite import Rewrite
 
 
 @dataclass(frozen=True)
@@ -140,45 +145,118 @@ def data_entries(lake_table: Table, name: str) -> list[tuple[ManifestEntry, bool
 def optimize(
     spark: SparkSession, lake_url: str, namespace: str, table: str, report: Report | None = None
 ) -> IngestSummary | None:
-    """Rewrite the partitions of ``namespace.table`` that hold several files into one file each
-    (sorted, at most the target size), in one snapshot; None when no partition needs it."""
-    from collections import defaultdict
+    """Rewrite the partitions of ``namespace.table`` that hold several files, or a file that
+    row-level delete files apply to, into one file each (sorted, at most the target size) with
+    the deletes applied, in one ``replace`` snapshot that also drops the delete files no live
+    file needs any more; None when no partition needs it.
+
+    The rows are read at the current snapshot (the *base*) and the commit replaces exactly the
+    files read: appends committed meanwhile are kept, a commit that removed or added deletes
+    to a file read fails the optimize with one line (:mod:`sluice.lake.rewrite`).
+    """
+    from functools import reduce
 
     from sluice.lake.conform import Evolution
     from sluice.lake.ingest import print_progress, run_job
+    from sluice.lake.live_read import read_live_rows
     from sluice.lake.partitioning import partition_columns
 
     lake_table = load_table(open_catalog(LakeLocation.from_url(lake_url)), namespace, table)
-    spec_id = lake_table.metadata.default_spec_id
-    by_partition: dict[str, list[DataFile]] = defaultdict(list)
-    with_deletes = 0
-    for entry, deletes in data_entries(lake_table, f"{namespace}.{table}"):
-        if deletes:
-            with_deletes += 1
-        elif entry.data_file.spec_id == spec_id:
-            by_partition[repr(entry.data_file.partition)].append(entry.data_file)
-    if with_deletes:
+    name = f"{namespace}.{table}"
+    plan = plan_rewrite(lake_table, name)
+    if plan.left_with_deletes:
         (report or print_progress)(
-            f"optimize {namespace}.{table}: {with_deletes} data file(s) with row-level delete files left as "
-            "they are (optimize does not apply deletes)"
+            f"optimize {name}: {plan.left_with_deletes} data file(s) with delete files Sluice cannot apply left "
+            f"as they are ({plan.refusal})"
         )
-    replaced = [data_file for files in by_partition.values() if len(files) > 1 for data_file in files]
-    if not replaced:
+    if plan.rewrite is None:
         return None
+    rewrite = plan.rewrite
+    frames = []
+    if plan.plain:
+        frames.append(read_by_field_id(spark, lake_table, plan.plain))
+    if plan.folded:
+        frames.append(read_live_rows(spark, lake_table, plan.folded))
     schema = lake_table.schema()
-    frame = read_by_field_id(spark, lake_table, [data_file.file_path for data_file in replaced])
-    partitions = len([files for files in by_partition.values() if len(files) > 1])
     return run_job(
         spark,
         lake_table,
-        frame,
+        reduce(lambda left, right: left.unionByName(right), frames),
         partition_columns(lake_table.spec(), schema),
         schema,
         Evolution(),
-        f"optimize {namespace}.{table}: rewrite {len(replaced)} files of {partitions} partition(s)",
+        f"optimize {name}: rewrite {len(rewrite.data_files)} files of {plan.partitions} partition(s)"
+        + (f", applying the deletes of {len(plan.folded)}" if plan.folded else "")
+        + (f", dropping {len(rewrite.delete_files)} delete file(s)" if rewrite.delete_files else ""),
         report or print_progress,
-        replaced,
+        rewrite.data_files,
+        rewrite=rewrite,
     )
+
+
+@dataclass(frozen=True)
+class RewritePlan:
+    """What :func:`optimize` reads and replaces: ``plain`` files (no deletes) and ``folded`` ones
+    (with the delete files that apply to them), and the rewrite to commit (None: nothing to do)."""
+
+    rewrite: Rewrite | None
+    plain: list[str]
+    folded: list[tuple[str, tuple[DeleteRef, ...]]]
+    partitions: int
+    left_with_deletes: int = 0
+    refusal: str = ""
+
+
+def plan_rewrite(lake_table: Table, name: str) -> RewritePlan:
+    """Group the current snapshot's data files of the default spec by partition and pick the
+    partitions to rewrite; a delete file is dropped when no data file left live needs it."""
+    from collections import defaultdict
+
+    from pyiceberg.manifest import ManifestContent
+
+    from sluice.lake.deletes import DeleteIndex
+    from sluice.lake.rewrite import Rewrite
+
+    base = lake_table.current_snapshot()
+    if base is None:
+        return RewritePlan(None, [], [], 0)
+    io = lake_table.io
+    manifests = base.manifests(io)
+    entries = [e for m in manifests if m.content == ManifestContent.DATA for e in m.fetch_manifest_entry(io)]
+    deletes = [e for m in manifests if m.content == ManifestContent.DELETES for e in m.fetch_manifest_entry(io)]
+    refusal = ""
+    index = None
+    if deletes:
+        try:
+            index = DeleteIndex(deletes, lake_table, lake_table.schema(), name)
+        except ValueError as error:  # a delete file Sluice cannot apply: leave the files it may apply to
+            refusal = str(error)
+            index = DeleteIndex(deletes, lake_table, lake_table.schema(), name, strict=False)
+    spec_id = lake_table.metadata.default_spec_id
+    groups: dict[str, list[tuple[ManifestEntry, tuple[DeleteRef, ...]]]] = defaultdict(list)
+    left = 0
+    for entry in entries:
+        refs = index.for_data_file(entry) if index is not None else ()
+        if refs and refusal:
+            left += 1
+        elif entry.data_file.spec_id == spec_id:
+            groups[repr(entry.data_file.partition)].append((entry, refs))
+    chosen = [group for group in groups.values() if len(group) > 1 or any(refs for _, refs in group)]
+    rewritten = [pair for group in chosen for pair in group]
+    if not rewritten:
+        return RewritePlan(None, [], [], 0, left, refusal)
+    paths = {entry.data_file.file_path for entry, _ in rewritten}
+    needed = {
+        ref.path
+        for entry in entries
+        if entry.data_file.file_path not in paths
+        for ref in (index.for_data_file(entry) if index is not None else ())
+    }
+    dropped = [] if refusal else [e.data_file for e in deletes if e.data_file.file_path not in needed]
+    rewrite = Rewrite(name, base, [entry.data_file for entry, _ in rewritten], dropped)
+    plain = [entry.data_file.file_path for entry, refs in rewritten if not refs]
+    folded = [(entry.data_file.file_path, refs) for entry, refs in rewritten if refs]
+    return RewritePlan(rewrite, plain, folded, len(chosen), left, refusal)
 
 
 def read_by_field_id(spark: SparkSession, lake_table: Table, paths: list[str]) -> DataFrame:

@@ -388,11 +388,13 @@ class IcebergSource(Source):
                 ]
                 yield pa.RecordBatch.from_arrays(arrays, schema=task.schema)
                 return
-            for batch in _stream([f for f in files if f not in filtered], columns, field_ids, mapping, self.batch_rows):
+            for batch in stream_files(
+                [f for f in files if f not in filtered], columns, field_ids, mapping, self.batch_rows
+            ):
                 yield conform(batch.select(request["columns"]), task.schema)
             if filtered or request.get("aggregate"):  # an aggregate without GROUP BY answers one row even over no file
                 yield from self._query(
-                    _stream(filtered, columns, field_ids, mapping, self.batch_rows), columns, request, task.schema
+                    stream_files(filtered, columns, field_ids, mapping, self.batch_rows), columns, request, task.schema
                 )
         except _FileError as error:
             raise SourceError(
@@ -472,7 +474,7 @@ def _engine() -> duckdb.DuckDBPyConnection:
     return _ENGINE[0]
 
 
-def _stream(
+def stream_files(
     files: list[FileRead], columns: pa.Schema, field_ids: list[int], mapping: NameMapping, batch_rows: int
 ) -> Iterator[pa.RecordBatch]:
     """The kept row groups of ``files``, ``columns`` only (typed as Spark reads them).

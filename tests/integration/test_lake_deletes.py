@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyiceberg.manifest import ManifestContent
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
@@ -328,8 +329,8 @@ def test_a_missing_delete_file_fails_the_query_naming_it(spark, tmp_path: Path) 
 
 @pytest.mark.parametrize("name", ["flat", "parted"])
 def test_optimize_leaves_the_files_deletes_apply_to(lakes, name: str) -> None:
-    """``sluice lake optimize`` rewrites with Spark's Parquet reader (no deletes): it must see
-    exactly which data files delete files apply to, by the same rules as the expected rows."""
+    """``DELETE FROM`` refuses to rewrite a file that delete files apply to, and optimize folds
+    them in: both must see exactly which files they apply to, by the same rules as the expected rows."""
     from sluice.lake.maintenance import data_entries
 
     _, built = lakes
@@ -345,22 +346,6 @@ def test_optimize_leaves_the_files_deletes_apply_to(lakes, name: str) -> None:
 
     assert found == {path: has_deletes(path) for path in lake.files}
     assert False in found.values() if name == "parted" else all(found.values())
-
-
-def test_optimize_says_it_left_the_files_with_deletes(spark, lakes) -> None:
-    """Every file of the unpartitioned table has deletes: nothing to rewrite, and it says why."""
-    from sluice.lake.maintenance import optimize
-
-    fed, built = lakes
-    table = built["flat"].table
-    url = f"iceberg+sqlite:///{Path(table.location().removeprefix('file://')).parents[2]}/catalog.db"
-    lines: list[str] = []
-    assert optimize(spark, url, "mor", "flat", report=lines.append) is None
-    assert lines == [
-        "optimize mor.flat: 3 data file(s) with row-level delete files left as they are (optimize does not apply deletes)"
-    ]
-    table.refresh()
-    assert table.current_snapshot().snapshot_id == built["flat"].snapshots[-1][0]
 
 
 @pytest.mark.parametrize("name", ["flat", "parted"])
@@ -380,3 +365,40 @@ def test_deletes_keep_the_python_reader_even_when_sparks_reader_is_forced(spark,
         )
     finally:
         spark.conf.unset("spark.sluice.lakeReader")
+
+
+@pytest.mark.parametrize("name", ["flat", "parted"])
+def test_optimize_folds_every_delete_file_in(spark, lakes, name: str) -> None:
+    """Last in the module (it compacts the tables): every file has deletes or shares its
+    partition, so all are rewritten with the deletes applied (NaN and -0.0 positions, global and
+    partition equality deletes, NULL keys) and no delete file is left; the rows read as before."""
+    from sluice.lake.maintenance import optimize
+
+    fed, built = lakes
+    lake = built[name]
+    table = lake.table
+    url = f"iceberg+sqlite:///{Path(table.location().removeprefix('file://')).parents[2]}/catalog.db"
+    assert optimize(spark, url, "mor", name, report=lambda _: None) is not None
+    table.refresh()
+    snapshot = table.current_snapshot()
+    assert snapshot.summary.operation.value == "replace"
+    live_deletes = [
+        e
+        for m in snapshot.manifests(table.io)
+        if m.content == ManifestContent.DELETES
+        for e in m.fetch_manifest_entry(table.io, discard_deleted=True)
+    ]
+    assert live_deletes == []
+    _differential(spark, fed, f"mor.mor.{name}", lake.snapshots[-1][1], QUERIES[:7])
+    # PyIceberg's reader, a second reader: the table has no delete file left for it to refuse
+
+    def canonical(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        return sorted(
+            (
+                tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in (r[k] for k in ARROW.names))
+                for r in rows
+            ),
+            key=repr,
+        )
+
+    assert canonical(table.scan().to_arrow().to_pylist()) == canonical(lake.snapshots[-1][1])
