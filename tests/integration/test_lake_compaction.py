@@ -85,7 +85,7 @@ def _delete_files(table: Any) -> list[str]:
 
 
 @pytest.mark.slow  # 29-43 s here (the first mapInArrow starts Python workers); test_lake_deletes folds in the main tier
-def test_optimize_folds_delete_files_and_drops_them(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_optimize_folds_delete_files_and_drops_them(spark, tmp_path) -> None:
     """Position and equality deletes on files of both partitions: the rewrite applies them, the
     delete files go in the same snapshot, and the rows are those before (both readers)."""
     from sluice.lake.maintenance import optimize
@@ -151,7 +151,7 @@ def _table_with_small_files(folder: Path, name: str) -> tuple[str, Any, list[dic
     return url, table, appended
 
 
-def test_a_concurrent_append_lands_beside_the_rewrite(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_concurrent_append_lands_beside_the_rewrite(spark, tmp_path) -> None:
     """Appends committed between the rewrite's read and its commit are kept (PyIceberg's own
     overwrite refused this: "Added data files were found matching the filter")."""
     from sluice.lake.maintenance import optimize
@@ -178,7 +178,7 @@ def test_a_concurrent_append_lands_beside_the_rewrite(spark, tmp_path) -> None: 
 
 
 @pytest.mark.parametrize("how", ["copy-on-write", "position delete file"])
-def test_a_concurrent_delete_from_a_rewritten_file_fails_it_in_one_line(spark, tmp_path, how: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_concurrent_delete_from_a_rewritten_file_fails_it_in_one_line(spark, tmp_path, how: str) -> None:
     """A DELETE of a row of a file the rewrite read, committed between its read and its commit
     (a copy-on-write one replacing the file, or a merge-on-read position delete file): the
     optimize fails with one line naming that snapshot, commits nothing, and the deleted row
@@ -198,7 +198,9 @@ def test_a_concurrent_delete_from_a_rewritten_file_fails_it_in_one_line(spark, t
         if how == "copy-on-write":
             other.delete("id = 4")
             return
-        for manifest in other.current_snapshot().manifests(other.io):
+        current = other.current_snapshot()
+        assert current is not None
+        for manifest in current.manifests(other.io):
             for entry in manifest.fetch_manifest_entry(other.io):
                 with other.io.new_input(entry.data_file.file_path).open() as handle:
                     ids = pq.read_table(handle).column("id").to_pylist()
@@ -214,11 +216,13 @@ def test_a_concurrent_delete_from_a_rewritten_file_fails_it_in_one_line(spark, t
     message = str(raised.value)
     assert "\n" not in message
     deleting = other.current_snapshot()
+    assert deleting is not None
     verb = "removed" if how == "copy-on-write" else "added position delete file"
     assert f"snapshot {deleting.snapshot_id} (" in message and verb in message, message
     assert f"rewrite of snapshot {before} was not committed" in message, message
     table.refresh()
-    assert table.current_snapshot().snapshot_id == deleting.snapshot_id  # nothing after the delete
+    now = table.current_snapshot()
+    assert now is not None and now.snapshot_id == deleting.snapshot_id  # nothing after the delete
     expected = sorted(_key(r) for r in appended if r["id"] != 4)
     assert _sluice_rows(spark, url, name) == expected
     assert optimize(spark, url, "ns", name, report=lambda _: None) is not None
@@ -247,7 +251,7 @@ APPENDER = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_optimize_races_a_process_appending(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_optimize_races_a_process_appending(spark, tmp_path) -> None:
     """A second process appends every 0.5 s while optimize runs three times: every optimize
     commits, and the rows are every row appended (both readers)."""
     from sluice.lake.maintenance import optimize
