@@ -239,6 +239,8 @@ def install(spark: SparkSession) -> None:
         spark.dataSource.register(SluiceReaderSource)
         # INSERT OVERWRITE in dynamic mode, planned on the V1 write fallback (java OverwritePartitions)
         spark._jvm.io.sluice.spark.OverwritePartitions.install(spark._jsparkSession)  # type: ignore[union-attr]  # py4j names
+        # UPDATE and MERGE of a SQL table with a primary key, planned on the same fallback (java RowLevelWrites)
+        spark._jvm.io.sluice.spark.RowLevelWrites.install(spark._jsparkSession)  # type: ignore[union-attr]  # py4j names
         gateway = spark.sparkContext._gateway
         ensure_callback_server_started(gateway)
         if id(gateway) not in _installed or not bridge.isRegistered():

@@ -99,6 +99,8 @@ final class Protocol {
     static final String REMOVED_FILES = "removed_files";
     static final String REWRITTEN_FILES = "rewritten_files";
     static final String RIGHT = "right";
+    static final String ROW_ID = "row_id";
+    static final String ROW_LEVEL_REFUSED = "row_level_refused";
     static final String ROWS = "rows";
     static final String RULE = "rule";
     static final String RUNTIME = "runtime";
