@@ -1,4 +1,4 @@
-"""UPDATE and MERGE INTO on PostgreSQL, SQLite and DuckDB tables with a primary key (sluice/write/delta.py).
+"""UPDATE and MERGE INTO on PostgreSQL, SQLite, DuckDB and MariaDB tables with a primary key (sluice/write/delta.py).
 
 Differential: each statement runs through Sluice on a table holding edge values (NULL, -0.0,
 '', trailing spaces, case, non-ASCII, the bigint extremes, decimals rounded on assignment,
@@ -32,6 +32,7 @@ from pyspark.sql.types import (
 from sluice.dialects.base import wall_clock
 from sluice.errors import SluiceError
 from sluice.write.typemap import column_list, fields
+from tests.sources import mariadb
 
 _SCHEMA = StructType(
     [
@@ -92,14 +93,14 @@ _STATEMENTS = [
              WHERE t.s IS NOT NULL""",
     ),
 ]
-_CATALOGS = ["rpg", "rlite", "rduck"]
-_NAMESPACE = {"rpg": "public", "rlite": "main", "rduck": "main"}
-_KIND = {"rpg": "postgres", "rlite": "sqlite", "rduck": "duckdb"}
+_CATALOGS = ["rpg", "rlite", "rduck", "rmy"]
+_NAMESPACE = {"rpg": "public", "rlite": "main", "rduck": "main", "rmy": "test"}
+_KIND = {"rpg": "postgres", "rlite": "sqlite", "rduck": "duckdb", "rmy": "mariadb"}
 
 
 @pytest.fixture(scope="module")
-def rowlevel(spark, pg_url, tmp_path_factory):
-    """PostgreSQL, SQLite and DuckDB attached writable, and PostgreSQL read-only."""
+def rowlevel(spark, pg_url, mysql_url, tmp_path_factory):
+    """PostgreSQL, SQLite, DuckDB and MariaDB attached writable, and PostgreSQL read-only."""
     from sluice import Federation
 
     folder = tmp_path_factory.mktemp("rowlevel")
@@ -110,10 +111,11 @@ def rowlevel(spark, pg_url, tmp_path_factory):
     fed.attach("rpg", pg_url, writable=True)
     fed.attach("rlite", f"sqlite:///{lite}", writable=True)
     fed.attach("rduck", f"duckdb:///{duck}", writable=True)
+    fed.attach("rmy", mysql_url, writable=True)
     fed.attach("ropg", pg_url)
     spark.sql(_SOURCE).createOrReplaceTempView("src")
     yield fed, pg_url, lite, duck
-    for name in ("rpg", "rlite", "rduck", "ropg"):
+    for name in ("rpg", "rlite", "rduck", "rmy", "ropg"):
         fed.detach(name)
 
 
@@ -126,6 +128,15 @@ def _execute(rowlevel, catalog: str, *statements: str) -> list[tuple]:
             for statement in statements:
                 cursor = connection.execute(statement)
                 rows = cursor.fetchall() if cursor.description else []
+    elif catalog == "rmy":
+        connection = mariadb()
+        try:
+            with connection.cursor() as cursor:
+                for statement in statements:
+                    cursor.execute(statement.replace('"', "`"))
+                    rows = list(cursor.fetchall())
+        finally:
+            connection.close()
     elif catalog == "rduck":
         with duckdb.connect(str(duck)) as connection:
             for statement in statements:
@@ -141,8 +152,8 @@ def _create(rowlevel, catalog: str, name: str, key: bool = True) -> str:
     """A fresh table of :data:`_SCHEMA` (``id`` its primary key), holding :data:`_BEFORE`'s rows."""
     fed = rowlevel[0]
     columns = column_list(_KIND[catalog], fields(_SCHEMA.jsonValue()), lambda n: f'"{n}"')
-    if catalog == "rpg":  # PostgreSQL enforces a length: the 'value too long' case
-        columns = columns.replace('"nn" text', '"nn" varchar(12)')
+    if catalog in ("rpg", "rmy"):  # a length enforced: the 'value too long' case
+        columns = columns.replace('"nn" text', '"nn" varchar(12)').replace('"nn" LONGTEXT', '"nn" VARCHAR(12)')
     table = f"{_NAMESPACE[catalog]}.{name}"
     _execute(
         rowlevel,
@@ -165,7 +176,8 @@ def _plain(catalog: str, row: tuple) -> tuple:
     out: list[object] = []
     for i, v in enumerate(row):
         if isinstance(v, float):
-            v = "NaN" if math.isnan(v) else repr(0.0 if catalog == "rlite" and v == 0 else v)  # SQLite keeps no -0.0
+            # SQLite keeps no -0.0; MariaDB's UPDATE ... JOIN from the stage writes -0.0 as 0.0 (its INSERT keeps it)
+            v = "NaN" if math.isnan(v) else repr(0.0 if catalog in ("rlite", "rmy") and v == 0 else v)
         if catalog == "rlite" and i == 3 and v is not None:
             v = Decimal(str(v))
         if isinstance(v, Decimal):
@@ -206,7 +218,7 @@ def test_update_and_merge_match_spark(rowlevel, catalog) -> None:
 @pytest.mark.parametrize("catalog", _CATALOGS)
 def test_failing_statements_change_nothing(rowlevel, catalog) -> None:
     """A MERGE matching a target row twice fails as Spark's does; a NULL into a NOT NULL column
-    (and on PostgreSQL a value too long) fails in the source: the table is as it was."""
+    (and on PostgreSQL and MariaDB a value too long) fails in the source: the table is as it was."""
     fed = rowlevel[0]
     table = _create(rowlevel, catalog, "rl_fail")
     before = _stored(rowlevel, catalog, table)
@@ -218,7 +230,7 @@ def test_failing_statements_change_nothing(rowlevel, catalog) -> None:
         ),
         (f"UPDATE {table} SET nn = IF(id = 2, NULL, concat(nn, '.'))", "(?i)null"),
     ]
-    if catalog == "rpg":
+    if catalog in ("rpg", "rmy"):
         failing.append((f"UPDATE {table} SET nn = repeat(nn, 10) WHERE id > 0", "(?i)too long"))
     for statement, match in failing:
         with pytest.raises(Exception, match=match):
