@@ -43,6 +43,7 @@ from sluice.protocol.base import SourceRequest
 from sluice.protocol.catalog import (
     AlterTableAnswer,
     AlterTableRequest,
+    CanDeleteAnswer,
     CreateNamespaceAnswer,
     CreateNamespaceRequest,
     CreateTableAnswer,
@@ -203,12 +204,18 @@ class CatalogPlanner:
             namespace, name = list(request.namespace), request.name
         table = self._table(request, namespace, name)
         source = self.source(request)
+        row_id: list[str] = []
+        refused = ""
+        if request.catalog is not None:  # a table looked up by name: UPDATE and MERGE by its key, or why not
+            row_id, refused = writes.row_identity(source, request, namespace, table.name)
         return DescribeAnswer(
             name=table.qualified_name,
-            schema=_struct([(c.name, c.type) for c in table.columns]),
+            schema=_struct([(c.name, c.type) for c in table.columns], not_null=row_id),
             handle={"table": table_to_dict(table)},
             # a catalog's lake table: what Spark takes in INSERT ... PARTITION (column = value)
             partitioning=writes.identity_partitions(source, namespace, name) if request.catalog is not None else [],
+            row_id=row_id,
+            row_level_refused=refused,
         )
 
     def _describe_query(self, request: DescribeRequest, sql: str) -> DescribeAnswer:
@@ -246,6 +253,10 @@ class CatalogPlanner:
     def delete(self, request: DeleteRequest) -> DeleteAnswer:
         """``DELETE FROM`` a lake table (:mod:`sluice.planner.deletes`); its commit makes the planner forget lake tables."""
         return deletes.delete(_session(), self.source(request), request)
+
+    def can_delete(self, request: DeleteRequest) -> CanDeleteAnswer:
+        """Whether a SQL source runs the DELETE itself, or Spark's row-level rewrite deletes by key."""
+        return deletes.can_delete(self.source(request), request)
 
     def write(self, request: WriteRequest) -> WriteAnswer:
         """Write Spark's INSERT or CTAS query (``request.frame``) to the lake table the request names.
@@ -486,12 +497,16 @@ def _open(name: str, options: dict[str, str]) -> Source:
     return open_source(name, url, password=password, **numbers)
 
 
-def _struct(fields: list[tuple[str, SparkType]]) -> dict[str, Any]:
+def _struct(fields: list[tuple[str, SparkType]], not_null: list[str] | None = None) -> dict[str, Any]:
     """Spark's JSON form of a StructType (every column nullable, as the reader's: a remote
-    NOT NULL is no promise Spark's optimizer should build on)."""
+    NOT NULL is no promise Spark's optimizer should build on), but for ``not_null``: the
+    primary key of a row-level table, which Spark requires of a row id and the source enforces."""
+    keys = set(not_null or ())
     return {
         "type": "struct",
-        "fields": [{"name": name, "type": kind.json(), "nullable": True, "metadata": {}} for name, kind in fields],
+        "fields": [
+            {"name": name, "type": kind.json(), "nullable": name not in keys, "metadata": {}} for name, kind in fields
+        ],
     }
 
 

@@ -39,7 +39,7 @@ from sqlglot import exp
 
 from sluice.errors import ConfigError
 from sluice.lake.delete_rows import DeleteCondition, delete_rows
-from sluice.protocol.catalog import DeleteAnswer, DeleteRequest
+from sluice.protocol.catalog import CanDeleteAnswer, DeleteAnswer, DeleteRequest
 from sluice.pushdown.constants import TYPED, Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.terms import Unsupported
@@ -136,6 +136,27 @@ def _constant(predicate: Any) -> bool | None:
     if predicate.get("type") == "boolean" and str(predicate.get("lit")).lower() in ("true", "false"):
         return str(predicate["lit"]).lower() == "true"
     return None
+
+
+def can_delete(source: Source, request: DeleteRequest) -> CanDeleteAnswer:
+    """Whether the SQL source deletes the request's rows itself (:func:`exact_delete`): asked by a
+    table with a primary key before Spark chooses between ``deleteWhere`` and its row-level
+    rewrite. A read-only source says yes, so that ``deleteWhere`` refuses it, naming the option."""
+    from sluice.write import target
+
+    if source.lake is not None:
+        return CanDeleteAnswer(pushed=True)
+    try:
+        chosen = target(source, request, "DELETE FROM")
+    except ConfigError:  # read-only, or not written by Sluice: deleteWhere says so
+        return CanDeleteAnswer(pushed=True)
+    table = source.describe(chosen.schema_of(list(request.namespace), "DELETE FROM"), request.name)
+    refused = exact_delete(source, table, list(request.predicates), request.zone).refused
+    if refused is not None:
+        _log.info(
+            "DELETE FROM %s: not pushed, Spark's row-level rewrite deletes by key (%s)", table.qualified_name, refused
+        )
+    return CanDeleteAnswer(pushed=refused is None, reason=refused)
 
 
 def sql_delete(source: Source, request: DeleteRequest) -> DeleteAnswer:

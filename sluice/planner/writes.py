@@ -22,11 +22,13 @@ from sluice.protocol.catalog import WriteAnswer
 from sluice.sources.base import Source
 from sluice.write import create_table as sql_create_table
 from sluice.write import drop_table as sql_drop_table
+from sluice.write import row_identity as sql_row_identity
 from sluice.write import write as sql_write
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from sluice.protocol.base import SourceRequest
     from sluice.protocol.catalog import (
         AlterTableRequest,
         CreateNamespaceRequest,
@@ -242,6 +244,15 @@ def write(spark: SparkSession, source: Source, request: WriteRequest, frame: Dat
         report=_log.info,
     )
     return WriteAnswer(snapshot_id=summary.snapshot_id, files=summary.files, rows=summary.rows)
+
+
+def row_identity(source: Source, request: SourceRequest, namespace: list[str], name: str) -> tuple[list[str], str]:
+    """The row id (primary key) Spark's UPDATE and MERGE take for a table, or none and why:
+    a SQL table's is :mod:`sluice.write`'s; a lake table is not row-level (no reason: the
+    catalog layer hands it to Spark as a plain table, which keeps its DELETE path)."""
+    if _sql(source):
+        return sql_row_identity(source, request, namespace, name)
+    return [], ""  # a lake table is not row-level: Spark refuses UPDATE and MERGE on it
 
 
 def overwrite_filter(source: Source, request: WriteRequest) -> list[str]:

@@ -59,6 +59,11 @@ class DescribeAnswer:
     handle: JsonObject
     #: a lake table's identity partition columns (``INSERT ... PARTITION (column = value)``)
     partitioning: list[str]
+    #: the primary key of a writable SQL table: Spark's row id for UPDATE and MERGE (none: not row-level)
+    row_id: list[str] = field(default_factory=list)
+    #: why UPDATE and MERGE are refused on a SQL table when ``row_id`` is empty ("": a lake table or a
+    #: DataFrame reader's, which are not row-level)
+    row_level_refused: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,8 +126,11 @@ class CreateNamespaceAnswer:
 class WriteRequest(NamedRequest):
     """``INSERT`` / ``INSERT OVERWRITE`` / CTAS into a lake table; Spark's query travels beside the JSON."""
 
-    #: ``append``, ``overwrite``, ``overwrite-filter`` or ``overwrite-partitions`` (sluice/planner/writes.py)
+    #: ``append``, ``overwrite``, ``overwrite-filter`` or ``overwrite-partitions`` (sluice/planner/writes.py),
+    #: or ``delta`` (UPDATE / MERGE on a SQL table, sluice/write/delta.py)
     mode: str = "append"
+    #: ``delta`` only: the row id (primary key) columns, whose old values end each delta row
+    row_id: list[str] = field(default_factory=list)
     #: Spark's overwrite filter (V2 predicates, conjuncts) for ``overwrite-filter``
     predicates: list[JsonObject] = field(default_factory=list)
     #: the rows to write (a py4j argument of its own: a Dataset is no JSON)
@@ -143,6 +151,17 @@ class DeleteRequest(NamedRequest):
 
     #: V2 predicates, ANDed (``ALWAYS_TRUE`` for a DELETE without WHERE or a TRUNCATE TABLE)
     predicates: list[JsonObject] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CanDeleteAnswer:
+    """``SupportsDeleteV2.canDeleteWhere`` on a SQL table with a primary key: whether the source
+    runs the DELETE itself (every conjunct EXACT); if not, Spark's row-level rewrite deletes
+    the rows Spark's condition selects, by their key."""
+
+    pushed: bool
+    #: the conjuncts that are not EXACT, and why (None when pushed)
+    reason: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

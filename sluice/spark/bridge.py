@@ -42,6 +42,7 @@ from sluice.protocol.base import ErrorAnswer, ErrorBody
 from sluice.protocol.catalog import (
     AlterTableAnswer,
     AlterTableRequest,
+    CanDeleteAnswer,
     CreateNamespaceAnswer,
     CreateNamespaceRequest,
     CreateTableAnswer,
@@ -146,6 +147,7 @@ METHODS: dict[str, Method[Any, Any]] = {
     "create_namespace": Method(CreateNamespaceRequest, CreateNamespaceAnswer, CatalogPlanner.create_namespace),
     "write": Method(WriteRequest, WriteAnswer, CatalogPlanner.write),
     "delete": Method(DeleteRequest, DeleteAnswer, CatalogPlanner.delete),
+    "can_delete": Method(DeleteRequest, CanDeleteAnswer, CatalogPlanner.can_delete),
     "read": Method(ReadRequest, ReadAnswer, _read),
     "fetch": Method(FetchRequest, FetchAnswer, _fetch),
     "reader_source": Method(ReaderSourceRequest, ReaderSourceAnswer, _reader_source),
@@ -239,6 +241,8 @@ def install(spark: SparkSession) -> None:
         spark.dataSource.register(SluiceReaderSource)
         # INSERT OVERWRITE in dynamic mode, planned on the V1 write fallback (java OverwritePartitions)
         spark._jvm.io.sluice.spark.OverwritePartitions.install(spark._jsparkSession)  # type: ignore[union-attr]  # py4j names
+        # UPDATE and MERGE of a SQL table with a primary key, planned on the same fallback (java RowLevelWrites)
+        spark._jvm.io.sluice.spark.RowLevelWrites.install(spark._jsparkSession)  # type: ignore[union-attr]  # py4j names
         gateway = spark.sparkContext._gateway
         ensure_callback_server_started(gateway)
         if id(gateway) not in _installed or not bridge.isRegistered():

@@ -24,6 +24,7 @@ from sluice.sources.duckdb import DuckdbSource
 from sluice.sources.mysql import MysqlSource
 from sluice.sources.postgres import PostgresSource
 from sluice.sources.sqlite import SqliteSource
+from sluice.write import delta
 from sluice.write.duckdb import DuckdbTarget
 from sluice.write.mysql import MysqlTarget
 from sluice.write.postgres import PostgresTarget
@@ -91,9 +92,28 @@ def drop_table(source: Source, request: DropTableRequest) -> bool:
     return chosen.drop_table(schema, request.name)
 
 
+def row_identity(source: Source, request: SourceRequest, namespace: list[str], name: str) -> tuple[list[str], str]:
+    """The row id Spark's UPDATE and MERGE take for the table (its primary key), or none and why."""
+    what = "UPDATE and MERGE"
+    try:
+        chosen = target(source, request, what)
+        schema = chosen.schema_of(namespace, what)
+    except ConfigError as refused:
+        return [], str(refused)
+    key = chosen.primary_key(schema, name)
+    return (key, "") if key else ([], delta.no_key(schema, name))
+
+
 def write(source: Source, request: WriteRequest, frame: DataFrame) -> WriteAnswer:
-    """``INSERT INTO`` / ``INSERT OVERWRITE`` (the whole table) / CTAS's rows: one source transaction."""
+    """``INSERT INTO`` / ``INSERT OVERWRITE`` (the whole table) / CTAS's rows, or the delta of
+    an ``UPDATE`` / ``MERGE INTO`` (:mod:`sluice.write.delta`): one source transaction."""
     mode = request.mode
+    if mode == "delta":
+        chosen = target(source, request, "UPDATE/MERGE")
+        schema = chosen.schema_of(list(request.namespace), "UPDATE/MERGE")
+        rows = chosen.apply_delta(frame, schema, request.name, list(request.row_id))
+        _log.info("UPDATE/MERGE %s.%s.%s: %d delta rows", source.name, schema, request.name, rows)
+        return WriteAnswer(snapshot_id=None, files=0, rows=rows)
     what = "INSERT OVERWRITE" if mode.startswith("overwrite") else "INSERT"
     chosen = target(source, request, what)
     if mode not in ("append", "overwrite"):

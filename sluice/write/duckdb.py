@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from sluice.errors import SourceError
 from sluice.sources.duckdb import SESSION_SETTINGS
+from sluice.write import delta
 from sluice.write.target import Mode, Target, statement
 from sluice.write.typemap import Field, column_list
 
@@ -76,6 +77,60 @@ class DuckdbTarget(Target):
         finally:
             connection.close()
         return True
+
+    def primary_key(self, schema: str, name: str) -> list[str]:
+        connection = self._connect()
+        try:
+            found = connection.execute(
+                "SELECT constraint_column_names FROM duckdb_constraints() "
+                "WHERE schema_name = ? AND table_name = ? AND constraint_type = 'PRIMARY KEY'",
+                [schema, name],
+            ).fetchall()
+        finally:
+            connection.close()
+        return [str(c) for c in found[0][0]] if found else []
+
+    def apply_delta(self, frame: DataFrame, schema: str, name: str, row_id: list[str]) -> int:
+        """The delta collected here (as an INSERT's rows are), applied from a scan of it in one transaction."""
+        import duckdb
+
+        table = self.source.describe(schema, name)
+        assert table.schema is not None
+        target = _table(table.schema, table.name)
+        what = delta.statement(table.schema, table.name)
+        count = len(table.columns)
+        self.given_fields(frame, 1 + count + len(row_id), what)
+        rows = frame.toArrow()
+        rows = rows.rename_columns(["op", *(f"c{i}" for i in range(count)), *(f"k{i}" for i in range(len(row_id)))])
+        keys = [table.find(k) for k in row_id]
+        by_key = " AND ".join(f"t.{_quote(c.name)} = s.k{i}" for i, c in enumerate(keys) if c is not None)
+        names = ", ".join(_quote(c.name) for c in table.columns)
+        assigned = ", ".join(f"{_quote(c.name)} = s.c{i}" for i, c in enumerate(table.columns))
+        inserts = ", ".join(str(op) for op in delta.INSERTS)
+        connection = self._connect()
+        try:
+            connection.register("sluice_delta", rows)
+            connection.execute("BEGIN TRANSACTION")
+            try:
+                counts = dict(connection.execute("SELECT op, count(*) FROM sluice_delta GROUP BY op").fetchall())
+                for op, sql in (
+                    (delta.DELETE, f"DELETE FROM {target} AS t USING sluice_delta AS s WHERE {by_key}"),
+                    (delta.UPDATE, f"UPDATE {target} AS t SET {assigned} FROM sluice_delta AS s WHERE {by_key}"),
+                ):
+                    done = connection.execute(f"{sql} AND s.op = {op}").fetchone()
+                    if (done[0] if done else 0) != counts.get(op, 0):
+                        raise delta.Miscounted(f"{counts.get(op, 0)} rows to change by key but {done} changed")
+                connection.execute(
+                    f"INSERT INTO {target} ({names}) SELECT {', '.join(f'c{i}' for i in range(count))} "
+                    f"FROM sluice_delta WHERE op IN ({inserts})"
+                )
+                connection.execute("COMMIT")
+            except (duckdb.Error, delta.Miscounted) as error:
+                connection.execute("ROLLBACK")
+                raise SourceError(self.source.name, f"{what}: nothing was changed: {error}") from None
+        finally:
+            connection.close()
+        return int(rows.num_rows)
 
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
         import duckdb

@@ -30,7 +30,7 @@ import pyarrow as pa
 from sluice.dialects.mysql import Mysql8Dialect
 from sluice.errors import SourceError
 from sluice.sources.mysql import _session_class
-from sluice.write import attempts
+from sluice.write import attempts, delta
 from sluice.write.load_data import FORMAT, Unstorable, encode
 from sluice.write.target import STAGING_PREFIX, Mode, Target, statement
 from sluice.write.typemap import Field, column_list, declared
@@ -77,6 +77,13 @@ def _message(error: Exception) -> str:
     args = getattr(error, "args", ())
     text = str(args[-1] if args else error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+#: the primary key's columns in key order
+_PRIMARY_KEY = """
+SELECT column_name FROM information_schema.key_column_usage
+WHERE table_schema = %s AND table_name = %s AND constraint_name = 'PRIMARY' ORDER BY ordinal_position
+"""
 
 
 @dataclass(frozen=True)
@@ -199,6 +206,83 @@ class MysqlTarget(Target):
         finally:
             connection.close()
         return True
+
+    def primary_key(self, schema: str, name: str) -> list[str]:
+        connection = self._connect()
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(_PRIMARY_KEY, (schema, name))
+                return [str(row[0]) for row in cursor.fetchall()]
+        finally:
+            connection.close()
+
+    def apply_delta(self, frame: DataFrame, schema: str, name: str, row_id: list[str]) -> int:
+        """Stage the delta as an INSERT's rows are (``c0`` the operation, then the new row, then
+        the old key), then one transaction deletes, updates and inserts by the key."""
+        import pymysql
+
+        table = self.source.describe(schema, name)
+        assert table.schema is not None
+        what = delta.statement(table.schema, table.name)
+        given = self.given_fields(frame, 1 + len(table.columns) + len(row_id), what)
+        keys = [table.find(k) for k in row_id]
+        staging = STAGING_PREFIX + uuid.uuid4().hex[:16]
+        target, stage = _table(table.schema, table.name), _table(table.schema, staging)
+        count = len(table.columns)
+        by_key = " AND ".join(
+            f"t.{_quote(c.name)} = {_keyed(f's.`c{1 + count + i}`', c)}" for i, c in enumerate(keys) if c is not None
+        )
+        assigned = ", ".join(f"t.{_quote(c.name)} = s.`c{1 + i}`" for i, c in enumerate(table.columns))
+        connection = self._connect()
+        try:
+            with connection.cursor() as cursor:
+                self._ensure_transactional(cursor, table.schema, table.name, what)
+                _drop_leftovers(cursor, table.schema)
+                cursor.execute("SELECT GET_LOCK(%s, 0)", (staging,))
+                try:
+                    columns = ", ".join(f"`c{i}` {declared(self.kind, f)}" for i, f in enumerate(given))
+                    cursor.execute(f"CREATE TABLE {stage} ({columns}, {_quote(attempts.COLUMN)} BIGINT) ENGINE=InnoDB")
+                    kept = self._stage(frame, table.schema, staging, what, len(given))
+                    only = f"s.{attempts.only(kept, _quote)}"
+                    try:
+                        connection.begin()
+                        cursor.execute(f"SELECT s.`c0`, count(*) FROM {stage} s WHERE {only} GROUP BY s.`c0`")
+                        counts = {int(op): int(n) for op, n in cursor.fetchall()}
+                        if sum(counts.values()) != sum(kept.values()):
+                            raise delta.Miscounted(
+                                f"{sum(kept.values())} delta rows staged but {sum(counts.values())} found"
+                            )
+                        joined = f"{target} t JOIN {stage} s ON {by_key}"
+                        cursor.execute(f"SELECT count(*) FROM {joined} WHERE s.`c0` = {delta.UPDATE} AND {only}")
+                        matched = cursor.fetchone()
+                        if (matched[0] if matched else 0) != counts.get(delta.UPDATE, 0):
+                            raise delta.Miscounted(f"{counts.get(delta.UPDATE, 0)} rows to update but {matched} found")
+                        done = cursor.execute(f"DELETE t FROM {joined} WHERE s.`c0` = {delta.DELETE} AND {only}")
+                        if done != counts.get(delta.DELETE, 0):
+                            raise delta.Miscounted(f"{counts.get(delta.DELETE, 0)} rows to delete but {done} deleted")
+                        cursor.execute(f"UPDATE {joined} SET {assigned} WHERE s.`c0` = {delta.UPDATE} AND {only}")
+                        names = ", ".join(_quote(c.name) for c in table.columns)
+                        values = ", ".join(f"s.`c{1 + i}`" for i in range(count))
+                        inserts = ", ".join(str(op) for op in delta.INSERTS)
+                        cursor.execute(
+                            f"INSERT INTO {target} ({names}) SELECT {values} FROM {stage} s "
+                            f"WHERE s.`c0` IN ({inserts}) AND {only}"
+                        )
+                        warning = _first_warning(cursor)
+                        if warning is not None:
+                            raise _Rejected(warning)
+                        connection.commit()
+                    except (pymysql.MySQLError, _Rejected, delta.Miscounted) as error:
+                        try:
+                            connection.rollback()
+                        except pymysql.MySQLError:  # the session is gone: the server rolled back with it
+                            pass
+                        raise self._failed(f"{what}: nothing was changed", error) from None
+                    return sum(kept.values())
+                finally:
+                    self._clean(cursor, table.schema, staging)
+        finally:
+            connection.close()
 
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
         table = self.source.describe(schema, name)
@@ -334,6 +418,15 @@ class MysqlTarget(Target):
             cursor.execute("SELECT RELEASE_LOCK(%s)", (staging,))
         except pymysql.MySQLError:  # the session is gone: the lock with it, and the next statement drops the table
             pass
+
+
+def _keyed(staged: str, column: Column) -> str:
+    """A staged key value compared in the key column's own collation (two implicit collations
+    of one character set are an error in MariaDB and MySQL)."""
+    if column.collation is None:
+        return staged
+    charset = column.collation.split("_", 1)[0]
+    return f"CONVERT({staged} USING {charset}) COLLATE {column.collation}"
 
 
 class _Rejected(Exception):

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from sluice.errors import SourceError
-from sluice.types import TableSchema
-from sluice.write import attempts
+from sluice.types import Column, TableSchema
+from sluice.write import attempts, delta
 from sluice.write.target import STAGING_PREFIX, Mode, Target, statement
 from sluice.write.typemap import Field, column_list, declared, fields
 
@@ -35,6 +35,13 @@ if TYPE_CHECKING:
 
     from sluice.sources.postgres import PostgresSource
 
+#: the primary key's columns in key order (none when the table has no key)
+_PRIMARY_KEY = """
+SELECT a.attname FROM pg_index i
+JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+WHERE i.indrelid = to_regclass(%s) AND i.indisprimary
+ORDER BY array_position(i.indkey::int2[], a.attnum)
+"""
 _LEFTOVERS = r"""
 SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'r' AND c.relname LIKE 'sluice\_stage\_%'
@@ -65,12 +72,13 @@ class Stager:
     url: str = field(repr=False)
     schema: str
     table: str
-    columns: int
+    #: the staging table's value columns, in the batches' order
+    names: tuple[str, ...]
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import adbc_driver_postgresql.dbapi as dbapi
 
-        attempt, names, rows = attempts.current(), _staged(self.columns), 0
+        attempt, names, rows = attempts.current(), list(self.names), 0
         with dbapi.connect(self.url, autocommit=True) as connection, connection.cursor() as cursor:
             cursor.execute("SET default_transaction_read_only = off")  # the source's sessions are read-only
             for batch in batches:
@@ -125,6 +133,72 @@ class PostgresTarget(Target):
                 raise self._failed(statement.split(" (", 1)[0], error) from None
         return True
 
+    def primary_key(self, schema: str, name: str) -> list[str]:
+        with self._connect() as connection:
+            found = connection.execute(_PRIMARY_KEY, (_table(schema, name),)).fetchall()
+        return [str(row[0]) for row in found]
+
+    def apply_delta(self, frame: DataFrame, schema: str, name: str, row_id: list[str]) -> int:
+        """Stage the delta as an INSERT's rows are staged (Spark's tasks, binary COPY, the kept
+        attempts only), then one transaction deletes, updates and inserts from the stage."""
+        import psycopg
+
+        table = self.source.describe(schema, name)
+        assert table.schema is not None
+        what = delta.statement(table.schema, table.name)
+        given = fields(frame.schema.jsonValue())
+        names = ["op", *_staged(len(table.columns)), *(f"k{i}" for i in range(len(row_id)))]
+        if len(given) != len(names):
+            raise SourceError(self.source.name, f"{what}: the delta has {len(given)} columns; expected {len(names)}")
+        keys = [_column(table, k) for k in row_id]
+        staging = STAGING_PREFIX + uuid.uuid4().hex[:16]
+        target, stage = _table(table.schema, table.name), _table(table.schema, staging)
+        with self._connect() as connection:
+            _drop_leftovers(connection)
+            connection.execute("SELECT pg_advisory_lock(hashtext(%s))", (staging,))
+            try:
+                columns = ", ".join(f"{_quote(c)} {declared(self.kind, f)}" for c, f in zip(names, given, strict=True))
+                connection.execute(f"CREATE UNLOGGED TABLE {stage} ({columns}, {_quote(attempts.COLUMN)} bigint)")
+                kept = attempts.kept(frame, Stager(self.source._libpq_url(), table.schema, staging, tuple(names)))
+                only = attempts.only(kept, _quote)
+                by_key = " AND ".join(
+                    f"t.{_quote(c.name)} = CAST(s.{_quote(f'k{i}')} AS {c.remote_type})" for i, c in enumerate(keys)
+                )
+                assigned = ", ".join(
+                    f"{_quote(c.name)} = "
+                    + (f"CAST(s.{_quote(v)} AS {c.remote_type})" if c.read_as_text else f"s.{_quote(v)}")
+                    for v, c in zip(_staged(len(table.columns)), table.columns, strict=True)
+                )
+                try:
+                    with connection.transaction():
+                        counts = dict(
+                            connection.execute(f"SELECT op, count(*) FROM {stage} WHERE {only} GROUP BY op").fetchall()
+                        )
+                        if sum(counts.values()) != sum(kept.values()):
+                            raise delta.Miscounted(
+                                f"{sum(kept.values())} delta rows staged but {sum(counts.values())} found"
+                            )
+                        for op, sql in (
+                            (delta.DELETE, f"DELETE FROM {target} AS t USING {stage} AS s WHERE {by_key}"),
+                            (delta.UPDATE, f"UPDATE {target} AS t SET {assigned} FROM {stage} AS s WHERE {by_key}"),
+                        ):
+                            done = connection.execute(f"{sql} AND s.op = {op} AND s.{only}").rowcount
+                            if done != counts.get(op, 0):
+                                raise delta.Miscounted(f"{counts.get(op, 0)} rows to change by key but {done} changed")
+                        inserts = ", ".join(str(op) for op in delta.INSERTS)
+                        connection.execute(
+                            f"{_insert(table, staging, len(table.columns))} WHERE op IN ({inserts}) AND {only}"
+                        )
+                except (psycopg.Error, delta.Miscounted) as error:
+                    raise self._failed(f"{what}: nothing was changed", error) from None
+                return sum(kept.values())
+            finally:
+                try:
+                    connection.execute(f"DROP TABLE IF EXISTS {stage}")
+                    connection.execute("SELECT pg_advisory_unlock(hashtext(%s))", (staging,))
+                except psycopg.Error:  # the session is gone: the lock with it, and the next statement drops the table
+                    pass
+
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
         import psycopg
 
@@ -145,7 +219,7 @@ class PostgresTarget(Target):
                     f"CREATE UNLOGGED TABLE {_table(table.schema, staging)} "
                     f"({columns}, {_quote(attempts.COLUMN)} bigint)"
                 )
-                stager = Stager(self.source._libpq_url(), table.schema, staging, len(given))  # the source's login
+                stager = Stager(self.source._libpq_url(), table.schema, staging, tuple(_staged(len(given))))
                 kept = attempts.kept(frame, stager)
                 try:
                     with connection.transaction():
@@ -180,6 +254,13 @@ class PostgresTarget(Target):
 
 class _Miscounted(Exception):
     """The INSERT moved another number of rows than the kept attempts loaded: rolled back."""
+
+
+def _column(table: TableSchema, name: str) -> Column:
+    found = table.find(name)
+    if found is None:
+        raise SourceError(table.source, f"{table.qualified_name} has no column {name!r} (its primary key)")
+    return found
 
 
 def _insert(table: TableSchema, staging: str, given: int) -> str:

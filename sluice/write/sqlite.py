@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from sluice.dialects.base import wall_clock
 from sluice.errors import ConfigError, SourceError
+from sluice.write import delta
 from sluice.write.target import Mode, Target, statement
 from sluice.write.typemap import SQLITE_DECIMAL_DIGITS, Field, column_list
 
@@ -72,6 +73,67 @@ class SqliteTarget(Target):
         finally:
             connection.close()
         return True
+
+    def primary_key(self, schema: str, name: str) -> list[str]:
+        """The key, when no NULL can be in it: SQLite lets a key column other than an INTEGER
+        PRIMARY KEY hold NULLs unless it is declared NOT NULL."""
+        connection = self._connect()
+        try:
+            info = connection.execute(f"PRAGMA main.table_info({_quote(name)})").fetchall()
+        finally:
+            connection.close()
+        key = sorted((row for row in info if row[5]), key=lambda row: row[5])
+        rowid = len(key) == 1 and str(key[0][2]).upper() == "INTEGER"
+        if not key or not (rowid or all(row[3] for row in key)):
+            return []
+        return [str(row[1]) for row in key]
+
+    def apply_delta(self, frame: DataFrame, schema: str, name: str, row_id: list[str]) -> int:
+        """The delta collected here, values converted as an INSERT's; one write transaction."""
+        table = self.source.describe(schema, name)
+        what = delta.statement("main", table.name)
+        count = len(table.columns)
+        given = self.given_fields(frame, 1 + count + len(row_id), what)
+        data = frame.toArrow()
+        names = [c.name for c in table.columns] + row_id
+        converted = [
+            [convert(value) for value in data.column(1 + i).to_pylist()]
+            for i, convert in enumerate(_converter(f, n, what) for f, n in zip(given[1:], names, strict=True))
+        ]
+        deletes, updates, inserts = [], [], []
+        for op, *values in zip(data.column(0).to_pylist(), *converted, strict=True):
+            row, key = tuple(values[:count]), tuple(values[count:])
+            if op == delta.DELETE:
+                deletes.append(key)
+            elif op == delta.UPDATE:
+                updates.append(row + key)
+            else:
+                inserts.append(row)
+        target = f"main.{_quote(table.name)}"
+        by_key = " AND ".join(f"{_quote(k)} = ?" for k in row_id)
+        assigned = ", ".join(f"{_quote(c.name)} = ?" for c in table.columns)
+        columns = ", ".join(_quote(c.name) for c in table.columns)
+        connection = self._connect()
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, rows in (
+                    (f"DELETE FROM {target} WHERE {by_key}", deletes),
+                    (f"UPDATE {target} SET {assigned} WHERE {by_key}", updates),
+                ):
+                    done = connection.executemany(sql, rows).rowcount if rows else 0
+                    if done != len(rows):
+                        raise delta.Miscounted(f"{len(rows)} rows to change by key but {done} changed")
+                connection.executemany(f"INSERT INTO {target} ({columns}) VALUES ({', '.join('?' * count)})", inserts)
+                connection.execute("COMMIT")
+            except (sqlite3.Error, delta.Miscounted) as error:
+                connection.execute("ROLLBACK")
+                raise SourceError(self.source.name, f"{what}: nothing was changed: {error}") from None
+        except sqlite3.Error as error:  # the write lock was not granted in time
+            raise SourceError(self.source.name, f"{what}: nothing was changed: {error}") from None
+        finally:
+            connection.close()
+        return int(data.num_rows)
 
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
         table = self.source.describe(schema, name)

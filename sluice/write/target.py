@@ -72,6 +72,15 @@ class Target(abc.ABC):
         """Drop the table; False when it does not exist."""
 
     @abc.abstractmethod
+    def primary_key(self, schema: str, name: str) -> list[str]:
+        """The table's primary key columns in key order (none: no key, or one a NULL may hold)."""
+
+    @abc.abstractmethod
+    def apply_delta(self, frame: DataFrame, schema: str, name: str, row_id: list[str]) -> int:
+        """Apply an UPDATE's or MERGE's delta rows (:mod:`sluice.write.delta`) in one transaction;
+        the number of delta rows applied."""
+
+    @abc.abstractmethod
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
         """Land ``frame``'s rows (Spark has lined its columns up with the table's) in one
         transaction; the number of rows written."""

@@ -18,6 +18,7 @@ final class Protocol {
 
     static final String AGGREGATE = "aggregate";
     static final String ALTER_TABLE = "alter_table";
+    static final String CAN_DELETE = "can_delete";
     static final String CREATE_NAMESPACE = "create_namespace";
     static final String CREATE_TABLE = "create_table";
     static final String DELETE = "delete";
@@ -95,10 +96,13 @@ final class Protocol {
     static final String READ_SCHEMA = "read_schema";
     static final String READER = "reader";
     static final String READER_REASON = "reader_reason";
+    static final String REASON = "reason";
     static final String REMOTE_QUERY = "remote_query";
     static final String REMOVED_FILES = "removed_files";
     static final String REWRITTEN_FILES = "rewritten_files";
     static final String RIGHT = "right";
+    static final String ROW_ID = "row_id";
+    static final String ROW_LEVEL_REFUSED = "row_level_refused";
     static final String ROWS = "rows";
     static final String RULE = "rule";
     static final String RUNTIME = "runtime";
@@ -132,6 +136,7 @@ final class Protocol {
   static final Map<String, List<String>> REQUIRED_ANSWER_KEYS = Map.ofEntries(
       Map.entry(Method.AGGREGATE, List.of(Key.COMPLETE, Key.VERDICTS, Key.NOTE)),
       Map.entry(Method.ALTER_TABLE, List.of(Key.DONE)),
+      Map.entry(Method.CAN_DELETE, List.of(Key.PUSHED)),
       Map.entry(Method.CREATE_NAMESPACE, List.of(Key.CREATED)),
       Map.entry(Method.CREATE_TABLE, List.of(Key.CREATED)),
       Map.entry(Method.DELETE, List.of(Key.SNAPSHOT_ID, Key.REMOVED_FILES, Key.REWRITTEN_FILES, Key.WRITTEN_FILES, Key.ROWS)),

@@ -49,6 +49,7 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
     if (!Bridge.isRegistered()) {
       // no PySpark driver ran sluice.spark.install (spark-sql, a Thrift or Connect server): what it installs
       SelectiveScans.install(org.apache.spark.sql.SparkSession.active());
+      RowLevelWrites.install((org.apache.spark.sql.classic.SparkSession) org.apache.spark.sql.SparkSession.active());
     }
   }
 
@@ -178,7 +179,7 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   private Table load(Identifier ident, SourceRef source, ObjectNode request) throws NoSuchTableException {
     identify(request, ident);
     try {
-      return new SluiceTable(source, Bridge.call(Method.DESCRIBE, request), ident);
+      return SluiceTable.of(source, Bridge.call(Method.DESCRIBE, request), ident);
     } catch (NoSuchNamespaceException error) {
       throw new NoSuchTableException(ident);
     }

@@ -26,17 +26,28 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * offers writes and {@code DELETE FROM} (and so {@code TRUNCATE TABLE}, an always-true delete);
  * the planner refuses them for anything but a lake table, naming the source.
  */
-final class SluiceTable implements SupportsRead, SupportsWrite, SupportsDeleteV2 {
+class SluiceTable implements SupportsRead, SupportsWrite, SupportsDeleteV2 {
   final SourceRef source;
   /** The planner's description: {@code name}, {@code schema} (Spark's JSON form), {@code handle} (passed back as it is). */
   final JsonNode described;
   private final StructType schema;
   /** The name it was looked up by (null for a DataFrame reader's table, which is never written). */
-  private final Identifier ident;
+  final Identifier ident;
 
   SluiceTable(SourceRef source, JsonNode described) {
     this(source, described, null);
   }
+
+  /**
+   * The table as the catalog hands it to Spark: a SQL table looked up by name is row-level
+   * ({@link SluiceRowLevelTable}: UPDATE and MERGE by the row id the planner names, a writable
+   * table's primary key, or refused with the planner's reason); a lake table is plain.
+   */
+  static SluiceTable of(SourceRef source, JsonNode described, Identifier ident) {
+    boolean sql = described.path(Key.ROW_ID).size() > 0 || !described.path(Key.ROW_LEVEL_REFUSED).asText("").isEmpty();
+    return sql ? new SluiceRowLevelTable(source, described, ident) : new SluiceTable(source, described, ident);
+  }
+
 
   SluiceTable(SourceRef source, JsonNode described, Identifier ident) {
     this.source = source;
@@ -108,12 +119,17 @@ final class SluiceTable implements SupportsRead, SupportsWrite, SupportsDeleteV2
    */
   @Override
   public void deleteWhere(Predicate[] predicates) {
+    Bridge.callUnchecked(Protocol.Method.DELETE, deleteRequest(predicates));
+  }
+
+  /** The planner's request naming this table and Spark's conjuncts (JSON, {@link io.sluice.spark.Expressions#toJson}). */
+  ObjectNode deleteRequest(Predicate[] predicates) {
     ObjectNode request = source.request();
     SluiceCatalog.identify(request, ident);
     ArrayNode conjuncts = request.putArray(Key.PREDICATES);
     for (Predicate predicate : predicates) {
       conjuncts.add(io.sluice.spark.Expressions.toJson(predicate));
     }
-    Bridge.callUnchecked(Protocol.Method.DELETE, request);
+    return request;
   }
 }

@@ -1,0 +1,126 @@
+package io.sluice.spark;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.spark.Protocol.Key;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.ProjectingInternalRow;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.WriteDelta;
+import org.apache.spark.sql.catalyst.util.WriteDeltaProjections;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.write.V1Write;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.SparkStrategy;
+import org.apache.spark.sql.execution.datasources.v2.AppendDataExecV1;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.sources.InsertableRelation;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.runtime.BoxedUnit;
+
+/**
+ * Plans {@code UPDATE} and {@code MERGE INTO} of a Sluice SQL table on Spark's V1 write fallback.
+ *
+ * <p>Spark rewrites both, on a {@link SluiceRowLevelTable}, into a {@code WriteDelta} whose query
+ * computes the delta rows (operation, new row, old row id) with Spark's own semantics, and plans
+ * that node only as executors handing rows to a {@code DeltaWriter}. This strategy, installed first
+ * among the session's extra strategies (as {@link OverwritePartitions}), plans it as an append on
+ * the fallback instead: the query reaches the planner as a DataFrame of {@code op, c0..cN-1,
+ * k0..kM-1} (the projections' layout resolved here) in write mode {@code delta}, and the planner
+ * applies it in one transaction of the source.
+ */
+public final class RowLevelWrites extends SparkStrategy {
+  private final SparkSession session;
+
+  private RowLevelWrites(SparkSession session) {
+    this.session = session;
+  }
+
+  /** Put the strategy first among {@code session}'s extra strategies (once per session). */
+  public static void install(SparkSession session) {
+    Seq<SparkStrategy> current = session.experimental().extraStrategies();
+    if (CollectionConverters.asJava(current).stream().anyMatch(s -> s instanceof RowLevelWrites)) {
+      return;
+    }
+    List<SparkStrategy> strategies = new ArrayList<>();
+    strategies.add(new RowLevelWrites(session));
+    strategies.addAll(CollectionConverters.asJava(current));
+    session.experimental().extraStrategies_$eq(CollectionConverters.asScala(strategies).toList());
+  }
+
+  @Override
+  public Seq<SparkPlan> apply(LogicalPlan plan) {
+    if (plan instanceof WriteDelta delta
+        && delta.write().isDefined()
+        && delta.write().get() instanceof SluiceRowLevelTable.Write write
+        && delta.originalTable() instanceof DataSourceV2Relation relation) {
+      SluiceRowLevelTable table = write.operation.table;
+      scala.Function0<BoxedUnit> refreshCache = () -> {
+        session.sharedState().cacheManager().recacheByPlan(session, relation);
+        return BoxedUnit.UNIT;
+      };
+      V1Write fallback = new Fallback(table, delta.projections());
+      SparkPlan exec = new AppendDataExecV1(table, delta.query(), refreshCache, fallback);
+      return CollectionConverters.asScala(List.of(exec)).toList();
+    }
+    return CollectionConverters.asScala(List.<SparkPlan>of()).toList();
+  }
+
+  /** The delta handed to the planner: Spark's query, its columns picked by the projections' ordinals. */
+  private static final class Fallback implements V1Write {
+    private final SluiceRowLevelTable table;
+    private final int[] row;
+    private final int[] rowId;
+
+    Fallback(SluiceRowLevelTable table, WriteDeltaProjections projections) {
+      this.table = table;
+      if (projections.metadataProjection().isDefined()) {
+        throw new SluiceException("the delta of " + table.name() + " carries metadata columns Sluice does not write");
+      }
+      this.row = projections.rowProjection().isDefined() ? ordinals(projections.rowProjection().get()) : new int[0];
+      this.rowId = ordinals(projections.rowIdProjection());
+    }
+
+    private static int[] ordinals(ProjectingInternalRow projection) {
+      List<Object> found = CollectionConverters.asJava(projection.colOrdinals());
+      int[] out = new int[found.size()];
+      for (int i = 0; i < out.length; i++) {
+        out[i] = (Integer) found.get(i);
+      }
+      return out;
+    }
+
+    @Override
+    public InsertableRelation toInsertableRelation() {
+      return (data, overwrite) -> {
+        String[] positional = new String[data.columns().length];
+        for (int i = 0; i < positional.length; i++) {
+          positional[i] = "sluice_" + i;
+        }
+        Dataset<Row> numbered = data.toDF(positional);
+        List<Column> picked = new ArrayList<>();
+        picked.add(functions.col(positional[0]).as("op"));  // every delta output leads with the operation
+        for (int i = 0; i < row.length; i++) {
+          picked.add(functions.col(positional[row[i]]).as("c" + i));
+        }
+        for (int i = 0; i < rowId.length; i++) {
+          picked.add(functions.col(positional[rowId[i]]).as("k" + i));
+        }
+        ObjectNode request = table.source.request();
+        SluiceCatalog.identify(request, table.ident);
+        request.put(Key.MODE, "delta");
+        ArrayNode names = request.putArray(Key.ROW_ID);
+        for (String name : table.rowIdNames()) {
+          names.add(name);
+        }
+        Bridge.write(request, numbered.select(picked.toArray(new Column[0])));
+      };
+    }
+  }
+}
