@@ -106,8 +106,15 @@ public final class RowLevelWrites extends SparkStrategy {
         Dataset<Row> numbered = data.toDF(positional);
         List<Column> picked = new ArrayList<>();
         picked.add(functions.col(positional[0]).as("op"));  // every delta output leads with the operation
-        for (int i = 0; i < row.length; i++) {
-          picked.add(functions.col(positional[row[i]]).as("c" + i));
+        if (row.length > 0) {
+          for (int i = 0; i < row.length; i++) {
+            picked.add(functions.col(positional[row[i]]).as("c" + i));
+          }
+        } else {  // a DELETE's delta has no new rows: the same layout, every column NULL
+          org.apache.spark.sql.types.StructField[] fields = table.schema().fields();
+          for (int i = 0; i < fields.length; i++) {
+            picked.add(functions.lit(null).cast(fields[i].dataType()).as("c" + i));
+          }
         }
         for (int i = 0; i < rowId.length; i++) {
           picked.add(functions.col(positional[rowId[i]]).as("k" + i));
