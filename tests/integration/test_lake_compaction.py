@@ -262,6 +262,7 @@ def test_optimize_races_a_process_appending(spark, tmp_path) -> None:
         [sys.executable, "-c", APPENDER, url, str(tmp_path / "stop")], stdout=subprocess.PIPE, text=True, env=env
     )
     firsts: list[int] = []
+    started: list[int] = []  # each optimize's start, in ms since the epoch (snapshots' clock)
     try:
         committed = []
         since = 0.0
@@ -274,6 +275,7 @@ def test_optimize_races_a_process_appending(spark, tmp_path) -> None:
                 if float(at) > since:
                     break
             lines: list[str] = []
+            started.append(int(time.time() * 1000))
             summary = optimize(spark, url, "ns", "raced", report=lines.append)
             assert summary is not None, lines
             table.refresh()
@@ -289,7 +291,13 @@ def test_optimize_races_a_process_appending(spark, tmp_path) -> None:
         appender.kill()
     assert appender.returncode == 0
     firsts += [int(line.split()[0]) for line in out.splitlines()]
-    assert len(firsts) > 5
+    table.refresh()
+    appends = [s.timestamp_ms for s in table.snapshots() if s.summary and s.summary.operation.value == "append"]
+    during = [
+        sum(start <= at <= table.metadata.snapshot_by_id(s).timestamp_ms for at in appends)
+        for start, s in zip(started, committed)
+    ]
+    assert sum(during) >= 1, f"no append landed while an optimize ran ({during}): the race was not run"
     added = [row for first in firsts for row in _rows(first, 10)]
     for row in added:
         row["s"] = f"s{row['id'] % 5}"
