@@ -17,7 +17,8 @@ import datetime as dt
 import decimal
 import math
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sluice.dialects.base import wall_clock
@@ -113,26 +114,15 @@ class SqliteTarget(Target):
         by_key = " AND ".join(f"{_quote(k)} = ?" for k in row_id)
         assigned = ", ".join(f"{_quote(c.name)} = ?" for c in table.columns)
         columns = ", ".join(_quote(c.name) for c in table.columns)
-        connection = self._connect()
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                for sql, rows in (
-                    (f"DELETE FROM {target} WHERE {by_key}", deletes),
-                    (f"UPDATE {target} SET {assigned} WHERE {by_key}", updates),
-                ):
-                    done = connection.executemany(sql, rows).rowcount if rows else 0
-                    if done != len(rows):
-                        raise delta.Miscounted(f"{len(rows)} rows to change by key but {done} changed")
-                connection.executemany(f"INSERT INTO {target} ({columns}) VALUES ({', '.join('?' * count)})", inserts)
-                connection.execute("COMMIT")
-            except (sqlite3.Error, delta.Miscounted) as error:
-                connection.execute("ROLLBACK")
-                raise SourceError(self.source.name, f"{what}: nothing was changed: {error}") from None
-        except sqlite3.Error as error:  # the write lock was not granted in time
-            raise SourceError(self.source.name, f"{what}: nothing was changed: {error}") from None
-        finally:
-            connection.close()
+        with self._locked(f"{what}: nothing was changed") as connection:
+            for sql, rows in (
+                (f"DELETE FROM {target} WHERE {by_key}", deletes),
+                (f"UPDATE {target} SET {assigned} WHERE {by_key}", updates),
+            ):
+                done = connection.executemany(sql, rows).rowcount if rows else 0
+                if done != len(rows):
+                    raise delta.Miscounted(f"{len(rows)} rows to change by key but {done} changed")
+            connection.executemany(f"INSERT INTO {target} ({columns}) VALUES ({', '.join('?' * count)})", inserts)
         return int(data.num_rows)
 
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
@@ -147,40 +137,36 @@ class SqliteTarget(Target):
         rows = list(zip(*columns, strict=True)) if columns else []
         names = ", ".join(_quote(c.name) for c in table.columns)
         insert = f"INSERT INTO main.{_quote(table.name)} ({names}) VALUES ({', '.join('?' * len(table.columns))})"
-        connection = self._connect()
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                if mode == "overwrite":
-                    connection.execute(f"DELETE FROM main.{_quote(table.name)}")
-                connection.executemany(insert, rows)
-                connection.execute("COMMIT")
-            except sqlite3.Error as error:
-                connection.execute("ROLLBACK")
-                raise SourceError(self.source.name, f"{what}: nothing was written: {error}") from None
-        except sqlite3.Error as error:  # the write lock was not granted in time
-            raise SourceError(self.source.name, f"{what}: nothing was written: {error}") from None
-        finally:
-            connection.close()
+        with self._locked(f"{what}: nothing was written") as connection:
+            if mode == "overwrite":
+                connection.execute(f"DELETE FROM main.{_quote(table.name)}")
+            connection.executemany(insert, rows)
         return len(rows)
 
     def delete(self, table: TableSchema, where: str | None) -> int:
         """Under the write lock (``BEGIN IMMEDIATE``), as a write: committed whole or rolled back."""
         statement = self.delete_statement(table, where)
+        with self._locked(self.delete_failed(table)) as connection:
+            deleted = connection.execute(statement).rowcount
+        return int(deleted)
+
+    @contextmanager
+    def _locked(self, failed: str) -> Iterator[sqlite3.Connection]:
+        """One transaction under SQLite's write lock (``BEGIN IMMEDIATE``): committed when the
+        block ends, rolled back whole when it raises; either failure says ``failed`` and why."""
         connection = self._connect()
         try:
             connection.execute("BEGIN IMMEDIATE")
             try:
-                deleted = connection.execute(statement).rowcount
+                yield connection
                 connection.execute("COMMIT")
-            except sqlite3.Error as error:
+            except (sqlite3.Error, delta.Miscounted) as error:
                 connection.execute("ROLLBACK")
-                raise SourceError(self.source.name, f"{self.delete_failed(table)}: {error}") from None
+                raise SourceError(self.source.name, f"{failed}: {error}") from None
         except sqlite3.Error as error:  # the write lock was not granted in time
-            raise SourceError(self.source.name, f"{self.delete_failed(table)}: {error}") from None
+            raise SourceError(self.source.name, f"{failed}: {error}") from None
         finally:
             connection.close()
-        return int(deleted)
 
 
 def _converter(field: Field, column: str, what: str) -> Callable[[Any], Any]:
