@@ -14,6 +14,8 @@ not fit.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from sluice.errors import SourceError
@@ -24,6 +26,7 @@ from sluice.write.typemap import Field, column_list
 
 if TYPE_CHECKING:
     import duckdb
+    import pyarrow as pa
     from pyspark.sql import DataFrame
 
     from sluice.sources.duckdb import DuckdbSource
@@ -92,7 +95,6 @@ class DuckdbTarget(Target):
 
     def apply_delta(self, frame: DataFrame, schema: str, name: str, row_id: list[str]) -> int:
         """The delta collected here (as an INSERT's rows are), applied from a scan of it in one transaction."""
-        import duckdb
 
         table = self.source.describe(schema, name)
         assert table.schema is not None
@@ -107,33 +109,22 @@ class DuckdbTarget(Target):
         names = ", ".join(_quote(c.name) for c in table.columns)
         assigned = ", ".join(f"{_quote(c.name)} = s.c{i}" for i, c in enumerate(table.columns))
         inserts = ", ".join(str(op) for op in delta.INSERTS)
-        connection = self._connect()
-        try:
-            connection.register("sluice_delta", rows)
-            connection.execute("BEGIN TRANSACTION")
-            try:
-                counts = dict(connection.execute("SELECT op, count(*) FROM sluice_delta GROUP BY op").fetchall())
-                for op, sql in (
-                    (delta.DELETE, f"DELETE FROM {target} AS t USING sluice_delta AS s WHERE {by_key}"),
-                    (delta.UPDATE, f"UPDATE {target} AS t SET {assigned} FROM sluice_delta AS s WHERE {by_key}"),
-                ):
-                    done = connection.execute(f"{sql} AND s.op = {op}").fetchone()
-                    if (done[0] if done else 0) != counts.get(op, 0):
-                        raise delta.Miscounted(f"{counts.get(op, 0)} rows to change by key but {done} changed")
-                connection.execute(
-                    f"INSERT INTO {target} ({names}) SELECT {', '.join(f'c{i}' for i in range(count))} "
-                    f"FROM sluice_delta WHERE op IN ({inserts})"
-                )
-                connection.execute("COMMIT")
-            except (duckdb.Error, delta.Miscounted) as error:
-                connection.execute("ROLLBACK")
-                raise SourceError(self.source.name, f"{what}: nothing was changed: {error}") from None
-        finally:
-            connection.close()
+        with self._transaction(f"{what}: nothing was changed", sluice_delta=rows) as connection:
+            counts = dict(connection.execute("SELECT op, count(*) FROM sluice_delta GROUP BY op").fetchall())
+            for op, sql in (
+                (delta.DELETE, f"DELETE FROM {target} AS t USING sluice_delta AS s WHERE {by_key}"),
+                (delta.UPDATE, f"UPDATE {target} AS t SET {assigned} FROM sluice_delta AS s WHERE {by_key}"),
+            ):
+                done = connection.execute(f"{sql} AND s.op = {op}").fetchone()
+                if (done[0] if done else 0) != counts.get(op, 0):
+                    raise delta.Miscounted(f"{counts.get(op, 0)} rows to change by key but {done} changed")
+            connection.execute(
+                f"INSERT INTO {target} ({names}) SELECT {', '.join(f'c{i}' for i in range(count))} "
+                f"FROM sluice_delta WHERE op IN ({inserts})"
+            )
         return int(rows.num_rows)
 
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
-        import duckdb
 
         table = self.source.describe(schema, name)
         assert table.schema is not None
@@ -144,37 +135,37 @@ class DuckdbTarget(Target):
         rows = rows.rename_columns([f"c{i}" for i in range(rows.num_columns)])  # by position, as Spark lined them up
         names = ", ".join(_quote(c.name) for c in table.columns)
         values = ", ".join(f"c{i}" for i in range(rows.num_columns))
-        connection = self._connect()
-        try:
-            connection.register("sluice_rows", rows)
-            connection.execute("BEGIN TRANSACTION")
-            try:
-                if mode == "overwrite":
-                    connection.execute(f"DELETE FROM {target}")
-                connection.execute(f"INSERT INTO {target} ({names}) SELECT {values} FROM sluice_rows")
-                connection.execute("COMMIT")
-            except duckdb.Error as error:
-                connection.execute("ROLLBACK")
-                raise SourceError(self.source.name, f"{what}: nothing was written: {error}") from None
-        finally:
-            connection.close()
+        with self._transaction(f"{what}: nothing was written", sluice_rows=rows) as connection:
+            if mode == "overwrite":
+                connection.execute(f"DELETE FROM {target}")
+            connection.execute(f"INSERT INTO {target} ({names}) SELECT {values} FROM sluice_rows")
         return int(rows.num_rows)
 
     def delete(self, table: TableSchema, where: str | None) -> int:
         """One DuckDB transaction on a writing connection with the reader's session settings
         (UTC, binary collation), so the condition means what it means to a read."""
-        import duckdb
 
         statement = self.delete_statement(table, where)
+        with self._transaction(self.delete_failed(table)) as connection:
+            row = connection.execute(statement).fetchone()  # DuckDB answers the count as a row
+        return int(row[0]) if row is not None else 0
+
+    @contextmanager
+    def _transaction(self, failed: str, **tables: pa.Table) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One DuckDB transaction on a writing connection, ``tables`` registered by name: committed
+        when the block ends, rolled back whole when it raises; a failure says ``failed`` and why."""
+        import duckdb
+
         connection = self._connect()
         try:
+            for name, rows in tables.items():
+                connection.register(name, rows)
             connection.execute("BEGIN TRANSACTION")
             try:
-                row = connection.execute(statement).fetchone()  # DuckDB answers the count as a row
+                yield connection
                 connection.execute("COMMIT")
-            except duckdb.Error as error:
+            except (duckdb.Error, delta.Miscounted) as error:
                 connection.execute("ROLLBACK")
-                raise SourceError(self.source.name, f"{self.delete_failed(table)}: {error}") from None
+                raise SourceError(self.source.name, f"{failed}: {error}") from None
         finally:
             connection.close()
-        return int(row[0]) if row is not None else 0
