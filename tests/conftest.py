@@ -15,6 +15,9 @@ from tests.sources import MYSQL_URL, PG_URL, selected
 
 SESSION_ZONE = "America/New_York"
 
+# Time per file and per tier at the end of each run (the suite's budget).
+pytest_plugins = ["tests.budget"]
+
 # The bench smoke test's tables (bench/data.py), apart from those of a benchmark run beside the
 # suite: sharing one schema, each rebuilt the other's tables mid-run.
 os.environ.setdefault("SLUICE_BENCH_SCHEMA", "sluice_bench_tests")
