@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sluice.lake.paths import open_input
+
 if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile, ManifestEntry
     from pyiceberg.schema import Schema
@@ -264,7 +266,6 @@ def _read_columns(path: str, wanted: list[tuple[int, str | None]], mapping: Name
     import pyarrow.parquet as pq
 
     from sluice.lake.fields import file_columns
-    from sluice.lake.pyramid import open_input
 
     try:
         with open_input(path) as handle:

@@ -152,7 +152,7 @@ def _data_file_paths(table: Table) -> list[str]:
 def _parquet_schema(path: str) -> pa.Schema:
     import pyarrow.parquet as pq
 
-    from sluice.lake.pyramid import open_input
+    from sluice.lake.paths import open_input  # pyarrow.fs: imported where a file is read
 
     with open_input(path) as stream:
         return pq.read_schema(stream)

@@ -55,7 +55,8 @@ def _live_batches(
     """On an executor: each task's data file, streamed with its deletes applied."""
     from sluice.lake.deletes import DeleteRef
     from sluice.lake.fields import parse_mapping
-    from sluice.lake.pyramid import FileRead, read_footer
+    from sluice.lake.paths import read_footer
+    from sluice.lake.pyramid import FileRead
     from sluice.sources.iceberg import stream_files
 
     parsed = parse_mapping(mapping)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from sluice.errors import ConfigError
 from sluice.lake.catalog import LakeLocation, load_table, open_catalog
+from sluice.lake.paths import open_input
 
 if TYPE_CHECKING:
     from pyiceberg.io import FileIO
@@ -274,7 +275,6 @@ def read_by_field_id(spark: SparkSession, lake_table: Table, paths: list[str]) -
 
     from sluice.lake.conform import spark_type
     from sluice.lake.fields import file_columns, name_mapping, parse_mapping
-    from sluice.lake.pyramid import open_input
 
     schema = lake_table.schema()
     mapping = parse_mapping(name_mapping(lake_table, schema))

@@ -11,7 +11,12 @@ deletes through :func:`filesystem_of`, so there is one reading of a location.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pyarrow.fs as pafs
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 
 def filesystem_of(location: str) -> tuple[pafs.FileSystem, str]:
@@ -29,3 +34,23 @@ def filesystem_of(location: str) -> tuple[pafs.FileSystem, str]:
     authority = rest.partition("/")[0]
     filesystem, _ = pafs.FileSystem.from_uri(f"{scheme}://{authority}/")
     return filesystem, rest
+
+
+def open_input(path: str) -> Any:
+    """A readable file for a data file path (a local path or any URI pyarrow knows).
+
+    The path is taken literally, never percent-decoded: Iceberg writers escape partition
+    values into directory names (PyIceberg and Spark write ``s=%5C`` for the value ``\\``)
+    and record that name as is, so decoding (as ``FileSystem.from_uri`` does) opens a
+    file that does not exist.
+    """
+    filesystem, inner = filesystem_of(path)
+    return filesystem.open_input_file(inner)
+
+
+def read_footer(path: str) -> pq.FileMetaData:
+    """The Parquet footer (schema, row groups, statistics) of a data file."""
+    import pyarrow.parquet as pq
+
+    with open_input(path) as handle:
+        return pq.read_metadata(handle)

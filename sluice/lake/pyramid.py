@@ -43,7 +43,7 @@ from sluice.lake import projection
 from sluice.lake.deletes import EQUALITY, POSITION, DeleteIndex, DeleteRef
 from sluice.lake.expressions import IcebergFilter, combined, conjunct_filter, with_value_sets
 from sluice.lake.fields import name_mapping, parse_mapping
-from sluice.lake.paths import filesystem_of
+from sluice.lake.paths import read_footer
 from sluice.lake.residuals import residual_evaluator
 from sluice.lake.snapshots import snapshot_schema
 from sluice.lake.stats import RowGroupMetrics, row_group_metrics
@@ -551,20 +551,3 @@ def _rows(files: list[DataFile]) -> int:
 
 def _bytes(files: list[DataFile]) -> int:
     return sum(f.file_size_in_bytes for f in files)
-
-
-def open_input(path: str) -> Any:
-    """A readable file for a data file path (a local path or any URI pyarrow knows).
-
-    The path is taken literally, never percent-decoded: Iceberg writers escape partition
-    values into directory names (PyIceberg and Spark write ``s=%5C`` for the value ``\\``)
-    and record that name as is, so decoding (as ``FileSystem.from_uri`` does) opens a
-    file that does not exist.
-    """
-    filesystem, inner = filesystem_of(path)
-    return filesystem.open_input_file(inner)
-
-
-def read_footer(path: str) -> pq.FileMetaData:
-    with open_input(path) as handle:
-        return pq.read_metadata(handle)

@@ -43,6 +43,7 @@ from sluice.lake import metadata_tables
 from sluice.lake.answers import from_metadata
 from sluice.lake.catalog import LakeLocation, forget_catalog, open_catalog, read_table, wants_create
 from sluice.lake.fields import file_columns, name_mapping, parse_mapping
+from sluice.lake.paths import open_input
 from sluice.lake.snapshots import snapshot_at, snapshot_schema
 from sluice.pushdown.levels import Level, Verdict
 from sluice.scan.aggregation import Aggregation
@@ -484,7 +485,6 @@ def stream_files(
     written) reads as NULL, as Iceberg's schema evolution says.
     """
     from sluice.lake.deletes import DeleteFileError, DeleteReader
-    from sluice.lake.pyramid import open_input
 
     deletes = DeleteReader(mapping)
     for read in files:
@@ -574,7 +574,6 @@ def _live(
 def _check_present(paths: list[str]) -> None:
     """Every data file a metadata answer counted still exists: a missing one fails the query,
     naming it, as reading it would (footers are cached per process, so planning may not notice)."""
-    from sluice.lake.pyramid import open_input
 
     for path in paths:
         try:
