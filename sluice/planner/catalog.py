@@ -454,7 +454,8 @@ class CatalogPlanner:
                 )
             ]
             + [TraceStep(rule=step.rule, text=step.text, changed=step.changed) for step in steps],
-            rows=1 if scan.aggregation is not None and not scan.aggregation.group_by else None,
+            # one row without GROUP BY; at most the pushed LIMIT's rows
+            rows=1 if scan.aggregation is not None and not scan.aggregation.group_by else scan.limit,
         )
 
 
