@@ -388,38 +388,52 @@ class CatalogPlanner:
         )
 
     def _plan_join(self, request: PlanRequest, join: JoinRead) -> PlanAnswer:
-        """The scan of a pushed join: one query over both tables, one partition; Spark applies
-        any LIMIT and aggregate above it itself (neither is pushed through a join)."""
+        """The scan of a pushed join: one query over both tables, one partition. The rules decide
+        what Spark pushed above it (aggregates, LIMIT, top-N) over the join's outputs as one table,
+        with the classifier single-table scans use (sluice/planner/rules/push_aggregates.py)."""
         source = self.source(request)
-        names = tuple(join.output(name).name for name in request.columns) or tuple(o.name for o in join.outputs)
-        spec = ScanSpec.for_source(source, join.left, names, partitions=1, fewer_when_selective=False, join=join)
+        every = tuple(o.name for o in join.outputs)
+        names = tuple(join.output(name).name for name in request.columns) or every
+        scan, steps = rules.run(rules.Draft(request, source, join.read_table(every)))
+        spec = ScanSpec.for_source(
+            source,
+            join.left,
+            every if scan.aggregation is not None else names,
+            partitions=1,
+            fewer_when_selective=False,
+            join=join,
+            aggregate=scan.aggregation,
+            limit=scan.limit,
+            order=scan.order,
+        )
         remote = source.masked(source.request_text(spec))
         scan_id = hashlib.sha256(spec.to_json().encode()).hexdigest()[:16]
         if request.metrics_dir:
             spec = replace(spec, metrics_dir=os.path.join(request.metrics_dir, scan_id))
             os.makedirs(spec.metrics_dir or "", exist_ok=True)
         keys = [Verdict.from_dict(v) for v in request.join_verdicts]
-        offered = request.aggregation_offered
-        notes = (
-            ["Aggregates not pushed: aggregates over a pushed join: Spark aggregates the joined rows"]
-            if offered
-            else []
+        order_text = spec.order_sql(source.dialect)
+        read = (
+            [(o.name, o.type) for o in scan.aggregation.outputs] if scan.aggregation is not None else join.fields(names)
         )
-        if request.limit is not None:
-            notes.append(f"LIMIT {request.limit} over a pushed join: Spark applies it")
-        description = " | ".join(
-            [f"Sluice {join.title()} on {source.name} ({mask_url(source.url)})", f"RemoteQuery: {remote}"]
-            + [f"[JOIN {v.level.value}] {v.sql} -- {v.reason}" for v in keys]
-            + notes
-        )
+        grouped = scan.grouped
+        parts = [f"Sluice {join.title()} on {source.name} ({mask_url(source.url)})", f"RemoteQuery: {remote}"]
+        parts += [f"[JOIN {v.level.value}] {v.sql} -- {v.reason}" for v in keys]
+        if grouped is not None:
+            if not grouped.complete:
+                parts.append(f"Aggregates not pushed{': ' + grouped.note if grouped.note else ''}")
+            parts += [f"[{v.level.value}] {v.sql} -- {v.reason}" for v in grouped.verdicts]
+        if scan.limit_note:
+            parts.append(scan.limit_note)
+        description = " | ".join(parts)
         return PlanAnswer(
             scan=spec.to_json(),
             scan_id=scan_id,
-            columns=list(names),
+            columns=[name for name, _ in read],
             table=join.title(),
-            read_schema=_struct(join.fields(names)),
-            aggregates=[],
-            aggregates_pushed=False,
+            read_schema=_struct(read),
+            aggregates=[v.shown() for v in grouped.verdicts] if grouped else [],
+            aggregates_pushed=scan.aggregation is not None,
             join=join.to_dict(),
             join_verdicts=[v.to_dict() for v in keys],
             runtime=[],
@@ -428,18 +442,20 @@ class CatalogPlanner:
             source_url=mask_url(source.url),
             remote_query=remote,
             verdicts=[],
-            limit=None,
-            order=None,
-            limit_note=notes[-1] if request.limit is not None else None,
+            limit=scan.limit,
+            order=order_text,
+            limit_note=scan.limit_note,
             partitions=1,
             description=description,
-            metadata=join_metadata(description, remote, join.title(), keys),
+            metadata=join_metadata(description, remote, join.title(), keys, grouped, scan.limit, order_text),
             trace=[
                 TraceStep(
                     rule="push_join", text=f"{join.title()} pushed; " + "; ".join(v.sql for v in keys), changed=True
-                ),
-                TraceStep(rule="push_projection", text=f"read {', '.join(names)}", changed=True),
-            ],
+                )
+            ]
+            + [TraceStep(rule=step.rule, text=step.text, changed=step.changed) for step in steps],
+            # one row without GROUP BY; at most the pushed LIMIT's rows
+            rows=1 if scan.aggregation is not None and not scan.aggregation.group_by else scan.limit,
         )
 
 

@@ -43,10 +43,17 @@ def scan_metadata(
     return metadata
 
 
-def join_metadata(description: str, remote: str, title: str, keys: list[Verdict]) -> dict[str, str]:
-    """The keys of a pushed join's scan: the join and its keys, and the query the source runs."""
-    return {
-        "PushedJoin": f"{title} ON {' AND '.join(v.sql for v in keys)}" if keys else title,
-        "RemoteQuery": remote,
-        "Sluice": description,
-    }
+def join_metadata(
+    description: str,
+    remote: str,
+    title: str,
+    keys: list[Verdict],
+    grouped: Decision | None = None,
+    limit: int | None = None,
+    order: str | None = None,
+) -> dict[str, str]:
+    """The keys of a pushed join's scan: the join and its keys, what was pushed above it (the
+    aggregation, the limit or top-N, as :func:`scan_metadata` lists them), and the query the source runs."""
+    above = scan_metadata(description, remote, [], grouped, limit, order)
+    del above["PushedFilters"]
+    return {"PushedJoin": f"{title} ON {' AND '.join(v.sql for v in keys)}" if keys else title, **above}

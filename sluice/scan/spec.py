@@ -103,9 +103,11 @@ class ScanSpec:
         return pa.schema([pa.field(c.name, c.type.arrow()) for c in (self.table.column(n) for n in self.columns)])
 
     def spark_ddl(self) -> str:
+        if self.aggregate is not None:
+            return self.aggregate.spark_ddl()
         if self.join is not None:
             return ", ".join(f"`{name}` {kind}" for name, kind in self.join.fields(self.columns))
-        return self.aggregate.spark_ddl() if self.aggregate is not None else self.table.spark_ddl(self.columns)
+        return self.table.spark_ddl(self.columns)
 
     def where_sql(self, dialect: Dialect) -> list[str]:
         """The pushed conjuncts in ``dialect``'s SQL: the rendering the reader, EXPLAIN and the
@@ -114,12 +116,15 @@ class ScanSpec:
 
     def order_sql(self, dialect: Dialect, qualify: bool = True) -> str | None:
         """The pushed ``ORDER BY`` in ``dialect``'s SQL (None: no order pushed), each key qualified
-        by the table's name unless ``qualify`` is false (:func:`~sluice.scan.query.order_by`)."""
+        by the table's name unless ``qualify`` is false (:func:`~sluice.scan.query.order_by`); over a
+        pushed join, by the join's subqueries (:meth:`JoinRead.order_sql`)."""
+        if self.join is not None:
+            return self.join.order_sql(dialect, self.order) if self.order else None
         return order_by(dialect, self.table, self.order, qualify)
 
     def query(self, source: SqlReader, partition_predicate: str | None = None) -> str:
         if self.join is not None:  # one partition: the joined query is never split
-            return self.join.query(source, self.columns)
+            return self.join.query(source, self.columns, self.aggregate, self.order, self.limit)
         where = self.where_sql(source.dialect) + ([partition_predicate] if partition_predicate else [])
         table = (
             source.dialect.quote_table(self.table.schema, self.table.name)

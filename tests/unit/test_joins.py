@@ -11,11 +11,13 @@ import sqlglot
 from sqlglot import exp
 
 from sluice.planner import join_cost, joins
+from sluice.planner.rules import push_aggregates
 from sluice.protocol.codec import decode
-from sluice.protocol.scan import JoinRequest
+from sluice.protocol.scan import AggregateRequest, JoinRequest
 from sluice.pushdown.levels import Level
 from sluice.pushdown.pushed import Pushed
 from sluice.scan.join import JoinRead, Output
+from sluice.scan.query import OrderKey
 from sluice.scan.spec import ScanSpec
 from sluice.scan.statistics import TableStatistics
 from sluice.sources.duckdb import DuckdbSource
@@ -343,3 +345,91 @@ def test_small_joins_are_pushed_whatever_the_statistics() -> None:
 
 def test_sources_whose_planner_needs_no_check_push_large_joins() -> None:
     assert PG.statistics(PG_A) is None and LITE.statistics(LITE_STRICT) is None and DUCK.statistics(DUCK_A) is None
+
+
+# ---------------------------------------------------------------- above a pushed join
+def _pg_join() -> JoinRead:
+    """``a JOIN b ON a.id = b.id`` on PostgreSQL, reading a.id, a.t (ICU text), b.id as id_1, b.d (numeric), b.t as t_1."""
+    decision = decide(
+        PG,
+        offer(
+            side(PG_A, [("id", None), ("t", None)]),
+            side(PG_B, [("id", "id_1"), ("d", None), ("t", "t_1")]),
+            eq(ref("id"), ref("id_1")),
+        ),
+    )
+    assert decision.join is not None, decision
+    return decision.join
+
+
+def _aggregate_over(join: JoinRead, offered: dict[str, Any]) -> Any:
+    request = decode(
+        AggregateRequest,
+        {"table": {"table": table_to_dict(PG_A)}, "join": join.to_dict(), "aggregation": offered},
+        "the 'aggregate' request",
+    )
+    return push_aggregates.decide(PG, request, offered)
+
+
+def test_a_grouped_aggregate_over_a_pushed_join_groups_the_joined_rows_at_the_source() -> None:
+    join = _pg_join()
+    offered = {
+        "group_by": [ref("t_1")],
+        "aggregates": [
+            {"fn": "COUNT_STAR", "args": []},
+            {"fn": "SUM", "args": [ref("d")]},
+            {"fn": "MAX", "args": [ref("t")]},
+        ],
+    }
+    decision = _aggregate_over(join, offered)
+    assert decision.complete, decision
+    spec = ScanSpec.for_source(
+        PG, PG_A, tuple(o.name for o in join.outputs), join=join, aggregate=decision.aggregation, partitions=1
+    )
+    assert spec.query(PG) == (
+        'SELECT "t_1" AS "sluice_0", COUNT(*) AS "sluice_1", SUM("d")::text AS "sluice_2", '
+        'MAX(("t" COLLATE "C")) AS "sluice_3" '
+        'FROM (SELECT "sluice_l"."sluice_l0" AS "id", "sluice_l"."sluice_l1" AS "t", "sluice_r"."sluice_r0" AS "id_1", '
+        '"sluice_r"."sluice_r1" AS "d", "sluice_r"."sluice_r2" AS "t_1" '
+        'FROM (SELECT "id" AS "sluice_l0", "t" AS "sluice_l1" FROM "public"."a") AS "sluice_l" '
+        'INNER JOIN (SELECT "id" AS "sluice_r0", "d" AS "sluice_r1", "t" AS "sluice_r2" FROM "public"."b") AS "sluice_r" '
+        'ON ("sluice_l0" = "sluice_r0")) AS "sluice_j" GROUP BY "t_1"'
+    )
+    assert [f.name for f in spec.arrow_schema()] == ["sluice_0", "sluice_1", "sluice_2", "sluice_3"]
+
+
+def test_an_aggregate_over_a_pushed_join_is_refused_where_it_is_refused_on_one_table() -> None:
+    join = _pg_join()
+    floating = _aggregate_over(
+        join, {"group_by": [], "aggregates": [{"fn": "SUM", "args": [ref("id")]}, {"fn": "MIN", "args": [ref("t")]}]}
+    )
+    assert floating.complete  # int SUM and text MIN (under COLLATE "C") are exact
+    padded = decide(
+        PG, offer(side(PG_A, [("id", None), ("p", None)]), side(PG_B, [("id", "id_1")]), eq(ref("id"), ref("id_1")))
+    )
+    assert padded.join is not None
+    refused = _aggregate_over(padded.join, {"group_by": [ref("p")], "aggregates": [{"fn": "COUNT_STAR", "args": []}]})
+    assert not refused.complete
+    assert "blank-padded" in refused.verdicts[0].reason
+
+
+def test_avg_over_a_join_with_aliased_columns_stays_with_spark() -> None:
+    """Spark names the SUM/COUNT it makes of a declined AVG by the tables' own names: ``t`` could be either side's."""
+    join = _pg_join()
+    averaged = [{"fn": "AVG", "args": [ref("id_1")]}]
+    offered = {"group_by": [ref("t")], "aggregates": [{"fn": "SUM", "args": [ref("id")]}], "averaged": averaged}
+    decision = _aggregate_over(join, offered)
+    assert not decision.complete
+    assert decision.note is not None and "right.id as id_1" in decision.note
+
+
+def test_a_top_n_over_a_pushed_join_orders_by_the_subqueries_columns() -> None:
+    """``d`` is selected as ``"sluice_r1"::text AS "d"``: a bare ORDER BY "d" would sort its text."""
+    join = _pg_join()
+    order = (OrderKey("d", True, False), OrderKey("t", False, True))
+    spec = ScanSpec.for_source(PG, PG_A, ("id", "d", "t"), join=join, order=order, limit=5, partitions=1)
+    query = spec.query(PG)
+    assert query.endswith(
+        'ORDER BY "sluice_r"."sluice_r1" DESC NULLS LAST, ("sluice_l"."sluice_l1" COLLATE "C") ASC NULLS FIRST LIMIT 5'
+    )
+    assert '"sluice_r1"::text AS "d"' in query
