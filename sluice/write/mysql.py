@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from sluice.dialects.mysql import Mysql8Dialect
 from sluice.errors import SourceError
-from sluice.sources.mysql import _session_class
+from sluice.sources.mysql import SQL_MODE, _session_class
 from sluice.write import attempts, delta
 from sluice.write.load_data import FORMAT, Unstorable, encode
 from sluice.write.target import KEPT, STAGING_PREFIX, Mode, Target, replacing, statement
@@ -43,11 +43,14 @@ if TYPE_CHECKING:
     from sluice.sources.mysql import MysqlSource
     from sluice.types import Column, TableSchema
 
-#: the writing session: read-write, instants in UTC, every invalid value an error (strict mode)
+#: the writing session: read-write, instants in UTC, the reader's sql_mode (so a DELETE's condition
+#: means what it means to a read) with TRADITIONAL added: strict for every table, so an invalid,
+#: too long or out-of-range value is an error, never a warning and a value cut or clipped, whatever
+#: the server's own mode is
 _SESSION = (
     "SET SESSION TRANSACTION READ WRITE",
     "SET time_zone = '+00:00'",
-    "SET SESSION sql_mode = 'TRADITIONAL,NO_BACKSLASH_ESCAPES'",
+    f"SET SESSION sql_mode = CONCAT({SQL_MODE}, ',TRADITIONAL')",
 )
 #: (``!`` escapes: NO_BACKSLASH_ESCAPES leaves LIKE without an escape character)
 _LEFTOVERS = (
