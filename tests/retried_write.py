@@ -1,4 +1,4 @@
-"""One INSERT, UPDATE or MERGE whose Spark task fails after staging rows on its first attempt and
+"""One INSERT or UPDATE whose Spark task fails after staging rows on its first attempt and
 succeeds on its retry; prints the statement's outcome and how many rows the first attempt had
 staged when it failed, as JSON.
 
@@ -9,9 +9,8 @@ the same task as the writer's staging, upstream of it: on the task's first attem
 partition's last row, it waits until the staging table holds rows of this attempt (the rows
 before it, already sent on in batches of :data:`BATCH`) and then raises. Spark runs the task
 again, which stages the whole partition again; the statement must land each row once. An
-UPDATE sets every row's ``pad`` to the gate's value (the gate runs in the scan of the table,
-in the staging task); a MERGE takes the rows as its source, updating the ids the table has and
-inserting the others: both stage their delta rows as an INSERT stages its rows.
+UPDATE sets every row's ``pad`` to the gate's value: the gate runs in the scan of the table, in
+the task that stages the delta rows.
 
     python tests/retried_write.py --kind postgres --url postgresql://... --table public.w_retried --rows 2000 --pad 1000 --marker /tmp/m
 """
@@ -30,14 +29,10 @@ BATCH = 100
 WAIT_S = 60.0
 
 
-#: the statements, on a table ``(id bigint, pad text)`` (with a primary key for UPDATE and MERGE)
+#: the statements, on a table ``(id bigint, pad text)`` (with a primary key for UPDATE)
 STATEMENTS = {
     "insert": "INSERT INTO {table} SELECT id, gate(id) FROM range(0, {rows}, 1, 1)",
     "update": "UPDATE {table} SET pad = gate(id)",
-    "merge": (
-        "MERGE INTO {table} t USING (SELECT id, gate(id) AS pad FROM range(0, {rows}, 1, 1)) s ON t.id = s.id "
-        "WHEN MATCHED THEN UPDATE SET pad = s.pad WHEN NOT MATCHED THEN INSERT (id, pad) VALUES (s.id, s.pad)"
-    ),
 }
 
 

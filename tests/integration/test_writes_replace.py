@@ -177,3 +177,25 @@ def test_a_replace_is_refused_on_a_source_not_writable(replacer, pg_url) -> None
     finally:
         fed.detach("rropg")
     assert _driver(replacer, "rpg", "SELECT * FROM public.w_replace") == [(1,)]
+
+
+def test_a_lake_replace_is_still_sparks_drop_create_and_write(replacer, tmp_path) -> None:
+    """A lake catalog's replace goes through the same staged table and stays Spark's own: the
+    table is dropped, created with the new columns and written (docs/writes.md)."""
+    from sluice.lake.catalog import LakeLocation, open_catalog
+
+    fed = replacer[0]
+    url = f"iceberg+sqlite:///{tmp_path}/catalog.db"
+    open_catalog(LakeLocation.from_url(url), create=True)
+    fed.attach("rlake", url)
+    try:
+        fed.sql("CREATE NAMESPACE rlake.ns")
+        fed.sql("CREATE TABLE rlake.ns.t AS SELECT id FROM range(3)")
+        fed.sql(
+            "CREATE OR REPLACE TABLE rlake.ns.t AS SELECT CAST(id AS STRING) AS name, id * 2 AS twice FROM range(2)"
+        )
+        rows = fed.sql("SELECT * FROM rlake.ns.t ORDER BY twice").collect()
+        assert [tuple(r) for r in rows] == [("0", 0), ("1", 2)]
+        assert fed.spark.table("rlake.ns.t").columns == ["name", "twice"]
+    finally:
+        fed.detach("rlake")
