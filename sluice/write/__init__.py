@@ -1,4 +1,4 @@
-"""Writes to SQL sources: ``INSERT INTO``, ``INSERT OVERWRITE``, ``CREATE TABLE``, CTAS, ``DROP TABLE``.
+"""Writes to SQL sources: ``INSERT INTO``, ``INSERT OVERWRITE``, ``CREATE TABLE``, CTAS, ``REPLACE TABLE``, ``DROP TABLE``.
 
 :mod:`sluice.planner.writes` sends every DDL statement and write on a source that is not a
 lake here (one dispatch point, :func:`target`). A source is written only when attached
