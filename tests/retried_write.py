@@ -1,6 +1,6 @@
-"""One INSERT whose Spark task fails after staging rows on its first attempt and succeeds on
-its retry; prints the statement's outcome and how many rows the first attempt had staged when
-it failed, as JSON.
+"""One INSERT or UPDATE whose Spark task fails after staging rows on its first attempt and
+succeeds on its retry; prints the statement's outcome and how many rows the first attempt had
+staged when it failed, as JSON.
 
 Run by ``tests/integration/test_writes_retried.py`` as a separate process: the test session's
 Spark runs ``local[*]``, where a failed task fails its job; this one runs ``local[2,2]`` (a
@@ -8,7 +8,9 @@ task gets two attempts). The query's rows pass through a Python UDF, ``gate``, e
 the same task as the writer's staging, upstream of it: on the task's first attempt, at the
 partition's last row, it waits until the staging table holds rows of this attempt (the rows
 before it, already sent on in batches of :data:`BATCH`) and then raises. Spark runs the task
-again, which stages the whole partition again; the statement must land each row once.
+again, which stages the whole partition again; the statement must land each row once. An
+UPDATE sets every row's ``pad`` to the gate's value: the gate runs in the scan of the table, in
+the task that stages the delta rows.
 
     python tests/retried_write.py --kind postgres --url postgresql://... --table public.w_retried --rows 2000 --pad 1000 --marker /tmp/m
 """
@@ -25,6 +27,13 @@ from typing import Any
 BATCH = 100
 #: how long the first attempt waits for its staged rows before failing anyway (then it reports 0)
 WAIT_S = 60.0
+
+
+#: the statements, on a table ``(id bigint, pad text)`` (with a primary key for UPDATE)
+STATEMENTS = {
+    "insert": "INSERT INTO {table} SELECT id, gate(id) FROM range(0, {rows}, 1, 1)",
+    "update": "UPDATE {table} SET pad = gate(id)",
+}
 
 
 def staged_rows(kind: str, url: str, schema: str) -> int:
@@ -63,6 +72,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, required=True)
     parser.add_argument("--pad", type=int, required=True, help="characters of each row's text")
     parser.add_argument("--marker", required=True, help="a file the first attempt writes its staged row count to")
+    parser.add_argument("--statement", choices=list(STATEMENTS), default="insert")
     args = parser.parse_args()
 
     from pyspark import TaskContext
@@ -97,7 +107,7 @@ def main() -> None:
     fed.attach("w", url, writable=True)
     report: dict[str, Any] = {}
     try:
-        fed.sql(f"INSERT INTO w.{args.table} SELECT id, gate(id) FROM range(0, {args.rows}, 1, 1)")
+        fed.sql(STATEMENTS[args.statement].format(table=f"w.{args.table}", rows=args.rows))
         report["written"] = True
     except Exception as error:  # noqa: BLE001 - reported to the test, which shows it
         report["error"] = str(error)

@@ -264,7 +264,11 @@ class CatalogPlanner:
         Its commit makes the planner forget lake tables (:func:`sluice.lake.commit.on_commit`)."""
         if request.frame is None:
             raise ConfigError("the 'write' request carries no rows (a Dataset beside its JSON)")
-        return writes.write(request.frame.sparkSession, self.source(request), request, request.frame)
+        try:
+            return writes.write(request.frame.sparkSession, self.source(request), request, request.frame)
+        finally:
+            if request.mode == "replace":  # the table is new (or gone, on a lake): its description too
+                self.forget_tables(request.catalog)
 
     # ------------------------------------------------------------ negotiation
     def filters(self, request: FiltersRequest) -> FiltersAnswer:

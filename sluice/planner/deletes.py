@@ -37,14 +37,15 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from sluice.errors import ConfigError
+from sluice.errors import ConfigError, SluiceError, SourceError
 from sluice.lake.delete_rows import DeleteCondition, delete_rows
 from sluice.protocol.catalog import CanDeleteAnswer, DeleteAnswer, DeleteRequest
 from sluice.pushdown.constants import TYPED, Constant
 from sluice.pushdown.levels import Level
 from sluice.pushdown.terms import Unsupported
 from sluice.scan import v2
-from sluice.sources.base import Source
+from sluice.sources.base import Source, SqlSource
+from sluice.sources.unreadable import Check, condition_check
 from sluice.types import TableSchema
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ class ExactDelete:
     where: str | None = None
     refused: str | None = None
     nothing: bool = False
+    #: the rows where a column ``where`` tests holds a value the reader refuses (None: it reads every value)
+    check: Check | None = None
 
     @property
     def exact(self) -> bool:
@@ -120,8 +123,10 @@ def exact_delete(source: Source, table: TableSchema, predicates: list[Any], zone
     refused = [v for v in verdicts if v.level is not Level.EXACT or v.pushed is None]
     if refused:
         return ExactDelete(refused="; ".join(f"{v.sql}: {v.level.value}, {v.reason}" for v in refused))
-    rendered = [source.dialect.render(v.pushed.sql_tree()) for v in verdicts if v.pushed is not None]
-    return ExactDelete(where=" AND ".join(f"({text})" for text in rendered))
+    trees = [v.pushed.sql_tree() for v in verdicts if v.pushed is not None]
+    rendered = [source.dialect.render(tree) for tree in trees]
+    check = condition_check(table, trees, source.refused)
+    return ExactDelete(where=" AND ".join(f"({text})" for text in rendered), check=check)
 
 
 def _constant(predicate: Any) -> bool | None:
@@ -176,6 +181,15 @@ def sql_delete(source: Source, request: DeleteRequest) -> DeleteAnswer:
             f"DELETE FROM {shown}: Sluice deletes from a SQL source only by a condition the source evaluates "
             f"exactly as Spark does, and these conjuncts are not EXACT ({decision.refused}); nothing was deleted"
         )
+    if decision.check is not None and isinstance(source, SqlSource):
+        try:
+            source.run_check(decision.check)
+        except SluiceError as unreadable:
+            raise SourceError(
+                source.name,
+                f"DELETE FROM {shown}: the condition tests a column holding a value Spark cannot read, where "
+                f"Spark's condition has no truth value ({unreadable}); nothing was deleted",
+            ) from None
     rows = 0 if decision.nothing else chosen.delete(table, decision.where)
     _log.info("DELETE FROM %s%s: %d rows deleted", shown, f" WHERE {decision.where}" if decision.where else "", rows)
     return DeleteAnswer(snapshot_id=None, removed_files=0, rewritten_files=0, written_files=0, rows=rows)

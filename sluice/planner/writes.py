@@ -11,6 +11,7 @@ one dispatch point), which writes a SQL source attached ``writable=true`` and re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from typing import TYPE_CHECKING, Any
@@ -18,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 from sluice.errors import ConfigError
 from sluice.lake.catalog import LakeLocation, open_catalog, read_table
 from sluice.lake.layout import TRANSFORMS, WITH_NUMBER, PartitionTerm, parse_sort_by
-from sluice.protocol.catalog import WriteAnswer
+from sluice.protocol.catalog import CreateTableRequest, DropTableRequest, NamedRequest, WriteAnswer
 from sluice.sources.base import Source
 from sluice.write import create_table as sql_create_table
 from sluice.write import drop_table as sql_drop_table
+from sluice.write import replace as sql_replace
 from sluice.write import row_identity as sql_row_identity
 from sluice.write import write as sql_write
 
@@ -32,9 +34,6 @@ if TYPE_CHECKING:
     from sluice.protocol.catalog import (
         AlterTableRequest,
         CreateNamespaceRequest,
-        CreateTableRequest,
-        DropTableRequest,
-        NamedRequest,
         WriteRequest,
     )
 
@@ -228,6 +227,8 @@ def write(spark: SparkSession, source: Source, request: WriteRequest, frame: Dat
     """
     from sluice.lake.ingest import ingest
 
+    if request.mode == "replace":
+        return _replace(spark, source, request, frame)
     if _sql(source):
         return sql_write(source, request, frame)
     location = lake(source, "INSERT")
@@ -244,6 +245,25 @@ def write(spark: SparkSession, source: Source, request: WriteRequest, frame: Dat
         report=_log.info,
     )
     return WriteAnswer(snapshot_id=summary.snapshot_id, files=summary.files, rows=summary.rows)
+
+
+def _replace(spark: SparkSession, source: Source, request: WriteRequest, frame: DataFrame) -> WriteAnswer:
+    """``REPLACE TABLE [AS SELECT]``, ``CREATE OR REPLACE``, ``createOrReplace()`` (Spark stages them,
+    io.sluice.spark.StagedReplace): one step of a SQL source (:func:`sluice.write.replace`); on a lake,
+    Spark's own non-atomic replace (drop, create, write; the new table dropped when the write fails)."""
+    named = {f.name: getattr(request, f.name) for f in dataclasses.fields(NamedRequest)}
+    create = CreateTableRequest(
+        **named, schema=request.schema, partitioning=request.partitioning, properties=request.properties
+    )
+    if _sql(source):
+        return sql_replace(source, create, frame)
+    drop_table(source, DropTableRequest(**named))
+    create_table(spark, source, create)
+    try:
+        return write(spark, source, dataclasses.replace(request, mode="append"), frame)
+    except BaseException:
+        drop_table(source, DropTableRequest(**named))
+        raise
 
 
 def row_identity(source: Source, request: SourceRequest, namespace: list[str], name: str) -> tuple[list[str], str]:

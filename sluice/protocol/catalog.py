@@ -127,12 +127,18 @@ class WriteRequest(NamedRequest):
     """``INSERT`` / ``INSERT OVERWRITE`` / CTAS into a lake table; Spark's query travels beside the JSON."""
 
     #: ``append``, ``overwrite``, ``overwrite-filter`` or ``overwrite-partitions`` (sluice/planner/writes.py),
-    #: or ``delta`` (UPDATE / MERGE on a SQL table, sluice/write/delta.py)
+    #: ``replace`` (the table dropped and created anew with the rows), or ``delta`` (UPDATE / MERGE on a
+    #: SQL table, sluice/write/delta.py)
     mode: str = "append"
     #: ``delta`` only: the row id (primary key) columns, whose old values end each delta row
     row_id: list[str] = field(default_factory=list)
     #: Spark's overwrite filter (V2 predicates, conjuncts) for ``overwrite-filter``
     predicates: list[JsonObject] = field(default_factory=list)
+    #: ``replace`` only (REPLACE TABLE [AS SELECT], createOrReplace): the new table as a
+    #: :class:`CreateTableRequest` names it: Spark's StructType (JSON text), transforms, properties
+    schema: str = ""
+    partitioning: list[JsonObject] = field(default_factory=list)
+    properties: dict[str, str] = field(default_factory=dict)
     #: the rows to write (a py4j argument of its own: a Dataset is no JSON)
     frame: DataFrame | None = field(default=None, metadata=NOT_ON_WIRE, compare=False)
 

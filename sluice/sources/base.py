@@ -429,9 +429,13 @@ class SqlSource(Source):
         """Fail as the reference read fails when a row the pushed query may skip holds a value the
         reader refuses (sluice/sources/unreadable.py): that row is read, and refused, first."""
         for check in self.read_checks(spec):
-            task = ReadTask(self.check_query(check), check_schema(check), 0, check.table)
-            for _ in self.read(task):
-                pass
+            self.run_check(check)
+
+    def run_check(self, check: Check) -> None:
+        """Read the first row ``check`` finds, which the reader refuses, naming column and value."""
+        task = ReadTask(self.check_query(check), check_schema(check), 0, check.table)
+        for _ in self.read(task):
+            pass
 
     def guarded_request(self, spec: ScanSpec, partition_predicate: str | None) -> str | None:
         """The filtered read that also returns, marked by a last column ``sluice_guard``, the

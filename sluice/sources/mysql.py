@@ -75,6 +75,11 @@ _STOPS = (KeyboardInterrupt, SystemExit, GeneratorExit)
 _SIMPLE = {"float": "float", "double": "double", "date": "date", "datetime": "timestamp_ntz", "timestamp": "timestamp"}
 
 
+#: every session's sql_mode: the server's own (what its SQL means there), plus no backslash escapes
+#: in literals (the dialect renders none); a writing session adds strictness (sluice/write/mysql.py)
+SQL_MODE = "CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')"
+
+
 class MysqlSource(SqlSource):
     """``mysql://user@host:3306/database`` (MariaDB and MySQL 8)."""
 
@@ -195,7 +200,7 @@ class MysqlSource(SqlSource):
             "SET SESSION TRANSACTION READ ONLY",
             "SET time_zone = '+00:00'",
             "SET NAMES utf8mb4",
-            "SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')",
+            f"SET SESSION sql_mode = {SQL_MODE}",
             self.dialect.statement_timeout(self.statement_timeout_s),
         ]
 

@@ -85,6 +85,15 @@ def scan_checks(spec: ScanSpec, refused: Callable[[Column], exp.Expression | Non
     return () if check is None else (check,)
 
 
+def condition_check(
+    table: TableSchema, trees: list[exp.Expression], refused: Callable[[Column], exp.Expression | None]
+) -> Check | None:
+    """The check for a condition on ``table`` run by the source itself (a pushed ``DELETE``): a row
+    where a column the condition tests holds a value the reader refuses has no value in Spark, so
+    Spark's condition has no truth value there (None: nothing to check)."""
+    return _table_check(table, _found(table, [], trees), refused)
+
+
 def _table_check(
     table: TableSchema, used: tuple[str, ...], refused: Callable[[Column], exp.Expression | None]
 ) -> Check | None:

@@ -1,4 +1,4 @@
-"""Writes to SQL sources: ``INSERT INTO``, ``INSERT OVERWRITE``, ``CREATE TABLE``, CTAS, ``DROP TABLE``.
+"""Writes to SQL sources: ``INSERT INTO``, ``INSERT OVERWRITE``, ``CREATE TABLE``, CTAS, ``REPLACE TABLE``, ``DROP TABLE``.
 
 :mod:`sluice.planner.writes` sends every DDL statement and write on a source that is not a
 lake here (one dispatch point, :func:`target`). A source is written only when attached
@@ -74,15 +74,33 @@ def create_table(source: Source, request: CreateTableRequest) -> bool:
     """``CREATE TABLE`` (and the first half of CTAS); False when the table exists."""
     chosen = target(source, request, "CREATE TABLE")
     schema = chosen.schema_of(list(request.namespace), "CREATE TABLE")
+    _plain(source, request, "CREATE TABLE")
+    return chosen.create_table(schema, request.name, fields(json.loads(request.schema)))
+
+
+def replace(source: Source, request: CreateTableRequest, frame: DataFrame) -> WriteAnswer:
+    """``REPLACE TABLE [AS SELECT]``, ``CREATE OR REPLACE TABLE ... AS SELECT``, ``createOrReplace()``:
+    the table dropped, created as ``request`` says and given ``frame``'s rows in one step of the
+    source (:meth:`Target.replace`), so a failure leaves the old table as it was."""
+    what = "REPLACE TABLE"
+    chosen = target(source, request, what)
+    schema = chosen.schema_of(list(request.namespace), what)
+    _plain(source, request, what)
+    rows = chosen.replace(frame, schema, request.name, fields(json.loads(request.schema)))
+    _log.info("%s %s.%s.%s: %d rows", what, source.name, schema, request.name, rows)
+    return WriteAnswer(snapshot_id=None, files=0, rows=rows)
+
+
+def _plain(source: Source, request: CreateTableRequest, what: str) -> None:
+    """Refuse what only a lake table has: partition transforms, table properties, a location."""
     if request.partitioning:
-        raise ConfigError(f"CREATE TABLE on source {source.name!r}: PARTITIONED BY is for lake tables; leave it out")
+        raise ConfigError(f"{what} on source {source.name!r}: PARTITIONED BY is for lake tables; leave it out")
     properties = sorted(k for k in request.properties if k not in _SPARK_OWN and not k.startswith("option."))
     if properties:
         raise ConfigError(
-            f"CREATE TABLE on source {source.name!r}: TBLPROPERTIES/LOCATION {', '.join(map(repr, properties))} "
+            f"{what} on source {source.name!r}: TBLPROPERTIES/LOCATION {', '.join(map(repr, properties))} "
             "are for lake tables; leave them out"
         )
-    return chosen.create_table(schema, request.name, fields(json.loads(request.schema)))
 
 
 def drop_table(source: Source, request: DropTableRequest) -> bool:

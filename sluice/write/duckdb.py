@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from sluice.errors import SourceError
 from sluice.sources.duckdb import SESSION_SETTINGS
 from sluice.write import delta
-from sluice.write.target import Mode, Target, statement
+from sluice.write.target import KEPT, Mode, Target, replacing, statement
 from sluice.write.typemap import Field, column_list
 
 if TYPE_CHECKING:
@@ -139,6 +139,21 @@ class DuckdbTarget(Target):
             if mode == "overwrite":
                 connection.execute(f"DELETE FROM {target}")
             connection.execute(f"INSERT INTO {target} ({names}) SELECT {values} FROM sluice_rows")
+        return int(rows.num_rows)
+
+    def replace(self, frame: DataFrame, schema: str, name: str, fields: list[Field]) -> int:
+        """DROP, CREATE and INSERT in one transaction: DuckDB's DDL is transactional."""
+        what = replacing(schema, name)
+        columns = column_list(self.kind, fields, _quote)
+        self.given_fields(frame, len(fields), what)
+        rows = frame.toArrow()
+        rows = rows.rename_columns([f"c{i}" for i in range(rows.num_columns)])
+        target = _table(schema, name)
+        values = ", ".join(f"c{i}" for i in range(rows.num_columns))
+        with self._transaction(f"{what}: {KEPT}", sluice_rows=rows) as connection:
+            connection.execute(f"DROP TABLE IF EXISTS {target}")
+            connection.execute(f"CREATE TABLE {target} ({columns})")
+            connection.execute(f"INSERT INTO {target} SELECT {values} FROM sluice_rows")
         return int(rows.num_rows)
 
     def delete(self, table: TableSchema, where: str | None) -> int:

@@ -29,10 +29,10 @@ import pyarrow as pa
 
 from sluice.dialects.mysql import Mysql8Dialect
 from sluice.errors import SourceError
-from sluice.sources.mysql import _session_class
+from sluice.sources.mysql import SQL_MODE, _session_class
 from sluice.write import attempts, delta
 from sluice.write.load_data import FORMAT, Unstorable, encode
-from sluice.write.target import STAGING_PREFIX, Mode, Target, statement
+from sluice.write.target import KEPT, STAGING_PREFIX, Mode, Target, replacing, statement
 from sluice.write.typemap import Field, column_list, declared
 
 if TYPE_CHECKING:
@@ -43,11 +43,14 @@ if TYPE_CHECKING:
     from sluice.sources.mysql import MysqlSource
     from sluice.types import Column, TableSchema
 
-#: the writing session: read-write, instants in UTC, every invalid value an error (strict mode)
+#: the writing session: read-write, instants in UTC, the reader's sql_mode (so a DELETE's condition
+#: means what it means to a read) with TRADITIONAL added: strict for every table, so an invalid,
+#: too long or out-of-range value is an error, never a warning and a value cut or clipped, whatever
+#: the server's own mode is
 _SESSION = (
     "SET SESSION TRANSACTION READ WRITE",
     "SET time_zone = '+00:00'",
-    "SET SESSION sql_mode = 'TRADITIONAL,NO_BACKSLASH_ESCAPES'",
+    f"SET SESSION sql_mode = CONCAT({SQL_MODE}, ',TRADITIONAL')",
 )
 #: (``!`` escapes: NO_BACKSLASH_ESCAPES leaves LIKE without an escape character)
 _LEFTOVERS = (
@@ -303,9 +306,8 @@ class MysqlTarget(Target):
                         f"CREATE TABLE {_table(table.schema, staging)} ({columns}, {_quote(attempts.COLUMN)} BIGINT) ENGINE=InnoDB"
                     )
                     kept = self._stage(frame, table.schema, staging, what, len(given))
-                    return self._move(
-                        connection, target, _table(table.schema, staging), table.columns, kept, mode, what
-                    )
+                    names = [c.name for c in table.columns]
+                    return self._move(connection, target, _table(table.schema, staging), names, kept, mode, what)
                 finally:
                     self._clean(cursor, table.schema, staging)
         finally:
@@ -347,15 +349,16 @@ class MysqlTarget(Target):
         connection: pymysql.Connection[Any],
         target: str,
         staging: str,
-        columns: tuple[Column, ...],
+        columns: list[str],
         kept: dict[int, int],
         mode: Mode,
         what: str,
+        failed: str = "nothing was written",
     ) -> int:
         """One transaction: (for an overwrite) delete every row, insert the kept attempts' rows."""
         import pymysql
 
-        names = ", ".join(_quote(c.name) for c in columns)
+        names = ", ".join(_quote(c) for c in columns)
         values = ", ".join(f"`c{i}`" for i in range(len(columns)))
         staged = sum(kept.values())
         with connection.cursor() as cursor:
@@ -377,8 +380,59 @@ class MysqlTarget(Target):
                     connection.rollback()
                 except pymysql.MySQLError:  # the session is gone: the server rolled back with it
                     pass
-                raise self._failed(f"{what}: nothing was written", error) from None
+                raise self._failed(f"{what}: {failed}", error) from None
         return written
+
+    def replace(self, frame: DataFrame, schema: str, name: str, fields: list[Field]) -> int:
+        """MariaDB's DDL commits on its own, so the new table is built beside the old one under a
+        staging name (``sluice_stage_<hex>_new``), filled from the stage as an INSERT is, then
+        swapped in by one ``RENAME TABLE`` (atomic: readers see the old table or the new one),
+        and the old one, renamed ``sluice_stage_<hex>_old``, dropped. A failure before the rename
+        leaves the old table as it was; a killed driver's ``_new`` or ``_old`` table is a
+        leftover the next statement drops."""
+        import pymysql
+
+        what = replacing(schema, name)
+        columns = column_list(self.kind, fields, _quote)
+        self.given_fields(frame, len(fields), what)
+        staging = STAGING_PREFIX + uuid.uuid4().hex[:16]
+        target, new, old = _table(schema, name), _table(schema, f"{staging}_new"), _table(schema, f"{staging}_old")
+        connection = self._connect()
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(_TRANSACTIONAL, (schema, name))
+                found = cursor.fetchone()
+                if found is not None and found[0] != "BASE TABLE":
+                    raise SourceError(self.source.name, f"{what}: the target is a view; Sluice replaces tables")
+                _drop_leftovers(cursor, schema)
+                cursor.execute("SELECT GET_LOCK(%s, 0)", (staging,))
+                try:
+                    staged = ", ".join(f"`c{i}` {declared(self.kind, f)}" for i, f in enumerate(fields))
+                    cursor.execute(
+                        f"CREATE TABLE {_table(schema, staging)} ({staged}, {_quote(attempts.COLUMN)} BIGINT) ENGINE=InnoDB"
+                    )
+                    kept = self._stage(frame, schema, staging, what, len(fields))
+                    try:
+                        cursor.execute(f"CREATE TABLE {new} ({columns}) ENGINE=InnoDB")
+                    except pymysql.MySQLError as error:
+                        raise self._failed(f"{what}: {KEPT}", error) from None
+                    names = [f.name for f in fields]
+                    written = self._move(connection, new, _table(schema, staging), names, kept, "append", what, KEPT)
+                    try:
+                        swap = f"{target} TO {old}, {new} TO {target}" if found is not None else f"{new} TO {target}"
+                        cursor.execute(f"RENAME TABLE {swap}")
+                    except pymysql.MySQLError as error:
+                        raise self._failed(f"{what}: {KEPT}", error) from None
+                    return written
+                finally:
+                    for leftover in (new, old):
+                        try:
+                            cursor.execute(f"DROP TABLE IF EXISTS {leftover}")
+                        except pymysql.MySQLError:  # the session is gone: the next statement drops it
+                            pass
+                    self._clean(cursor, schema, staging)
+        finally:
+            connection.close()
 
     def delete(self, table: TableSchema, where: str | None) -> int:
         """One InnoDB transaction, in strict mode with instants in UTC (the reader's zone); a
@@ -441,12 +495,14 @@ def _first_warning(cursor: Any) -> str | None:
 
 
 def _drop_leftovers(cursor: Any, schema: str) -> None:
-    """Drop the staging tables in ``schema`` of statements whose driver died: their lock is free."""
+    """Drop the staging tables in ``schema`` of statements whose driver died: their lock is free
+    (a replace's ``_new`` and ``_old`` tables are under the lock of the staging table they extend)."""
     cursor.execute(_LEFTOVERS, (schema,))
     for (name,) in cursor.fetchall():
-        cursor.execute("SELECT GET_LOCK(%s, 0)", (name,))
+        lock = name[: len(STAGING_PREFIX) + 16]
+        cursor.execute("SELECT GET_LOCK(%s, 0)", (lock,))
         if cursor.fetchone()[0] == 1:
             try:
                 cursor.execute(f"DROP TABLE IF EXISTS {_table(schema, name)}")
             finally:
-                cursor.execute("SELECT RELEASE_LOCK(%s)", (name,))
+                cursor.execute("SELECT RELEASE_LOCK(%s)", (lock,))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,7 @@ import pyarrow as pa
 from sluice.errors import SourceError
 from sluice.types import Column, TableSchema
 from sluice.write import attempts, delta
-from sluice.write.target import STAGING_PREFIX, Mode, Target, statement
+from sluice.write.target import KEPT, STAGING_PREFIX, Mode, Target, replacing, statement
 from sluice.write.typemap import Field, column_list, declared, fields
 
 if TYPE_CHECKING:
@@ -208,6 +209,54 @@ class PostgresTarget(Target):
         given = fields(frame.schema.jsonValue())
         staging = STAGING_PREFIX + uuid.uuid4().hex[:16]
         insert = _insert(table, staging, len(given))  # refuses a column count other than the table's first
+        with self._staged(frame, table.schema, staging, given) as (connection, kept):
+            try:
+                with connection.transaction():
+                    if mode == "overwrite":
+                        connection.execute(f"TRUNCATE {_table(table.schema, table.name)}")
+                    written = connection.execute(f"{insert} WHERE {attempts.only(kept, _quote)}").rowcount
+                    if written != sum(kept.values()):
+                        raise _Miscounted(f"{sum(kept.values())} rows staged but {written} inserted")
+            except (psycopg.Error, _Miscounted) as error:
+                raise self._failed(f"{what}: nothing was written", error) from None
+        return written
+
+    def replace(self, frame: DataFrame, schema: str, name: str, fields: list[Field]) -> int:
+        """Stage the rows as an INSERT does, then DROP, CREATE and INSERT in one transaction:
+        PostgreSQL's DDL is transactional, and readers wait on the old table until the commit."""
+        import psycopg
+
+        what = replacing(schema, name)
+        columns = column_list(self.kind, fields, _quote)
+        target = _table(schema, name)
+        names = ", ".join(_quote(f.name) for f in fields)
+        values = ", ".join(_quote(c) for c in _staged(len(fields)))
+        self.given_fields(frame, len(fields), what)
+        staging = STAGING_PREFIX + uuid.uuid4().hex[:16]
+        with self._staged(frame, schema, staging, fields) as (connection, kept):
+            try:
+                with connection.transaction():
+                    connection.execute(f"DROP TABLE IF EXISTS {target}")
+                    connection.execute(f"CREATE TABLE {target} ({columns})")
+                    written = connection.execute(
+                        f"INSERT INTO {target} ({names}) SELECT {values} FROM {_table(schema, staging)} "
+                        f"WHERE {attempts.only(kept, _quote)}"
+                    ).rowcount
+                    if written != sum(kept.values()):
+                        raise _Miscounted(f"{sum(kept.values())} rows staged but {written} inserted")
+            except (psycopg.Error, _Miscounted) as error:
+                raise self._failed(f"{what}: {KEPT}", error) from None
+        return written
+
+    @contextmanager
+    def _staged(
+        self, frame: DataFrame, schema: str, staging: str, given: list[Field]
+    ) -> Iterator[tuple[psycopg.Connection[Any], dict[int, int]]]:
+        """Spark's tasks load ``frame`` into the new staging table ``staging`` in ``schema``: the
+        driver's writing session (holding the staging table's advisory lock) and the attempts
+        Spark kept. The staging table is dropped when the block ends, however it ends."""
+        import psycopg
+
         with self._connect() as connection:
             _drop_leftovers(connection)
             connection.execute("SELECT pg_advisory_lock(hashtext(%s))", (staging,))
@@ -216,24 +265,13 @@ class PostgresTarget(Target):
                     f"{_quote(c)} {declared(self.kind, f)}" for c, f in zip(_staged(len(given)), given, strict=True)
                 )
                 connection.execute(
-                    f"CREATE UNLOGGED TABLE {_table(table.schema, staging)} "
-                    f"({columns}, {_quote(attempts.COLUMN)} bigint)"
+                    f"CREATE UNLOGGED TABLE {_table(schema, staging)} ({columns}, {_quote(attempts.COLUMN)} bigint)"
                 )
-                stager = Stager(self.source._libpq_url(), table.schema, staging, tuple(_staged(len(given))))
-                kept = attempts.kept(frame, stager)
-                try:
-                    with connection.transaction():
-                        if mode == "overwrite":
-                            connection.execute(f"TRUNCATE {_table(table.schema, table.name)}")
-                        written = connection.execute(f"{insert} WHERE {attempts.only(kept, _quote)}").rowcount
-                        if written != sum(kept.values()):
-                            raise _Miscounted(f"{sum(kept.values())} rows staged but {written} inserted")
-                except (psycopg.Error, _Miscounted) as error:
-                    raise self._failed(f"{what}: nothing was written", error) from None
-                return written
+                stager = Stager(self.source._libpq_url(), schema, staging, tuple(_staged(len(given))))
+                yield connection, attempts.kept(frame, stager)
             finally:
                 try:
-                    connection.execute(f"DROP TABLE IF EXISTS {_table(table.schema, staging)}")
+                    connection.execute(f"DROP TABLE IF EXISTS {_table(schema, staging)}")
                     connection.execute("SELECT pg_advisory_unlock(hashtext(%s))", (staging,))
                 except psycopg.Error:  # the session is gone: the lock with it, and the next statement drops the table
                     pass

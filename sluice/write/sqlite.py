@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.dialects.base import wall_clock
 from sluice.errors import ConfigError, SourceError
 from sluice.write import delta
-from sluice.write.target import Mode, Target, statement
+from sluice.write.target import KEPT, Mode, Target, replacing, statement
 from sluice.write.typemap import SQLITE_DECIMAL_DIGITS, Field, column_list
 
 if TYPE_CHECKING:
@@ -129,18 +129,25 @@ class SqliteTarget(Target):
         table = self.source.describe(schema, name)
         what = statement(mode, "main", table.name)
         given = self.given_fields(frame, len(table.columns), what)
-        data = frame.toArrow()
-        columns = [
-            [convert(value) for value in data.column(i).to_pylist()]
-            for i, convert in enumerate(_converter(f, c.name, what) for f, c in zip(given, table.columns, strict=True))
-        ]
-        rows = list(zip(*columns, strict=True)) if columns else []
-        names = ", ".join(_quote(c.name) for c in table.columns)
-        insert = f"INSERT INTO main.{_quote(table.name)} ({names}) VALUES ({', '.join('?' * len(table.columns))})"
+        names = [c.name for c in table.columns]
+        rows = _rows(frame, given, names, what)
         with self._locked(f"{what}: nothing was written") as connection:
             if mode == "overwrite":
                 connection.execute(f"DELETE FROM main.{_quote(table.name)}")
-            connection.executemany(insert, rows)
+            connection.executemany(_insert(table.name, names), rows)
+        return len(rows)
+
+    def replace(self, frame: DataFrame, schema: str, name: str, fields: list[Field]) -> int:
+        """DROP, CREATE and INSERT in one transaction under the write lock: SQLite's DDL is transactional."""
+        what = replacing("main", name)
+        columns = column_list(self.kind, fields, _quote)
+        given = self.given_fields(frame, len(fields), what)
+        names = [f.name for f in fields]
+        rows = _rows(frame, given, names, what)
+        with self._locked(f"{what}: {KEPT}") as connection:
+            connection.execute(f"DROP TABLE IF EXISTS main.{_quote(name)}")
+            connection.execute(f"CREATE TABLE main.{_quote(name)} ({columns})")
+            connection.executemany(_insert(name, names), rows)
         return len(rows)
 
     def delete(self, table: TableSchema, where: str | None) -> int:
@@ -167,6 +174,22 @@ class SqliteTarget(Target):
             raise SourceError(self.source.name, f"{failed}: {error}") from None
         finally:
             connection.close()
+
+
+def _insert(table: str, names: list[str]) -> str:
+    """``INSERT INTO main.table (names) VALUES (?, ...)``."""
+    columns = ", ".join(_quote(n) for n in names)
+    return f"INSERT INTO main.{_quote(table)} ({columns}) VALUES ({', '.join('?' * len(names))})"
+
+
+def _rows(frame: DataFrame, given: list[Field], names: list[str], what: str) -> list[tuple[Any, ...]]:
+    """``frame``'s rows collected here, each value in the form the reader takes back (:func:`_converter`)."""
+    data = frame.toArrow()
+    columns = [
+        [convert(value) for value in data.column(i).to_pylist()]
+        for i, convert in enumerate(_converter(f, n, what) for f, n in zip(given, names, strict=True))
+    ]
+    return list(zip(*columns, strict=True)) if columns else []
 
 
 def _converter(field: Field, column: str, what: str) -> Callable[[Any], Any]:

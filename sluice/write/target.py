@@ -32,6 +32,14 @@ def statement(mode: Mode, schema: str, name: str) -> str:
     return f"{'INSERT OVERWRITE' if mode == 'overwrite' else 'INSERT INTO'} {schema}.{name}"
 
 
+def replacing(schema: str, name: str) -> str:
+    """How a replace's errors name it (REPLACE TABLE [AS SELECT], CREATE OR REPLACE, createOrReplace)."""
+    return f"REPLACE TABLE {schema}.{name}"
+
+
+#: how a failed replace ends its error: the old table is untouched
+KEPT = "the table was left as it was"
+
 #: the prefix of every staging table's name: a later statement drops the leftovers of a killed one
 STAGING_PREFIX = "sluice_stage_"
 
@@ -84,6 +92,12 @@ class Target(abc.ABC):
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
         """Land ``frame``'s rows (Spark has lined its columns up with the table's) in one
         transaction; the number of rows written."""
+
+    @abc.abstractmethod
+    def replace(self, frame: DataFrame, schema: str, name: str, fields: list[Field]) -> int:
+        """Drop the table (when it exists), create it with ``fields`` and land ``frame``'s rows, as
+        one step readers see whole: the old table and rows, or the new ones, never no table; a
+        failure leaves the old table as it was and no other table behind. The rows written."""
 
     @abc.abstractmethod
     def delete(self, table: TableSchema, where: str | None) -> int:

@@ -26,6 +26,7 @@ import duckdb
 import psycopg
 import pytest
 
+from sluice.errors import SluiceError
 from tests.sources import MYSQL_SERVER, PG_URL, mariadb
 
 pytestmark = pytest.mark.integration
@@ -391,3 +392,27 @@ def test_a_statement_failing_midway_leaves_the_table_as_it_was(copies, source: s
         assert copy.ids() == every
     finally:
         copy.run(drop)
+
+
+def test_a_condition_on_a_value_spark_cannot_read_is_refused(copies) -> None:
+    """PostgreSQL's ``infinity`` dates have no Spark value: a pushed DELETE testing such a column
+    (``d < DATE'2000-01-01'``, which PostgreSQL holds TRUE for ``-infinity``) fails as a read of
+    the row fails, naming column and value, and deletes nothing; a condition on other columns
+    deletes as usual, a row holding ``infinity`` included."""
+    fed = copies[0]
+    table = f"{_SCHEMA}.inf_del"
+    _pg(f"DROP TABLE IF EXISTS {table}")
+    _pg(f"CREATE TABLE {table} (id int PRIMARY KEY, d date)")
+    _pg(f"INSERT INTO {table} VALUES (1, '-infinity'), (2, '1999-01-01'), (3, '2024-01-01'), (4, 'infinity')")
+
+    def ids() -> list[int]:
+        with psycopg.connect(PG_URL) as connection:
+            return sorted(r[0] for r in connection.execute(f"SELECT id FROM {table}").fetchall())
+
+    for condition in ("d < DATE'2000-01-01'", "d IS NULL OR id = 3", "d > DATE'2000-01-01' AND id > 0"):
+        with pytest.raises(SluiceError, match=r"column 'd' holds '-?infinity'"):
+            fed.sql(f"DELETE FROM dpg.{table} WHERE {condition}")
+        assert ids() == [1, 2, 3, 4], condition
+    fed.sql(f"DELETE FROM dpg.{table} WHERE id IN (2, 4)")
+    assert ids() == [1, 3]
+    _pg(f"DROP TABLE {table}")

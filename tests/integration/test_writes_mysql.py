@@ -213,3 +213,47 @@ def test_writes_are_refused_without_writable(writer) -> None:
     assert _run("SELECT x FROM w_never") == [(1,)]
     assert _run("SHOW TABLES LIKE 'w_other'") == []
     _run("DROP TABLE w_never")
+
+
+def test_the_writing_session_is_strict_on_a_lax_server(writer) -> None:
+    """The writing session keeps the server's sql_mode, as the reading session does (so a DELETE's
+    condition means what a read's does), and adds strictness: on a server whose own mode is lax
+    (PIPES_AS_CONCAT, no STRICT_*), a string longer than its VARCHAR(n) and a number beyond a
+    MEDIUMINT (both fit Spark's types) fail the INSERT, INSERT OVERWRITE or UPDATE naming the table
+    and the column, and the table keeps its rows."""
+    from sluice.sources import open_source
+    from sluice.write.mysql import MysqlTarget
+
+    table = f"wmy.{_DATABASE}.w_strict"
+    _run(
+        "DROP TABLE IF EXISTS w_strict",
+        "CREATE TABLE w_strict (id INT PRIMARY KEY, code VARCHAR(3), n MEDIUMINT) ENGINE=InnoDB",
+        "INSERT INTO w_strict VALUES (1, 'abc', 1)",
+    )
+    before = [(1, "abc", 1)]
+    with mariadb() as admin, admin.cursor() as cursor:
+        cursor.execute("SELECT @@GLOBAL.sql_mode")
+        saved = cursor.fetchone()[0]
+        cursor.execute("SET GLOBAL sql_mode = 'PIPES_AS_CONCAT'")
+        try:
+            source = open_source("strict", f"mysql://root@{MYSQL_SERVER}/{_DATABASE}")
+            connection = MysqlTarget(source)._connect()
+            try:
+                with connection.cursor() as session:
+                    session.execute("SELECT @@SESSION.sql_mode")
+                    modes = set(session.fetchone()[0].split(","))
+            finally:
+                connection.close()
+            assert {"PIPES_AS_CONCAT", "NO_BACKSLASH_ESCAPES", "STRICT_ALL_TABLES", "STRICT_TRANS_TABLES"} <= modes
+            for statement, column in (
+                (f"INSERT INTO {table} VALUES (2, 'abcd', 1)", "code"),
+                (f"INSERT OVERWRITE {table} VALUES (2, 'ab', 10000000)", "n"),
+                (f"UPDATE {table} SET code = 'abcdef' WHERE id = 1", "code"),
+                (f"UPDATE {table} SET n = -10000000 WHERE id = 1", "n"),
+            ):
+                with pytest.raises(SluiceError, match=rf"{_DATABASE}\.w_strict.*column '{column}'"):
+                    writer.sql(statement)
+                assert _run("SELECT * FROM w_strict") == before, statement
+        finally:
+            cursor.execute("SET GLOBAL sql_mode = %s", (saved,))
+    _run("DROP TABLE w_strict")

@@ -14,9 +14,10 @@ import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
-import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Literal;
@@ -36,7 +37,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * attaching a source again under the same name takes effect although Spark keeps the
  * catalog object, and a detached one fails clearly. Listing, describing and every pushdown decision are the Python planner's.
  */
-public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
+public class SluiceCatalog implements StagingTableCatalog, SupportsNamespaces {
   /** Session setting read when a table is looked up: "false" plans the reference path (nothing pushed). */
   public static final String PUSHDOWN_CONF = "spark.sluice.pushdown";
 
@@ -206,7 +207,21 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   @SuppressWarnings("deprecation")  // the Column[] form Spark calls delegates here with the same schema
   public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
-    ObjectNode request = source().request();
+    ObjectNode request = createRequest(source(), ident, schema, partitions, properties);
+    try {
+      if (!Bridge.call(Method.CREATE_TABLE, request).path(Key.CREATED).asBoolean(false)) {
+        throw new TableAlreadyExistsException(ident);
+      }
+      return loadTable(ident);
+    } catch (NoSuchTableException error) {
+      throw new SluiceException(error.getMessage(), error);
+    }
+  }
+
+  /** A CREATE TABLE request: the table's name, Spark's schema (JSON), partition transforms and properties. */
+  private static ObjectNode createRequest(
+      SourceRef source, Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties) {
+    ObjectNode request = source.request();
     identify(request, ident);
     request.put(Key.SCHEMA, schema.json());
     ArrayNode transforms = request.putArray(Key.PARTITIONING);
@@ -228,14 +243,35 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
     for (Map.Entry<String, String> entry : properties.entrySet()) {
       props.put(entry.getKey(), entry.getValue());
     }
-    try {
-      if (!Bridge.call(Method.CREATE_TABLE, request).path(Key.CREATED).asBoolean(false)) {
-        throw new TableAlreadyExistsException(ident);
-      }
-      return loadTable(ident);
-    } catch (NoSuchTableException error) {
-      throw new SluiceException(error.getMessage(), error);
-    }
+    return request;
+  }
+
+  /**
+   * CTAS: the table is created as {@link #createTable} does and Spark writes it as any table
+   * (null: Spark loads it); a failed write drops it again, as before staging existed.
+   */
+  @Override
+  @SuppressWarnings("deprecation")  // the Column[] and TableInfo forms Spark calls delegate here
+  public StagedTable stageCreate(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    createTable(ident, schema, partitions, properties);
+    return null;
+  }
+
+  /** REPLACE TABLE [AS SELECT]: nothing changes until the rows are written ({@link StagedReplace}). */
+  @Override
+  @SuppressWarnings("deprecation")  // the Column[] and TableInfo forms Spark calls delegate here
+  public StagedTable stageReplace(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties) {
+    return stageCreateOrReplace(ident, schema, partitions, properties);
+  }
+
+  /** CREATE OR REPLACE TABLE ... AS SELECT, createOrReplace(): as {@link #stageReplace} (Spark checked that a REPLACE's table exists). */
+  @Override
+  @SuppressWarnings("deprecation")  // the Column[] and TableInfo forms Spark calls delegate here
+  public StagedTable stageCreateOrReplace(
+      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties) {
+    SourceRef source = source();
+    return new StagedReplace(source, ident, schema, createRequest(source, ident, schema, partitions, properties));
   }
 
   private boolean drop(Identifier ident) {

@@ -30,32 +30,40 @@ final class SluiceWrite implements WriteBuilder, SupportsOverwriteV2, SupportsDy
   private final String mode;
   /** Spark's overwrite filter, conjuncts (mode {@code overwrite-filter} only). */
   private final Predicate[] predicates;
+  /** A replace's new table (REPLACE TABLE AS SELECT, createOrReplace): every write replaces the table whole. */
+  private final StagedReplace staged;
 
   SluiceWrite(SourceRef source, Identifier ident, String mode) {
-    this(source, ident, mode, new Predicate[0]);
+    this(source, ident, mode, new Predicate[0], null);
   }
 
-  private SluiceWrite(SourceRef source, Identifier ident, String mode, Predicate[] predicates) {
+  /** The rows of a replace: Spark truncates the staged table; the planner replaces the old one in one step. */
+  SluiceWrite(SourceRef source, Identifier ident, StagedReplace staged) {
+    this(source, ident, "replace", new Predicate[0], staged);
+  }
+
+  private SluiceWrite(SourceRef source, Identifier ident, String mode, Predicate[] predicates, StagedReplace staged) {
     this.source = source;
     this.ident = ident;
     this.mode = mode;
     this.predicates = predicates;
+    this.staged = staged;
   }
 
   @Override
   public WriteBuilder truncate() {
-    return new SluiceWrite(source, ident, "overwrite");
+    return staged != null ? this : new SluiceWrite(source, ident, "overwrite");
   }
 
   /** Whether the filter selects whole files is the planner's decision, made when the write runs. */
   @Override
   public WriteBuilder overwrite(Predicate[] filter) {
-    return new SluiceWrite(source, ident, "overwrite-filter", filter);
+    return new SluiceWrite(source, ident, "overwrite-filter", filter, null);
   }
 
   @Override
   public WriteBuilder overwriteDynamicPartitions() {
-    return new SluiceWrite(source, ident, "overwrite-partitions");
+    return new SluiceWrite(source, ident, "overwrite-partitions", new Predicate[0], null);
   }
 
   @Override
@@ -73,6 +81,10 @@ final class SluiceWrite implements WriteBuilder, SupportsOverwriteV2, SupportsDy
   @Override
   public InsertableRelation toInsertableRelation() {
     return (data, overwriteAll) -> {
+      if (staged != null) {
+        staged.replace(data);
+        return;
+      }
       ObjectNode request = source.request();
       SluiceCatalog.identify(request, ident);
       request.put(Key.MODE, overwriteAll ? "overwrite" : mode);
