@@ -80,7 +80,7 @@ class Case:
     #: untimed work before each run (a write's target emptied or reset)
     prepare: Callable[[], None] | None = None
     #: whether each timed round records the CPU-seconds of the driver, the JVM and Spark's Python
-    #: workers (:func:`bench.machine.cpu_by_class`) in :attr:`cpu`
+    #: workers (:func:`bench.machine.cpu_spent`) in :attr:`cpu`
     measure_cpu: bool = False
     cpu: list[dict[str, float]] = field(default_factory=list)
 

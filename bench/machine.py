@@ -143,19 +143,34 @@ def _processes() -> dict[int, tuple[int, str, float]]:
     return found
 
 
-def cpu_by_class() -> dict[str, float]:
-    """CPU-seconds so far of this driver, its JVM and the JVM's Python workers."""
+def cpu_snapshot() -> dict[int, tuple[str, float]]:
+    """This driver and its descendants: pid -> (class: driver, jvm or workers; CPU-seconds so far,
+    with its reaped children)."""
     processes = _processes()
     me = os.getpid()
-    classes = {"driver": 0.0, "jvm": 0.0, "workers": 0.0}
+    found = {}
     for pid, (_, command, seconds) in processes.items():
         chain, parent = [], pid
         while parent in processes and parent != me and parent > 1:
             chain.append(processes[parent][1])
             parent = processes[parent][0]
         if pid == me:
-            classes["driver"] += seconds
+            found[pid] = ("driver", seconds)
         elif parent == me:
-            kind = "jvm" if command == "java" else ("workers" if "java" in chain[1:] else "driver")
-            classes[kind] += seconds
+            found[pid] = ("jvm" if command == "java" else ("workers" if "java" in chain[1:] else "driver"), seconds)
+    return found
+
+
+def cpu_by_class() -> dict[str, float]:
+    """CPU-seconds so far of this driver, its JVM and the JVM's Python workers."""
+    return cpu_spent({}, cpu_snapshot())
+
+
+def cpu_spent(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU-seconds each class spent between two :func:`cpu_snapshot`s, process by process: a
+    process that exited in between is left out (what it spent is lost: an undercount, never
+    the negative figure a difference of sums gives), one that started counts whole."""
+    classes = {"driver": 0.0, "jvm": 0.0, "workers": 0.0}
+    for pid, (kind, seconds) in after.items():
+        classes[kind] += seconds - before.get(pid, (kind, 0.0))[1]
     return classes

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from bench.cases import Case, same_rows
-from bench.machine import cpu_by_class
+from bench.machine import cpu_snapshot, cpu_spent
 
 Log = Callable[[str], None]
 
@@ -37,13 +37,12 @@ def _timed(case: Case) -> tuple[float, pa.Table | None]:
     if case.prepare is not None:
         case.prepare()
     gc.collect()
-    before = cpu_by_class() if case.measure_cpu else None
+    before = cpu_snapshot() if case.measure_cpu else None
     started = time.perf_counter()
     result = case.run()
     seconds = time.perf_counter() - started
     if before is not None:
-        after = cpu_by_class()
-        case.cpu.append({kind: round(after[kind] - before[kind], 2) for kind in after})
+        case.cpu.append({kind: round(spent, 2) for kind, spent in cpu_spent(before, cpu_snapshot()).items()})
     return seconds, result
 
 

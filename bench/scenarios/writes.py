@@ -51,7 +51,7 @@ JDBC_SPEEDUP, RAW_LIMIT = 3.0, 1.3
 #: bump when the generated input changes: kept inputs are rebuilt
 INPUT_VERSION = 1
 #: Spark catalogs the scenario attaches, writable
-CATALOGS = {"postgresql": "pgw", "mariadb": "myw", "sqlite": "litew", "duckdb": "duckw"}
+CATALOGS = {"postgresql": "bench_wpg", "mariadb": "bench_wmy", "sqlite": "bench_wlite", "duckdb": "bench_wduck"}
 INPUT_VIEW, CHANGES_VIEW = "bench_write_input", "bench_write_changes"
 RAW, SLUICE = "raw driver", "Sluice INSERT INTO ... SELECT"
 JDBC_DEFAULT, JDBC_TUNED = f"df.write.jdbc, batchsize={DEFAULT_BATCH}", f"df.write.jdbc, batchsize={TUNED_BATCH}"
