@@ -228,10 +228,14 @@ def sqlite_empty(path: str, table: str) -> None:
         connection.close()
 
 
-def sqlite_raw(path: str, parquet: str, table: str) -> int:
+def sqlite_raw(path: str, parquet: str, table: str, zone: str) -> int:
     """The rows as Python values, bound by one ``executemany`` in one transaction: decimals as
-    text, instants as ISO text in UTC, booleans as 0/1 (the forms Sluice's reader takes back)."""
+    text, instants as ISO text of their wall clock in ``zone`` (Spark's session time zone: Sluice
+    reads a SQLite TIMESTAMP as ``timestamp_ntz``, which Spark's INSERT casts to in that zone),
+    booleans as 0/1 (the forms Sluice's reader takes back)."""
     rows = pq.read_table(parquet)
+    local = pc.local_timestamp(pc.cast(rows.column("ts"), pa.timestamp("us", zone)))
+    rows = rows.set_column(NAMES.index("ts"), "ts", local)
     converters: list[Any] = [
         None,
         None,

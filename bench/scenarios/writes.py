@@ -18,6 +18,7 @@ compared with the raw driver's (count and a digest of every value, by the databa
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -230,7 +231,9 @@ def _merge_cases(ctx: BenchContext, server: Server, inputs: str, changes: str) -
 
 def _local_cases(ctx: BenchContext, engine: str, path: str, inputs: str) -> list[Case]:
     """SQLite or DuckDB: the raw driver against Sluice's INSERT."""
-    empty, raw = (sqlite_empty, sqlite_raw) if engine == "sqlite" else (duckdb_empty, duckdb_raw)
+    zone = ctx.fed.spark.conf.get("spark.sql.session.timeZone") or "UTC"
+    empty = sqlite_empty if engine == "sqlite" else duckdb_empty
+    raw = functools.partial(sqlite_raw, zone=zone) if engine == "sqlite" else duckdb_raw
     group, catalog = f"{engine}-insert", f"{CATALOGS[engine]}.main"
     sql = f"INSERT INTO {catalog}.w_sluice SELECT * FROM {INPUT_VIEW}"
     return [
