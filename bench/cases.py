@@ -59,7 +59,8 @@ class Case:
     """One path for one shape in one scenario: ``run`` does the whole read once.
 
     Raw paths return the Arrow table they produced (checked against the baseline's in
-    the warm-up); Spark paths return ``None`` (their output goes to the ``noop`` sink).
+    the warm-up); Spark paths return ``None`` (their output goes to the ``noop`` sink, or to
+    a table that ``prepare`` empties before each run, outside the timing).
     """
 
     scenario: str
@@ -76,6 +77,12 @@ class Case:
     error: str | None = None
     #: display-only columns of the report (bytes read, rows/s, ...)
     extra: dict[str, str] = field(default_factory=dict)
+    #: untimed work before each run (a write's target emptied or reset)
+    prepare: Callable[[], None] | None = None
+    #: whether each timed round records the CPU-seconds of the driver, the JVM and Spark's Python
+    #: workers (:func:`bench.machine.cpu_spent`) in :attr:`cpu`
+    measure_cpu: bool = False
+    cpu: list[dict[str, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

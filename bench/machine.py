@@ -1,7 +1,9 @@
 """Facts about the machine and software a result was measured on, recorded with it.
 
 Numbers from a 2-core box and a 32-core one are not comparable; neither are two
-connectorx versions. The report carries these facts so nobody has to guess.
+connectorx versions. The report carries these facts so nobody has to guess. And what the
+processes of a run spent: :func:`cpu_by_class` splits the CPU-seconds between the driver,
+its JVM and Spark's Python workers.
 """
 
 from __future__ import annotations
@@ -119,3 +121,56 @@ def facts(pg_url: str, mysql_url: str, jars: dict[str, str]) -> dict[str, object
         "jdbc_jars": {kind: os.path.basename(os.path.realpath(path)) for kind, path in jars.items()},
         "git_commit": f"{commit}{' (uncommitted changes)' if dirty else ''}" if commit else None,
     }
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _processes() -> dict[int, tuple[int, str, float]]:
+    """Every process: pid -> (parent, command name, CPU-seconds with its reaped children)."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                text = stat.read()
+        except OSError:
+            continue
+        command = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text[text.rindex(")") + 2 :].split()
+        found[int(name)] = (int(fields[1]), command, sum(int(f) for f in fields[11:15]) / TICKS)
+    return found
+
+
+def cpu_snapshot() -> dict[int, tuple[str, float]]:
+    """This driver and its descendants: pid -> (class: driver, jvm or workers; CPU-seconds so far,
+    with its reaped children)."""
+    processes = _processes()
+    me = os.getpid()
+    found = {}
+    for pid, (_, command, seconds) in processes.items():
+        chain, parent = [], pid
+        while parent in processes and parent != me and parent > 1:
+            chain.append(processes[parent][1])
+            parent = processes[parent][0]
+        if pid == me:
+            found[pid] = ("driver", seconds)
+        elif parent == me:
+            found[pid] = ("jvm" if command == "java" else ("workers" if "java" in chain[1:] else "driver"), seconds)
+    return found
+
+
+def cpu_by_class() -> dict[str, float]:
+    """CPU-seconds so far of this driver, its JVM and the JVM's Python workers."""
+    return cpu_spent({}, cpu_snapshot())
+
+
+def cpu_spent(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU-seconds each class spent between two :func:`cpu_snapshot`s, process by process: a
+    process that exited in between is left out (what it spent is lost: an undercount, never
+    the negative figure a difference of sums gives), one that started counts whole."""
+    classes = {"driver": 0.0, "jvm": 0.0, "workers": 0.0}
+    for pid, (kind, seconds) in after.items():
+        classes[kind] += seconds - before.get(pid, (kind, 0.0))[1]
+    return classes

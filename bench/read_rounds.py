@@ -18,45 +18,10 @@ import os
 import time
 
 from bench import data
+from bench.machine import cpu_by_class
 from bench.spark_paths import noop, sluice_partitions
 
 QUERY = f"SELECT * FROM pg.{data.PG_SCHEMA}.{data.TABLE}"
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _processes() -> dict[int, tuple[int, str, float]]:
-    """Every process: pid -> (parent, command name, CPU-seconds with its reaped children)."""
-    found = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as stat:
-                text = stat.read()
-        except OSError:
-            continue
-        command = text[text.index("(") + 1 : text.rindex(")")]
-        fields = text[text.rindex(")") + 2 :].split()
-        found[int(name)] = (int(fields[1]), command, sum(int(f) for f in fields[11:15]) / TICKS)
-    return found
-
-
-def cpu_by_class() -> dict[str, float]:
-    """CPU-seconds so far of this driver, its JVM and the JVM's Python workers."""
-    processes = _processes()
-    me = os.getpid()
-    classes = {"driver": 0.0, "jvm": 0.0, "workers": 0.0}
-    for pid, (_, command, seconds) in processes.items():
-        chain, parent = [], pid
-        while parent in processes and parent != me and parent > 1:
-            chain.append(processes[parent][1])
-            parent = processes[parent][0]
-        if pid == me:
-            classes["driver"] += seconds
-        elif parent == me:
-            kind = "jvm" if command == "java" else ("workers" if "java" in chain[1:] else "driver")
-            classes[kind] += seconds
-    return classes
 
 
 def main() -> None:

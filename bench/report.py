@@ -36,6 +36,12 @@ GROUP_TITLES = {
     "mariadb-joins": "Joins: MariaDB (raw pymysql is the baseline)",
     "sqlite-joins": "Joins: SQLite, a STRICT copy of the bench table (raw sqlite3 is the baseline)",
     "duckdb-joins": "Joins: DuckDB (raw duckdb is the baseline)",
+    "postgresql-insert": "INSERT: PostgreSQL (the raw driver is the baseline)",
+    "mariadb-insert": "INSERT: MariaDB (the raw driver is the baseline)",
+    "sqlite-insert": "INSERT: SQLite (the raw driver is the baseline)",
+    "duckdb-insert": "INSERT: DuckDB (the raw driver is the baseline)",
+    "postgresql-merge": "MERGE into PostgreSQL (Sluice is the baseline)",
+    "mariadb-merge": "MERGE into MariaDB (Sluice is the baseline)",
 }
 
 

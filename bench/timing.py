@@ -18,6 +18,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from bench.cases import Case, same_rows
+from bench.machine import cpu_snapshot, cpu_spent
 
 Log = Callable[[str], None]
 
@@ -31,10 +32,18 @@ def describe(error: BaseException) -> str:
 
 
 def _timed(case: Case) -> tuple[float, pa.Table | None]:
+    """One run of ``case`` after its untimed ``prepare``; with ``measure_cpu``, the CPU-seconds
+    of each process class during the run are appended to ``case.cpu``."""
+    if case.prepare is not None:
+        case.prepare()
     gc.collect()
+    before = cpu_snapshot() if case.measure_cpu else None
     started = time.perf_counter()
     result = case.run()
-    return time.perf_counter() - started, result
+    seconds = time.perf_counter() - started
+    if before is not None:
+        case.cpu.append({kind: round(spent, 2) for kind, spent in cpu_spent(before, cpu_snapshot()).items()})
+    return seconds, result
 
 
 def warm_up(cases: list[Case], log: Log) -> None:
@@ -61,6 +70,8 @@ def warm_up(cases: list[Case], log: Log) -> None:
         )
         del result
     references.clear()
+    for case in cases:
+        case.cpu.clear()  # the timed rounds' CPU only
 
 
 def measure(cases: list[Case], runs: int, seed: int, log: Log) -> list[dict[str, float]]:
@@ -106,8 +117,13 @@ def summary(case: Case, baseline: Case | None) -> dict[str, object]:
         "error": case.error,
         "runs_s": [round(s, 4) for s in case.seconds],
     }
-    if case.extra:
-        record["extra"] = dict(case.extra)
+    extra = dict(case.extra)
+    if case.cpu:
+        cpu = {kind: round(statistics.median(c[kind] for c in case.cpu), 2) for kind in case.cpu[0]}
+        record["cpu_s"] = cpu
+        extra["CPU s driver / JVM / workers"] = " / ".join(f"{cpu[k]:.1f}" for k in ("driver", "jvm", "workers"))
+    if extra:
+        record["extra"] = extra
     if case.seconds:
         median = statistics.median(case.seconds)
         record.update(median_s=round(median, 4), min_s=round(min(case.seconds), 4), max_s=round(max(case.seconds), 4))

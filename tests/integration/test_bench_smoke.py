@@ -62,7 +62,7 @@ def test_sql_scenario_runs_every_path(ctx) -> None:
     _render(ctx, record, "sql")
 
 
-@pytest.mark.parametrize("key", ["lake", "flight", "planning", "catalog", "aggregates", "joins", "ingest"])
+@pytest.mark.parametrize("key", ["lake", "flight", "planning", "catalog", "aggregates", "joins", "ingest", "writes"])
 def test_other_scenarios_run(ctx, key: str) -> None:
     import importlib
 
@@ -94,6 +94,15 @@ def test_other_scenarios_run(ctx, key: str) -> None:
         assert all(r["check"] in ("same", "reference") for s in record["scales"] for r in s["results"])
         small = record["scales"][0]["facts"]["small_ingest"]
         assert small["rows"] == 2_000 and small["sluice_files"] == small["sluice_partitions"]
+    if key == "writes":  # every path's table holds the raw driver's rows; the MERGE moved N/20 updates + N/20 inserts
+        results = [r for s in record["scales"] for r in s["results"]]
+        assert all(r["check"] in ("same", "reference") for r in results), [(r["path"], r["check"]) for r in results]
+        engines = ("postgresql", "mariadb", "sqlite", "duckdb")
+        groups = {f"{e}-insert" for e in engines} | {"postgresql-merge", "mariadb-merge"}
+        assert {r["scenario"] for r in results} == groups
+        assert record["scales"][0]["facts"]["changes"] == {"rows": 300, "updates": 150, "inserts": 150}
+        assert all(r["rows"] == (3_000 if r["shape"] == "insert" else 3_150) for r in results)
+        assert all(r["cpu_s"]["jvm"] > 0 for r in results if r["path"].startswith("Sluice"))
     _render(ctx, record, key)
 
 
