@@ -19,7 +19,8 @@ pytestmark = pytest.mark.integration
 
 
 def _rows(frame) -> list[tuple]:
-    return sorted((tuple(row) for row in frame.collect()), key=repr)
+    """Rows in a comparable form (NaN equal to itself), sorted."""
+    return sorted((tuple("NaN" if v != v else v for v in row) for row in frame.collect()), key=repr)
 
 
 @pytest.fixture(scope="module")
