@@ -143,6 +143,11 @@ def _processes() -> dict[int, tuple[int, str, float]]:
     return found
 
 
+def process_cpu(pid: int) -> float:
+    """CPU-seconds so far of process ``pid`` (0.0 once it is gone)."""
+    return _processes().get(pid, (0, "", 0.0))[2]
+
+
 def cpu_snapshot() -> dict[int, tuple[str, float]]:
     """This driver and its descendants: pid -> (class: driver, jvm or workers; CPU-seconds so far,
     with its reaped children)."""

@@ -291,15 +291,19 @@ class Column:
 
 @dataclass(frozen=True)
 class AsOf:
-    """A point in a table's history to read (time travel): a snapshot id, or the snapshot
-    current at a moment (milliseconds since the epoch, UTC, as Iceberg records commits)."""
+    """A point in a table's history to read (time travel): a snapshot id, a named reference
+    (a tag or branch: ``VERSION AS OF 'name'``, as Iceberg's Spark runtime reads it), or the
+    snapshot current at a moment (milliseconds since the epoch, UTC, as Iceberg records commits)."""
 
     snapshot_id: int | None = None
     timestamp_ms: int | None = None
+    ref: str | None = None
 
     def __str__(self) -> str:
         if self.snapshot_id is not None:
             return f"VERSION AS OF {self.snapshot_id}"
+        if self.ref is not None:
+            return f"VERSION AS OF '{self.ref}'"
         return f"TIMESTAMP AS OF {self.timestamp_ms} ms"
 
 

@@ -50,6 +50,9 @@ CATALOG_RETRY_WAIT_S = 0.5
 _RETRIES = "commit.retry.num-retries"  # PyIceberg's TableProperties.COMMIT_NUM_RETRIES
 #: rounds of PyIceberg's commit retries a compaction gets before it gives up (each round a new transaction)
 REWRITE_ROUNDS = 5
+#: how many concurrent commits a conflict message names, and how long PyIceberg's reason may be
+_SHOWN_COMMITS = 3
+_REASON_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -225,6 +228,7 @@ def _commit(
 
     name = ".".join(table.name())
     attempt, lost_races = 1, 0
+    base = table.current_snapshot()  # what the job read: a conflict is among the commits after it
     while True:
         try:
             _append(table, data_files, job_id, evolution, replaced or [], replace_partitions, rewrite)
@@ -233,8 +237,8 @@ def _commit(
             raise SluiceError(str(error)) from None
         except ValidationException as error:  # PyIceberg's checks against the commits since the job began
             raise SluiceError(
-                f"lake table {name}: job {job_id} conflicts with a concurrent commit "
-                f"({' '.join(str(error).split())}); nothing was committed, run the job again"
+                f"lake table {name}: job {job_id} conflicts with {_commits_since(table, base)} "
+                f"({_first_words(str(error))}); nothing was committed, run the job again"
             ) from None
         except CommitFailedException as error:  # after PyIceberg's own retries on concurrent commits
             lost_races += 1
@@ -302,6 +306,32 @@ def _append(
         for data_file in data_files:
             update.append_data_file(data_file)
     transaction.commit_transaction()
+
+
+def _commits_since(table: Table, base: Snapshot | None) -> str:
+    """The commits that landed after ``base``, each as ``snapshot N (operation, job J)``: what a
+    conflict message names (PyIceberg's own names a set of snapshot ids, often empty)."""
+    table.refresh()
+    after = base.sequence_number if base is not None and base.sequence_number is not None else -1
+    landed = sorted(
+        (s for s in table.snapshots() if s.sequence_number is not None and s.sequence_number > after),
+        key=lambda s: s.sequence_number or 0,
+    )
+    if not landed:
+        return "a concurrent commit"
+    shown = []
+    for snapshot in landed[:_SHOWN_COMMITS]:
+        operation = snapshot.summary.operation.value if snapshot.summary is not None else "unknown"
+        job = snapshot.summary.get(JOB_PROPERTY) if snapshot.summary is not None else None
+        shown.append(f"snapshot {snapshot.snapshot_id} ({operation}{f', job {job}' if job else ''})")
+    more = f" and {len(landed) - _SHOWN_COMMITS} more" if len(landed) > _SHOWN_COMMITS else ""
+    return f"concurrent commit{'s' if len(landed) > 1 else ''} " + ", ".join(shown) + more
+
+
+def _first_words(text: str) -> str:
+    """PyIceberg's reason on one line, its list of file paths cut short."""
+    line = " ".join(text.split())
+    return line if len(line) <= _REASON_CHARS else line[: _REASON_CHARS - 3] + "..."
 
 
 def _retries(table: Table) -> int:

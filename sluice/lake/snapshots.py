@@ -30,6 +30,8 @@ def snapshot_at(table: Table, as_of: AsOf, name: str) -> Snapshot:
         if found is None:
             raise TimeTravelError(f"lake table {name} has no snapshot {as_of.snapshot_id} ({_known(table)})")
         return found
+    if as_of.ref is not None:
+        return _by_name(table, as_of.ref, name)
     assert as_of.timestamp_ms is not None
     found = table.snapshot_as_of_timestamp(as_of.timestamp_ms)
     if found is None:
@@ -37,6 +39,28 @@ def snapshot_at(table: Table, as_of: AsOf, name: str) -> Snapshot:
             f"lake table {name} has no snapshot at or before {_moment(as_of.timestamp_ms)} ({_known(table)})"
         )
     return found
+
+
+def _by_name(table: Table, ref: str, name: str) -> Snapshot:
+    """The snapshot a tag or branch points at; Iceberg resolves a name, not a number, this way."""
+    found = table.snapshot_by_name(ref)
+    if found is None:
+        raise TimeTravelError(f"lake table {name} has no tag or branch {ref!r} ({known_refs(table)})")
+    return found
+
+
+def known_refs(table: Table) -> str:
+    """The table's tags and branches in words, for an error naming one that is not there."""
+    refs = table.metadata.refs
+    if not refs:
+        return "it has no tag or branch"
+    shown = [f"{kind} {ref} -> {refs[ref].snapshot_id}" for kind, ref in _sorted_refs(table)]
+    return "refs: " + ", ".join(shown)
+
+
+def _sorted_refs(table: Table) -> list[tuple[str, str]]:
+    refs = table.metadata.refs
+    return sorted((str(refs[ref].snapshot_ref_type.value), ref) for ref in refs)
 
 
 def snapshot_schema(table: Table, snapshot_id: int | None) -> Schema:

@@ -16,6 +16,8 @@ here as JSON (:mod:`sluice.spark.bridge` is the transport) and do what the answe
   DDL and writes on a lake catalog (:mod:`sluice.planner.writes`). DDL forgets the
   catalog's described tables, and any commit to a lake (SQL, ``ingest``, ``optimize``)
   forgets every lake's, so the session's next query sees the new snapshot and schema.
+* ``create_tag``, ``drop_tag``: the lake catalog's procedures (``CALL lake.system.create_tag``,
+  :mod:`sluice.planner.tags`); a tag is read back with ``VERSION AS OF 'name'``.
 
 Spark replays this negotiation at every optimisation and from several threads, so nothing
 decided is kept here: each request carries what was decided before it (the table's
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.errors import BindError, ConfigError, TimeTravelError
 from sluice.lake import metadata_tables
 from sluice.masking import mask_url
-from sluice.planner import deletes, joins, passthrough, rules, runtime, writes
+from sluice.planner import deletes, joins, passthrough, rules, runtime, tags, writes
 from sluice.planner.metadata import join_metadata, scan_metadata
 from sluice.planner.rules import classify_filters, push_aggregates
 from sluice.planner.rules.push_projection import WIDTH
@@ -59,6 +61,8 @@ from sluice.protocol.catalog import (
     TableName,
     TablesAnswer,
     TablesRequest,
+    TagAnswer,
+    TagRequest,
     WriteAnswer,
     WriteRequest,
 )
@@ -158,8 +162,10 @@ class CatalogPlanner:
             _key(request.catalog, request.options),
             (len(namespace), *source.table_key(schema, name), as_of),
         )
+        # a tag can move (dropped and made again, here or by another process): looked up each time
+        cached = as_of is None or as_of.ref is None
         with self._lock:
-            known = self._tables.get(key)
+            known = self._tables.get(key) if cached else None
         if known is not None:
             return known
         if len(namespace) > 1:
@@ -170,6 +176,8 @@ class CatalogPlanner:
             raise  # the table exists: the snapshot does not
         except BindError as error:
             raise NoSuchTable(namespace, name, str(error)) from None
+        if not cached:
+            return described
         with self._lock:
             return self._tables.setdefault(key, described)
 
@@ -249,6 +257,20 @@ class CatalogPlanner:
 
     def create_namespace(self, request: CreateNamespaceRequest) -> CreateNamespaceAnswer:
         return CreateNamespaceAnswer(created=writes.create_namespace(self.source(request), request))
+
+    def create_tag(self, request: TagRequest) -> TagAnswer:
+        """``CALL <lake>.system.create_tag(...)`` (:mod:`sluice.planner.tags`)."""
+        try:
+            return tags.create_tag(self.source(request), request)
+        finally:
+            self.forget_tables(request.catalog)
+
+    def drop_tag(self, request: TagRequest) -> TagAnswer:
+        """``CALL <lake>.system.drop_tag(...)`` (:mod:`sluice.planner.tags`)."""
+        try:
+            return tags.drop_tag(self.source(request), request)
+        finally:
+            self.forget_tables(request.catalog)
 
     def delete(self, request: DeleteRequest) -> DeleteAnswer:
         """``DELETE FROM`` a lake table (:mod:`sluice.planner.deletes`); its commit makes the planner forget lake tables."""
@@ -472,21 +494,28 @@ def _session() -> SparkSession:
 
 def _as_of(request: DescribeRequest) -> AsOf | None:
     """The point in the table's history a request names, if any: Spark's ``VERSION AS OF`` /
-    ``TIMESTAMP AS OF`` (``version``; ``timestamp`` in microseconds), or the reader options
-    ``snapshot-id`` / ``as-of-timestamp`` (milliseconds), as Iceberg's Spark runtime names them."""
+    ``TIMESTAMP AS OF`` (``version``: a snapshot id, or else a tag or branch name; ``timestamp`` in
+    microseconds), or the reader options ``snapshot-id`` / ``as-of-timestamp`` (milliseconds) /
+    ``tag`` / ``branch``, as Iceberg's Spark runtime names them."""
     options = request.options
+    if request.version is not None:
+        version = request.version
+        return AsOf(snapshot_id=int(version)) if version.lstrip("-").isdigit() else AsOf(ref=version)
+    if request.timestamp is not None:
+        return AsOf(timestamp_ms=request.timestamp // 1000)
+    for option in ("tag", "branch"):
+        if options.get(option):
+            return AsOf(ref=options[option])
     try:
-        if request.version is not None:
-            return AsOf(snapshot_id=int(request.version))
-        if request.timestamp is not None:
-            return AsOf(timestamp_ms=request.timestamp // 1000)
         if options.get("snapshot-id") is not None:
             return AsOf(snapshot_id=int(options["snapshot-id"]))
         if options.get("as-of-timestamp") is not None:
             return AsOf(timestamp_ms=int(options["as-of-timestamp"]))
     except ValueError:
-        given = request.version or options.get("snapshot-id") or options.get("as-of-timestamp")
-        raise ConfigError(f"time travel names a snapshot by its id (an integer), not {given!r}") from None
+        given = options.get("snapshot-id") or options.get("as-of-timestamp")
+        raise ConfigError(
+            f"reader options snapshot-id / as-of-timestamp take an integer, not {given!r} (a tag: option 'tag')"
+        ) from None
     return None
 
 

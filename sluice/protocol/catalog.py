@@ -123,6 +123,27 @@ class CreateNamespaceAnswer:
 
 
 @dataclass(frozen=True, kw_only=True)
+class TagRequest(SourceRequest):
+    """``CALL lake.system.create_tag(table, tag[, snapshot_id])`` / ``drop_tag(table, tag)``
+    (``LakeProcedures.java``): the arguments as the user wrote them; the planner parses ``table``."""
+
+    #: ``namespace.table`` (or ``catalog.namespace.table``), as a string argument
+    table: str
+    tag: str
+    #: create_tag only: the snapshot to tag (none: the current one)
+    snapshot_id: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TagAnswer:
+    #: the table's qualified name
+    table: str
+    tag: str
+    #: the snapshot tagged, or the one a dropped tag pointed at
+    snapshot_id: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class WriteRequest(NamedRequest):
     """``INSERT`` / ``INSERT OVERWRITE`` / CTAS into a lake table; Spark's query travels beside the JSON."""
 

@@ -57,6 +57,8 @@ from sluice.protocol.catalog import (
     NamespacesRequest,
     TablesAnswer,
     TablesRequest,
+    TagAnswer,
+    TagRequest,
     WriteAnswer,
     WriteRequest,
 )
@@ -145,6 +147,8 @@ METHODS: dict[str, Method[Any, Any]] = {
     "drop_table": Method(DropTableRequest, DropTableAnswer, CatalogPlanner.drop_table),
     "alter_table": Method(AlterTableRequest, AlterTableAnswer, CatalogPlanner.alter_table),
     "create_namespace": Method(CreateNamespaceRequest, CreateNamespaceAnswer, CatalogPlanner.create_namespace),
+    "create_tag": Method(TagRequest, TagAnswer, CatalogPlanner.create_tag),
+    "drop_tag": Method(TagRequest, TagAnswer, CatalogPlanner.drop_tag),
     "write": Method(WriteRequest, WriteAnswer, CatalogPlanner.write),
     "delete": Method(DeleteRequest, DeleteAnswer, CatalogPlanner.delete),
     "can_delete": Method(DeleteRequest, CanDeleteAnswer, CatalogPlanner.can_delete),

@@ -21,9 +21,11 @@ final class Protocol {
     static final String CAN_DELETE = "can_delete";
     static final String CREATE_NAMESPACE = "create_namespace";
     static final String CREATE_TABLE = "create_table";
+    static final String CREATE_TAG = "create_tag";
     static final String DELETE = "delete";
     static final String DESCRIBE = "describe";
     static final String DROP_TABLE = "drop_table";
+    static final String DROP_TAG = "drop_tag";
     static final String FETCH = "fetch";
     static final String FILTERS = "filters";
     static final String JOIN = "join";
@@ -122,6 +124,7 @@ final class Protocol {
     static final String SOURCE_URL = "source_url";
     static final String TABLE = "table";
     static final String TABLES = "tables";
+    static final String TAG = "tag";
     static final String TEXT = "text";
     static final String TIMESTAMP = "timestamp";
     static final String TOO_LARGE = "too_large";
@@ -139,9 +142,11 @@ final class Protocol {
       Map.entry(Method.CAN_DELETE, List.of(Key.PUSHED)),
       Map.entry(Method.CREATE_NAMESPACE, List.of(Key.CREATED)),
       Map.entry(Method.CREATE_TABLE, List.of(Key.CREATED)),
+      Map.entry(Method.CREATE_TAG, List.of(Key.TABLE, Key.TAG, Key.SNAPSHOT_ID)),
       Map.entry(Method.DELETE, List.of(Key.SNAPSHOT_ID, Key.REMOVED_FILES, Key.REWRITTEN_FILES, Key.WRITTEN_FILES, Key.ROWS)),
       Map.entry(Method.DESCRIBE, List.of(Key.NAME, Key.SCHEMA, Key.HANDLE, Key.PARTITIONING)),
       Map.entry(Method.DROP_TABLE, List.of(Key.DROPPED)),
+      Map.entry(Method.DROP_TAG, List.of(Key.TABLE, Key.TAG, Key.SNAPSHOT_ID)),
       Map.entry(Method.FETCH, List.of()),
       Map.entry(Method.FILTERS, List.of(Key.VERDICTS, Key.SELECTIVE)),
       Map.entry(Method.JOIN, List.of(Key.PUSHED, Key.VERDICTS, Key.NOTE)),

@@ -16,9 +16,11 @@ import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
 import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
@@ -37,7 +39,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * attaching a source again under the same name takes effect although Spark keeps the
  * catalog object, and a detached one fails clearly. Listing, describing and every pushdown decision are the Python planner's.
  */
-public class SluiceCatalog implements StagingTableCatalog, SupportsNamespaces {
+public class SluiceCatalog implements StagingTableCatalog, SupportsNamespaces, ProcedureCatalog {
   /** Session setting read when a table is looked up: "false" plans the reference path (nothing pushed). */
   public static final String PUSHDOWN_CONF = "spark.sluice.pushdown";
 
@@ -389,5 +391,16 @@ public class SluiceCatalog implements StagingTableCatalog, SupportsNamespaces {
   @Override
   public boolean dropNamespace(String[] namespace, boolean cascade) {
     throw readOnly("DROP NAMESPACE");
+  }
+
+  /** {@code CALL <catalog>.system.create_tag(...)} / {@code drop_tag(...)}: {@link LakeProcedures}. */
+  @Override
+  public UnboundProcedure loadProcedure(Identifier ident) {
+    return LakeProcedures.load(this, ident);
+  }
+
+  @Override
+  public Identifier[] listProcedures(String[] namespace) {
+    return LakeProcedures.list(namespace);
   }
 }
