@@ -92,6 +92,8 @@ class ExactDelete:
     where: str | None = None
     refused: str | None = None
     nothing: bool = False
+    #: each conjunct's verdict as EXPLAIN shows it: ``[EXACT] sql -- reason``
+    verdicts: tuple[str, ...] = ()
 
     @property
     def exact(self) -> bool:
@@ -117,11 +119,12 @@ def exact_delete(source: Source, table: TableSchema, predicates: list[Any], zone
     if not conjuncts:
         return ExactDelete()
     verdicts = classify(source, table, conjuncts, zone)
+    shown = tuple(f"[{v.level.value}] {v.sql} -- {v.reason}" for v in verdicts)
     refused = [v for v in verdicts if v.level is not Level.EXACT or v.pushed is None]
     if refused:
-        return ExactDelete(refused="; ".join(f"{v.sql}: {v.level.value}, {v.reason}" for v in refused))
+        return ExactDelete(refused="; ".join(f"{v.sql}: {v.level.value}, {v.reason}" for v in refused), verdicts=shown)
     rendered = [source.dialect.render(v.pushed.sql_tree()) for v in verdicts if v.pushed is not None]
-    return ExactDelete(where=" AND ".join(f"({text})" for text in rendered))
+    return ExactDelete(where=" AND ".join(f"({text})" for text in rendered), verdicts=shown)
 
 
 def _constant(predicate: Any) -> bool | None:

@@ -24,6 +24,7 @@ final class Protocol {
     static final String DELETE = "delete";
     static final String DESCRIBE = "describe";
     static final String DROP_TABLE = "drop_table";
+    static final String EXPLAIN_WRITE = "explain_write";
     static final String FETCH = "fetch";
     static final String FILTERS = "filters";
     static final String JOIN = "join";
@@ -51,6 +52,7 @@ final class Protocol {
     static final String CHANGED = "changed";
     static final String CHANGES = "changes";
     static final String COLUMNS = "columns";
+    static final String COMMAND = "command";
     static final String COMPLETE = "complete";
     static final String CONDITION = "condition";
     static final String CREATED = "created";
@@ -80,6 +82,7 @@ final class Protocol {
     static final String NAME = "name";
     static final String NAMESPACE = "namespace";
     static final String NAMESPACES = "namespaces";
+    static final String NOT_PUSHED = "not_pushed";
     static final String NOTE = "note";
     static final String OPTIONS = "options";
     static final String ORDER = "order";
@@ -87,6 +90,7 @@ final class Protocol {
     static final String PARTITION = "partition";
     static final String PARTITIONING = "partitioning";
     static final String PARTITIONS = "partitions";
+    static final String PATH = "path";
     static final String PREDICATES = "predicates";
     static final String PROPERTIES = "properties";
     static final String PUSHDOWN = "pushdown";
@@ -97,6 +101,7 @@ final class Protocol {
     static final String READER = "reader";
     static final String READER_REASON = "reader_reason";
     static final String REASON = "reason";
+    static final String REASONS = "reasons";
     static final String REMOTE_QUERY = "remote_query";
     static final String REMOVED_FILES = "removed_files";
     static final String REWRITTEN_FILES = "rewritten_files";
@@ -120,6 +125,7 @@ final class Protocol {
     static final String SNAPSHOT_ID = "snapshot_id";
     static final String SOURCE = "source";
     static final String SOURCE_URL = "source_url";
+    static final String STATEMENTS = "statements";
     static final String TABLE = "table";
     static final String TABLES = "tables";
     static final String TEXT = "text";
@@ -142,6 +148,7 @@ final class Protocol {
       Map.entry(Method.DELETE, List.of(Key.SNAPSHOT_ID, Key.REMOVED_FILES, Key.REWRITTEN_FILES, Key.WRITTEN_FILES, Key.ROWS)),
       Map.entry(Method.DESCRIBE, List.of(Key.NAME, Key.SCHEMA, Key.HANDLE, Key.PARTITIONING)),
       Map.entry(Method.DROP_TABLE, List.of(Key.DROPPED)),
+      Map.entry(Method.EXPLAIN_WRITE, List.of(Key.PATH, Key.STATEMENTS, Key.REASONS, Key.DESCRIPTION)),
       Map.entry(Method.FETCH, List.of()),
       Map.entry(Method.FILTERS, List.of(Key.VERDICTS, Key.SELECTIVE)),
       Map.entry(Method.JOIN, List.of(Key.PUSHED, Key.VERDICTS, Key.NOTE)),
