@@ -43,7 +43,9 @@ def test_sqlite_paths_and_statements(lite: Path) -> None:
     insert = _explain(url, "stock", mode="append")
     assert "SluiceWrite INSERT INTO main.stock on w" in insert
     assert "Path: one SQLite transaction" in insert
-    assert 'Remote: BEGIN IMMEDIATE | Remote: INSERT INTO main."stock" ("sku", "qty", "note") VALUES (?, ?, ?)' in insert
+    assert (
+        'Remote: BEGIN IMMEDIATE | Remote: INSERT INTO main."stock" ("sku", "qty", "note") VALUES (?, ?, ?)' in insert
+    )
     assert "DELETE FROM" not in insert
     overwrite = _explain(url, "stock", mode="overwrite")
     assert 'Remote: DELETE FROM main."stock" | Remote: INSERT INTO' in overwrite
@@ -69,6 +71,9 @@ def test_duckdb_arrow_append(tmp_path: Path) -> None:
         db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v VARCHAR)")
     text = _explain(f"duckdb:///{path}", "t", mode="overwrite")
     assert "Path: DuckDB Arrow append" in text
-    assert 'Remote: DELETE FROM "main"."t" | Remote: INSERT INTO "main"."t" ("id", "v") SELECT c0, c1 FROM sluice_rows' in text
+    assert (
+        'Remote: DELETE FROM "main"."t" | Remote: INSERT INTO "main"."t" ("id", "v") SELECT c0, c1 FROM sluice_rows'
+        in text
+    )
     delta = _explain(f"duckdb:///{path}", "t", mode="delta", command="UPDATE", row_id=["id"])
     assert 'UPDATE "main"."t" AS t SET "id" = s.c0, "v" = s.c1 FROM sluice_delta AS s WHERE t."id" = s.k0' in delta
