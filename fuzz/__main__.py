@@ -25,6 +25,7 @@ from fuzz import regressions
 from fuzz.campaign import Campaign, Summary
 from fuzz.loaders.base import Loader
 from fuzz.runner import quiet
+from fuzz.writes import WriteRound, WriteSummary
 
 ZONE = "America/New_York"  # DST makes timestamp pushdown earn its keep (as in tests/conftest.py)
 
@@ -46,6 +47,13 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--per-round", type=int, default=120, help="predicates per table (default 120)")
     parser.add_argument("--batch", type=int, default=60, help="cases per Spark query (default 60)")
+    parser.add_argument(
+        "--write-rounds",
+        type=int,
+        default=3,
+        metavar="W",
+        help="write rounds after the read cases (fuzz/writes.py: edge rows written by Sluice, read back; default 3)",
+    )
     parser.add_argument("--no-regressions", action="store_true", help="skip replaying fuzz/regressions.json first")
     parser.add_argument("--regressions-only", action="store_true", help="only replay fuzz/regressions.json")
     parser.add_argument(
@@ -134,6 +142,14 @@ def _run(args: argparse.Namespace, folder: Path) -> int:
             campaign.replay(regressions.load(), summary)
         if not args.regressions_only and not args.case:
             campaign.run(args.cases, args.time_budget, args.rounds, summary)
+    written = WriteSummary()
+    if not args.regressions_only and not args.case and args.write_rounds:
+        writer = WriteRound(fed, list(loaders), str(folder), args.seed)
+        for number in range(args.write_rounds):
+            writer.run(number, written)
+        print(written.render())
+        for found in written.found:
+            print(f"write mismatch: {found}")
 
     for index, found in enumerate(summary.found):
         path = out / f"{args.seed}-{index}-{found.mismatch.source}.json"
@@ -146,7 +162,7 @@ def _run(args: argparse.Namespace, folder: Path) -> int:
         print(
             f"replay: python -m fuzz --seed {args.seed} --sources {','.join(loaders)} --round R (R from the origins above)"
         )
-    return 1 if summary.mismatches else 0
+    return 1 if summary.mismatches or written.found else 0
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.errors import BindError, ConfigError, TimeTravelError
 from sluice.lake import metadata_tables
 from sluice.masking import mask_url
-from sluice.planner import deletes, joins, passthrough, rules, runtime, tags, writes
+from sluice.planner import deletes, joins, passthrough, rules, runtime, tags, write_explain, writes
 from sluice.planner.metadata import join_metadata, scan_metadata
 from sluice.planner.rules import classify_filters, push_aggregates
 from sluice.planner.rules.push_projection import WIDTH
@@ -56,6 +56,8 @@ from sluice.protocol.catalog import (
     DescribeRequest,
     DropTableAnswer,
     DropTableRequest,
+    ExplainWriteAnswer,
+    ExplainWriteRequest,
     NamespacesAnswer,
     NamespacesRequest,
     TableName,
@@ -279,6 +281,10 @@ class CatalogPlanner:
     def can_delete(self, request: DeleteRequest) -> CanDeleteAnswer:
         """Whether a SQL source runs the DELETE itself, or Spark's row-level rewrite deletes by key."""
         return deletes.can_delete(self.source(request), request)
+
+    def explain_write(self, request: ExplainWriteRequest) -> ExplainWriteAnswer:
+        """What a planned write would do, for Spark's EXPLAIN (:mod:`sluice.planner.write_explain`); writes nothing."""
+        return write_explain.explain_write(self.source(request), request)
 
     def write(self, request: WriteRequest) -> WriteAnswer:
         """Write Spark's INSERT or CTAS query (``request.frame``) to the lake table the request names.

@@ -95,6 +95,8 @@ class ExactDelete:
     nothing: bool = False
     #: the rows where a column ``where`` tests holds a value the reader refuses (None: it reads every value)
     check: Check | None = None
+    #: each conjunct's verdict as EXPLAIN shows it: ``[EXACT] sql -- reason``
+    verdicts: tuple[str, ...] = ()
 
     @property
     def exact(self) -> bool:
@@ -120,13 +122,14 @@ def exact_delete(source: Source, table: TableSchema, predicates: list[Any], zone
     if not conjuncts:
         return ExactDelete()
     verdicts = classify(source, table, conjuncts, zone)
+    shown = tuple(f"[{v.level.value}] {v.sql} -- {v.reason}" for v in verdicts)
     refused = [v for v in verdicts if v.level is not Level.EXACT or v.pushed is None]
     if refused:
-        return ExactDelete(refused="; ".join(f"{v.sql}: {v.level.value}, {v.reason}" for v in refused))
+        return ExactDelete(refused="; ".join(f"{v.sql}: {v.level.value}, {v.reason}" for v in refused), verdicts=shown)
     trees = [v.pushed.sql_tree() for v in verdicts if v.pushed is not None]
     rendered = [source.dialect.render(tree) for tree in trees]
     check = condition_check(table, trees, source.refused)
-    return ExactDelete(where=" AND ".join(f"({text})" for text in rendered), check=check)
+    return ExactDelete(where=" AND ".join(f"({text})" for text in rendered), check=check, verdicts=shown)
 
 
 def _constant(predicate: Any) -> bool | None:

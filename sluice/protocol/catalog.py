@@ -201,3 +201,33 @@ class DeleteAnswer:
     written_files: int
     #: the rows deleted (a SQL source's count); None when not counted (a lake table's files dropped whole)
     rows: int | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplainWriteRequest(NamedRequest):
+    """What a planned write would do, for Spark's EXPLAIN (``toString`` of Sluice's write node):
+    asked while Spark prints the plan, so answering it reads the catalog and writes nothing."""
+
+    #: the write's mode (:class:`WriteRequest`'s), or ``delete`` for a DELETE Spark hands the source
+    mode: str = "append"
+    #: ``delta`` only: ``UPDATE``, ``MERGE`` or ``DELETE`` (Spark's row-level command)
+    command: str = ""
+    #: ``delta`` only: the row id (primary key) columns
+    row_id: list[str] = field(default_factory=list)
+    #: ``delete`` and ``overwrite-filter``: Spark's conjuncts (V2 predicates)
+    predicates: list[JsonObject] = field(default_factory=list)
+    #: a DELETE's ``delta``: why the source does not delete the rows itself (``can_delete``'s reason)
+    not_pushed: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplainWriteAnswer:
+    """The path a write takes, the statements the source runs, and why (sluice/write/explain.py)."""
+
+    #: e.g. ``bulk load: binary COPY into a staging table, one INSERT ... SELECT``; ``refused`` when it would fail
+    path: str
+    #: the source's statements, in order (a staging table's name as ``sluice_stage_<hex>``)
+    statements: list[str]
+    reasons: list[str]
+    #: the one line Spark's EXPLAIN shows (path, statements and reasons, as a scan's description)
+    description: str

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from sluice.errors import SourceError
 from sluice.sources.duckdb import SESSION_SETTINGS
 from sluice.write import delta
-from sluice.write.target import KEPT, Mode, Target, replacing, statement
+from sluice.write.target import KEPT, Mode, Plan, Target, replacing, statement
 from sluice.write.typemap import Field, column_list
 
 if TYPE_CHECKING:
@@ -39,6 +39,40 @@ def _quote(name: str) -> str:
 
 def _table(schema: str, name: str) -> str:
     return f"{_quote(schema)}.{_quote(name)}"
+
+
+def _insert(table: TableSchema) -> str:
+    """The rows from the registered Arrow table ``sluice_rows``, by position (Spark lined them up)."""
+    assert table.schema is not None
+    names = ", ".join(_quote(c.name) for c in table.columns)
+    values = ", ".join(f"c{i}" for i in range(len(table.columns)))
+    return f"INSERT INTO {_table(table.schema, table.name)} ({names}) SELECT {values} FROM sluice_rows"
+
+
+def _delta_changes(table: TableSchema, row_id: list[str]) -> list[tuple[int, str]]:
+    """A delta's delete and update from the registered Arrow table ``sluice_delta``, by the key."""
+    assert table.schema is not None
+    target = _table(table.schema, table.name)
+    keys = [table.find(k) for k in row_id]
+    by_key = " AND ".join(f"t.{_quote(c.name)} = s.k{i}" for i, c in enumerate(keys) if c is not None)
+    assigned = ", ".join(f"{_quote(c.name)} = s.c{i}" for i, c in enumerate(table.columns))
+    return [
+        (delta.DELETE, f"DELETE FROM {target} AS t USING sluice_delta AS s WHERE {by_key} AND s.op = {delta.DELETE}"),
+        (
+            delta.UPDATE,
+            f"UPDATE {target} AS t SET {assigned} FROM sluice_delta AS s WHERE {by_key} AND s.op = {delta.UPDATE}",
+        ),
+    ]
+
+
+def _delta_insert(table: TableSchema) -> str:
+    assert table.schema is not None
+    names = ", ".join(_quote(c.name) for c in table.columns)
+    inserts = ", ".join(str(op) for op in delta.INSERTS)
+    return (
+        f"INSERT INTO {_table(table.schema, table.name)} ({names}) "
+        f"SELECT {', '.join(f'c{i}' for i in range(len(table.columns)))} FROM sluice_delta WHERE op IN ({inserts})"
+    )
 
 
 class DuckdbTarget(Target):
@@ -98,30 +132,18 @@ class DuckdbTarget(Target):
 
         table = self.source.describe(schema, name)
         assert table.schema is not None
-        target = _table(table.schema, table.name)
         what = delta.statement(table.schema, table.name)
         count = len(table.columns)
         self.given_fields(frame, 1 + count + len(row_id), what)
         rows = frame.toArrow()
         rows = rows.rename_columns(["op", *(f"c{i}" for i in range(count)), *(f"k{i}" for i in range(len(row_id)))])
-        keys = [table.find(k) for k in row_id]
-        by_key = " AND ".join(f"t.{_quote(c.name)} = s.k{i}" for i, c in enumerate(keys) if c is not None)
-        names = ", ".join(_quote(c.name) for c in table.columns)
-        assigned = ", ".join(f"{_quote(c.name)} = s.c{i}" for i, c in enumerate(table.columns))
-        inserts = ", ".join(str(op) for op in delta.INSERTS)
         with self._transaction(f"{what}: nothing was changed", sluice_delta=rows) as connection:
             counts = dict(connection.execute("SELECT op, count(*) FROM sluice_delta GROUP BY op").fetchall())
-            for op, sql in (
-                (delta.DELETE, f"DELETE FROM {target} AS t USING sluice_delta AS s WHERE {by_key}"),
-                (delta.UPDATE, f"UPDATE {target} AS t SET {assigned} FROM sluice_delta AS s WHERE {by_key}"),
-            ):
-                done = connection.execute(f"{sql} AND s.op = {op}").fetchone()
+            for op, sql in _delta_changes(table, row_id):
+                done = connection.execute(sql).fetchone()
                 if (done[0] if done else 0) != counts.get(op, 0):
                     raise delta.Miscounted(f"{counts.get(op, 0)} rows to change by key but {done} changed")
-            connection.execute(
-                f"INSERT INTO {target} ({names}) SELECT {', '.join(f'c{i}' for i in range(count))} "
-                f"FROM sluice_delta WHERE op IN ({inserts})"
-            )
+            connection.execute(_delta_insert(table))
         return int(rows.num_rows)
 
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
@@ -133,12 +155,10 @@ class DuckdbTarget(Target):
         self.given_fields(frame, len(table.columns), what)
         rows = frame.toArrow()
         rows = rows.rename_columns([f"c{i}" for i in range(rows.num_columns)])  # by position, as Spark lined them up
-        names = ", ".join(_quote(c.name) for c in table.columns)
-        values = ", ".join(f"c{i}" for i in range(rows.num_columns))
         with self._transaction(f"{what}: nothing was written", sluice_rows=rows) as connection:
             if mode == "overwrite":
                 connection.execute(f"DELETE FROM {target}")
-            connection.execute(f"INSERT INTO {target} ({names}) SELECT {values} FROM sluice_rows")
+            connection.execute(_insert(table))
         return int(rows.num_rows)
 
     def replace(self, frame: DataFrame, schema: str, name: str, fields: list[Field]) -> int:
@@ -155,6 +175,35 @@ class DuckdbTarget(Target):
             connection.execute(f"CREATE TABLE {target} ({columns})")
             connection.execute(f"INSERT INTO {target} SELECT {values} FROM sluice_rows")
         return int(rows.num_rows)
+
+    def explain_write(self, table: TableSchema, mode: Mode) -> Plan:
+        assert table.schema is not None
+        return Plan(
+            "DuckDB Arrow append: the driver collects the rows as Arrow and inserts them from a scan of them in "
+            "one DuckDB transaction",
+            "a DuckDB file takes one writer, and DuckDB scans Arrow in place (no conversion per row); the "
+            "transaction makes the statement atomic (the rows must fit the driver's memory)",
+            [
+                "BEGIN TRANSACTION",
+                *([f"DELETE FROM {_table(table.schema, table.name)}"] if mode == "overwrite" else []),
+                f"{_insert(table)} -- sluice_rows: the collected Arrow table",
+                "COMMIT",
+            ],
+        )
+
+    def explain_delta(self, table: TableSchema, row_id: list[str]) -> Plan:
+        return Plan(
+            "row-level delta: Spark computes the changed rows, the driver collects them as Arrow and applies "
+            "them by the primary key in one DuckDB transaction",
+            "Spark evaluates every condition and SET expression itself; DuckDB only deletes, updates and inserts "
+            "by the key, each change checked to touch exactly its rows",
+            [
+                "BEGIN TRANSACTION",
+                *(sql for _, sql in _delta_changes(table, row_id)),
+                f"{_delta_insert(table)} -- sluice_delta: the collected Arrow table",
+                "COMMIT",
+            ],
+        )
 
     def delete(self, table: TableSchema, where: str | None) -> int:
         """One DuckDB transaction on a writing connection with the reader's session settings

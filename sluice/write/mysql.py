@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,17 @@ from sluice.errors import SourceError
 from sluice.sources.mysql import SQL_MODE, _session_class
 from sluice.write import attempts, delta
 from sluice.write.load_data import FORMAT, Unstorable, encode
-from sluice.write.target import KEPT, STAGING_PREFIX, Mode, Target, replacing, statement
+from sluice.write.target import (
+    KEPT,
+    KEPT_SHOWN,
+    STAGING_PREFIX,
+    STAGING_SHOWN,
+    Mode,
+    Plan,
+    Target,
+    replacing,
+    statement,
+)
 from sluice.write.typemap import Field, column_list, declared
 
 if TYPE_CHECKING:
@@ -144,6 +154,15 @@ class Stager:
             connection.close()
         yield attempts.result(attempt, rows)
 
+    @staticmethod
+    def statement(schema: str, table: str, columns: int, attempt: str) -> str:
+        """A task's ``LOAD DATA`` of one spooled file (its name bound as ``%s``) into the staging table."""
+        names = ", ".join(f"`c{i}`" for i in range(columns))
+        return (
+            f"LOAD DATA LOCAL INFILE %s INTO TABLE {_table(schema, table)} {FORMAT} "
+            f"({names}) SET {_quote(attempts.COLUMN)} = {attempt}"
+        )
+
     def _load(self, connection: pymysql.Connection[Any], spool: Any, attempt: int) -> None:
         """Load the spooled lines and empty the spool; any warning fails the task, naming it."""
         import pymysql
@@ -151,11 +170,7 @@ class Stager:
         if not spool.tell():
             return
         spool.flush()
-        columns = ", ".join(f"`c{i}`" for i in range(self.columns))
-        statement = (
-            f"LOAD DATA LOCAL INFILE %s INTO TABLE {_table(self.schema, self.table)} {FORMAT} "
-            f"({columns}) SET {_quote(attempts.COLUMN)} = {int(attempt)}"
-        )
+        statement = self.statement(self.schema, self.table, self.columns, str(int(attempt)))
         with connection.cursor() as cursor:
             try:
                 cursor.execute(statement, (spool.name,))
@@ -228,14 +243,9 @@ class MysqlTarget(Target):
         assert table.schema is not None
         what = delta.statement(table.schema, table.name)
         given = self.given_fields(frame, 1 + len(table.columns) + len(row_id), what)
-        keys = [table.find(k) for k in row_id]
         staging = STAGING_PREFIX + uuid.uuid4().hex[:16]
-        target, stage = _table(table.schema, table.name), _table(table.schema, staging)
-        count = len(table.columns)
-        by_key = " AND ".join(
-            f"t.{_quote(c.name)} = {_keyed(f's.`c{1 + count + i}`', c)}" for i, c in enumerate(keys) if c is not None
-        )
-        assigned = ", ".join(f"t.{_quote(c.name)} = s.`c{1 + i}`" for i, c in enumerate(table.columns))
+        stage = _table(table.schema, staging)
+        moves = _delta_moves(table, row_id, staging)
         connection = self._connect()
         try:
             with connection.cursor() as cursor:
@@ -243,8 +253,7 @@ class MysqlTarget(Target):
                 _drop_leftovers(cursor, table.schema)
                 cursor.execute("SELECT GET_LOCK(%s, 0)", (staging,))
                 try:
-                    columns = ", ".join(f"`c{i}` {declared(self.kind, f)}" for i, f in enumerate(given))
-                    cursor.execute(f"CREATE TABLE {stage} ({columns}, {_quote(attempts.COLUMN)} BIGINT) ENGINE=InnoDB")
+                    cursor.execute(_create_stage(self.kind, table.schema, staging, given))
                     kept = self._stage(frame, table.schema, staging, what, len(given))
                     only = f"s.{attempts.only(kept, _quote)}"
                     try:
@@ -255,22 +264,15 @@ class MysqlTarget(Target):
                             raise delta.Miscounted(
                                 f"{sum(kept.values())} delta rows staged but {sum(counts.values())} found"
                             )
-                        joined = f"{target} t JOIN {stage} s ON {by_key}"
-                        cursor.execute(f"SELECT count(*) FROM {joined} WHERE s.`c0` = {delta.UPDATE} AND {only}")
+                        cursor.execute(f"{moves.matched} AND {only}")
                         matched = cursor.fetchone()
                         if (matched[0] if matched else 0) != counts.get(delta.UPDATE, 0):
                             raise delta.Miscounted(f"{counts.get(delta.UPDATE, 0)} rows to update but {matched} found")
-                        done = cursor.execute(f"DELETE t FROM {joined} WHERE s.`c0` = {delta.DELETE} AND {only}")
+                        done = cursor.execute(f"{moves.delete} AND {only}")
                         if done != counts.get(delta.DELETE, 0):
                             raise delta.Miscounted(f"{counts.get(delta.DELETE, 0)} rows to delete but {done} deleted")
-                        cursor.execute(f"UPDATE {joined} SET {assigned} WHERE s.`c0` = {delta.UPDATE} AND {only}")
-                        names = ", ".join(_quote(c.name) for c in table.columns)
-                        values = ", ".join(f"s.`c{1 + i}`" for i in range(count))
-                        inserts = ", ".join(str(op) for op in delta.INSERTS)
-                        cursor.execute(
-                            f"INSERT INTO {target} ({names}) SELECT {values} FROM {stage} s "
-                            f"WHERE s.`c0` IN ({inserts}) AND {only}"
-                        )
+                        cursor.execute(f"{moves.update} AND {only}")
+                        cursor.execute(f"{moves.insert} AND {only}")
                         warning = _first_warning(cursor)
                         if warning is not None:
                             raise _Rejected(warning)
@@ -301,10 +303,7 @@ class MysqlTarget(Target):
                 _drop_leftovers(cursor, table.schema)
                 cursor.execute("SELECT GET_LOCK(%s, 0)", (staging,))
                 try:
-                    columns = ", ".join(f"`c{i}` {declared(self.kind, f)}" for i, f in enumerate(given))
-                    cursor.execute(
-                        f"CREATE TABLE {_table(table.schema, staging)} ({columns}, {_quote(attempts.COLUMN)} BIGINT) ENGINE=InnoDB"
-                    )
+                    cursor.execute(_create_stage(self.kind, table.schema, staging, given))
                     kept = self._stage(frame, table.schema, staging, what, len(given))
                     names = [c.name for c in table.columns]
                     return self._move(connection, target, _table(table.schema, staging), names, kept, mode, what)
@@ -358,17 +357,13 @@ class MysqlTarget(Target):
         """One transaction: (for an overwrite) delete every row, insert the kept attempts' rows."""
         import pymysql
 
-        names = ", ".join(_quote(c) for c in columns)
-        values = ", ".join(f"`c{i}`" for i in range(len(columns)))
         staged = sum(kept.values())
         with connection.cursor() as cursor:
             try:
                 connection.begin()
                 if mode == "overwrite":
                     cursor.execute(f"DELETE FROM {target}")
-                written = cursor.execute(
-                    f"INSERT INTO {target} ({names}) SELECT {values} FROM {staging} WHERE {attempts.only(kept, _quote)}"
-                )
+                written = cursor.execute(f"{_insert(target, staging, columns)} WHERE {attempts.only(kept, _quote)}")
                 warning = _first_warning(cursor)
                 if warning is not None:  # a note too: a decimal rounded to the column's scale
                     raise _Rejected(warning)
@@ -434,6 +429,52 @@ class MysqlTarget(Target):
         finally:
             connection.close()
 
+    def explain_write(self, table: TableSchema, mode: Mode) -> Plan:
+        assert table.schema is not None
+        target, stage = _table(table.schema, table.name), _table(table.schema, STAGING_SHOWN)
+        load = Stager.statement(table.schema, STAGING_SHOWN, len(table.columns), "<the task attempt>")
+        return Plan(
+            "bulk load: Spark's tasks LOAD DATA LOCAL INFILE into a staging table, one InnoDB transaction "
+            "moves the rows",
+            "LOAD DATA is the fastest path the server has (about 4x multi-row INSERT), each task on its own "
+            "session in parallel; the target changes only in the driver's one transaction, in strict mode with "
+            "any warning an error, so a failed or killed job leaves it as it was",
+            [
+                _create_stage(self.kind, table.schema, STAGING_SHOWN, self.staged_fields(table)),
+                f"{load.replace('%s', '<file>')} -- per Spark task",
+                "BEGIN",
+                *([f"DELETE FROM {target}"] if mode == "overwrite" else []),
+                f"{_insert(target, stage, [c.name for c in table.columns])} WHERE {KEPT_SHOWN}",
+                "COMMIT",
+                f"DROP TABLE IF EXISTS {stage}",
+            ],
+        )
+
+    def explain_delta(self, table: TableSchema, row_id: list[str]) -> Plan:
+        assert table.schema is not None
+        keys = [table.find(k) for k in row_id]
+        given = [Field("op", "int", False), *self.staged_fields(table)]
+        given += [Field(f"k{i}", c.type.name, False) for i, c in enumerate(keys) if c is not None]
+        moves = _delta_moves(table, row_id, STAGING_SHOWN)
+        load = Stager.statement(table.schema, STAGING_SHOWN, len(given), "<the task attempt>")
+        only = f"s.{KEPT_SHOWN}"
+        return Plan(
+            "row-level delta: Spark computes the changed rows, its tasks LOAD DATA them into a staging table, "
+            "one InnoDB transaction applies them by the primary key",
+            "Spark evaluates every condition and SET expression itself; the source only deletes, updates and "
+            "inserts by the key, each change checked to touch exactly its rows",
+            [
+                _create_stage(self.kind, table.schema, STAGING_SHOWN, given),
+                f"{load.replace('%s', '<file>')} -- per Spark task",
+                "BEGIN",
+                f"{moves.delete} AND {only}",
+                f"{moves.update} AND {only}",
+                f"{moves.insert} AND {only}",
+                "COMMIT",
+                f"DROP TABLE IF EXISTS {_table(table.schema, STAGING_SHOWN)}",
+            ],
+        )
+
     def delete(self, table: TableSchema, where: str | None) -> int:
         """One InnoDB transaction, in strict mode with instants in UTC (the reader's zone); a
         warning or note the statement raises rolls it back as an error does (the condition then
@@ -472,6 +513,50 @@ class MysqlTarget(Target):
             cursor.execute("SELECT RELEASE_LOCK(%s)", (staging,))
         except pymysql.MySQLError:  # the session is gone: the lock with it, and the next statement drops the table
             pass
+
+
+def _create_stage(kind: str, schema: str, staging: str, given: list[Field]) -> str:
+    """The staging table: the rows' columns by position, typed from Spark's (``kind``'s types), and the task attempt."""
+    columns = ", ".join(f"`c{i}` {declared(kind, f)}" for i, f in enumerate(given))
+    return f"CREATE TABLE {_table(schema, staging)} ({columns}, {_quote(attempts.COLUMN)} BIGINT) ENGINE=InnoDB"
+
+
+def _insert(target: str, staging: str, columns: Sequence[str]) -> str:
+    """``INSERT INTO target (columns) SELECT c0.. FROM staging``, by position (the kept attempts' condition follows)."""
+    names = ", ".join(_quote(c) for c in columns)
+    values = ", ".join(f"`c{i}`" for i in range(len(columns)))
+    return f"INSERT INTO {target} ({names}) SELECT {values} FROM {staging}"
+
+
+@dataclass(frozen=True)
+class _DeltaMoves:
+    """A delta's statements joined to the stage by the key (each followed by the kept attempts' condition)."""
+
+    matched: str
+    delete: str
+    update: str
+    insert: str
+
+
+def _delta_moves(table: TableSchema, row_id: list[str], staging: str) -> _DeltaMoves:
+    assert table.schema is not None
+    target, stage = _table(table.schema, table.name), _table(table.schema, staging)
+    count = len(table.columns)
+    keys = [table.find(k) for k in row_id]
+    by_key = " AND ".join(
+        f"t.{_quote(c.name)} = {_keyed(f's.`c{1 + count + i}`', c)}" for i, c in enumerate(keys) if c is not None
+    )
+    assigned = ", ".join(f"t.{_quote(c.name)} = s.`c{1 + i}`" for i, c in enumerate(table.columns))
+    joined = f"{target} t JOIN {stage} s ON {by_key}"
+    names = ", ".join(_quote(c.name) for c in table.columns)
+    values = ", ".join(f"s.`c{1 + i}`" for i in range(count))
+    inserts = ", ".join(str(op) for op in delta.INSERTS)
+    return _DeltaMoves(
+        matched=f"SELECT count(*) FROM {joined} WHERE s.`c0` = {delta.UPDATE}",
+        delete=f"DELETE t FROM {joined} WHERE s.`c0` = {delta.DELETE}",
+        update=f"UPDATE {joined} SET {assigned} WHERE s.`c0` = {delta.UPDATE}",
+        insert=f"INSERT INTO {target} ({names}) SELECT {values} FROM {stage} s WHERE s.`c0` IN ({inserts})",
+    )
 
 
 def _keyed(staged: str, column: Column) -> str:

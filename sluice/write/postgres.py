@@ -27,7 +27,17 @@ import pyarrow as pa
 from sluice.errors import SourceError
 from sluice.types import Column, TableSchema
 from sluice.write import attempts, delta
-from sluice.write.target import KEPT, STAGING_PREFIX, Mode, Target, replacing, statement
+from sluice.write.target import (
+    KEPT,
+    KEPT_SHOWN,
+    STAGING_PREFIX,
+    STAGING_SHOWN,
+    Mode,
+    Plan,
+    Target,
+    replacing,
+    statement,
+)
 from sluice.write.typemap import Field, column_list, declared, fields
 
 if TYPE_CHECKING:
@@ -153,23 +163,15 @@ class PostgresTarget(Target):
             raise SourceError(self.source.name, f"{what}: the delta has {len(given)} columns; expected {len(names)}")
         keys = [_column(table, k) for k in row_id]
         staging = STAGING_PREFIX + uuid.uuid4().hex[:16]
-        target, stage = _table(table.schema, table.name), _table(table.schema, staging)
+        stage = _table(table.schema, staging)
         with self._connect() as connection:
             _drop_leftovers(connection)
             connection.execute("SELECT pg_advisory_lock(hashtext(%s))", (staging,))
             try:
-                columns = ", ".join(f"{_quote(c)} {declared(self.kind, f)}" for c, f in zip(names, given, strict=True))
-                connection.execute(f"CREATE UNLOGGED TABLE {stage} ({columns}, {_quote(attempts.COLUMN)} bigint)")
+                connection.execute(_create_stage(table.schema, staging, names, given))
                 kept = attempts.kept(frame, Stager(self.source._libpq_url(), table.schema, staging, tuple(names)))
                 only = attempts.only(kept, _quote)
-                by_key = " AND ".join(
-                    f"t.{_quote(c.name)} = CAST(s.{_quote(f'k{i}')} AS {c.remote_type})" for i, c in enumerate(keys)
-                )
-                assigned = ", ".join(
-                    f"{_quote(c.name)} = "
-                    + (f"CAST(s.{_quote(v)} AS {c.remote_type})" if c.read_as_text else f"s.{_quote(v)}")
-                    for v, c in zip(_staged(len(table.columns)), table.columns, strict=True)
-                )
+                changes = _delta_changes(table, keys, staging)
                 try:
                     with connection.transaction():
                         counts = dict(
@@ -179,17 +181,11 @@ class PostgresTarget(Target):
                             raise delta.Miscounted(
                                 f"{sum(kept.values())} delta rows staged but {sum(counts.values())} found"
                             )
-                        for op, sql in (
-                            (delta.DELETE, f"DELETE FROM {target} AS t USING {stage} AS s WHERE {by_key}"),
-                            (delta.UPDATE, f"UPDATE {target} AS t SET {assigned} FROM {stage} AS s WHERE {by_key}"),
-                        ):
-                            done = connection.execute(f"{sql} AND s.op = {op} AND s.{only}").rowcount
+                        for op, sql in changes:
+                            done = connection.execute(f"{sql} AND s.{only}").rowcount
                             if done != counts.get(op, 0):
                                 raise delta.Miscounted(f"{counts.get(op, 0)} rows to change by key but {done} changed")
-                        inserts = ", ".join(str(op) for op in delta.INSERTS)
-                        connection.execute(
-                            f"{_insert(table, staging, len(table.columns))} WHERE op IN ({inserts}) AND {only}"
-                        )
+                        connection.execute(f"{_delta_insert(table, staging)} AND {only}")
                 except (psycopg.Error, delta.Miscounted) as error:
                     raise self._failed(f"{what}: nothing was changed", error) from None
                 return sum(kept.values())
@@ -213,7 +209,7 @@ class PostgresTarget(Target):
             try:
                 with connection.transaction():
                     if mode == "overwrite":
-                        connection.execute(f"TRUNCATE {_table(table.schema, table.name)}")
+                        connection.execute(_truncate(table))
                     written = connection.execute(f"{insert} WHERE {attempts.only(kept, _quote)}").rowcount
                     if written != sum(kept.values()):
                         raise _Miscounted(f"{sum(kept.values())} rows staged but {written} inserted")
@@ -261,12 +257,7 @@ class PostgresTarget(Target):
             _drop_leftovers(connection)
             connection.execute("SELECT pg_advisory_lock(hashtext(%s))", (staging,))
             try:
-                columns = ", ".join(
-                    f"{_quote(c)} {declared(self.kind, f)}" for c, f in zip(_staged(len(given)), given, strict=True)
-                )
-                connection.execute(
-                    f"CREATE UNLOGGED TABLE {_table(schema, staging)} ({columns}, {_quote(attempts.COLUMN)} bigint)"
-                )
+                connection.execute(_create_stage(schema, staging, _staged(len(given)), given))
                 stager = Stager(self.source._libpq_url(), schema, staging, tuple(_staged(len(given))))
                 yield connection, attempts.kept(frame, stager)
             finally:
@@ -275,6 +266,46 @@ class PostgresTarget(Target):
                     connection.execute("SELECT pg_advisory_unlock(hashtext(%s))", (staging,))
                 except psycopg.Error:  # the session is gone: the lock with it, and the next statement drops the table
                     pass
+
+    def explain_write(self, table: TableSchema, mode: Mode) -> Plan:
+        assert table.schema is not None
+        given = self.staged_fields(table)
+        return Plan(
+            "bulk load: Spark's tasks COPY (binary) into a staging table, one transaction moves the rows",
+            "binary COPY is PostgreSQL's fastest load, each task on its own session in parallel; the target "
+            "changes only in the driver's one transaction, so a failed or killed job leaves it as it was",
+            [
+                _create_stage(table.schema, STAGING_SHOWN, _staged(len(given)), given),
+                f"COPY {_table(table.schema, STAGING_SHOWN)} FROM STDIN (FORMAT binary) -- per Spark task",
+                "BEGIN",
+                *([_truncate(table)] if mode == "overwrite" else []),
+                f"{_insert(table, STAGING_SHOWN, len(given))} WHERE {KEPT_SHOWN}",
+                "COMMIT",
+                f"DROP TABLE IF EXISTS {_table(table.schema, STAGING_SHOWN)}",
+            ],
+        )
+
+    def explain_delta(self, table: TableSchema, row_id: list[str]) -> Plan:
+        assert table.schema is not None
+        given = [Field("op", "int", False), *self.staged_fields(table)]
+        given += [Field(f"k{i}", _column(table, k).type.name, False) for i, k in enumerate(row_id)]
+        names = ["op", *_staged(len(table.columns)), *(f"k{i}" for i in range(len(row_id)))]
+        changes = _delta_changes(table, [_column(table, k) for k in row_id], STAGING_SHOWN)
+        return Plan(
+            "row-level delta: Spark computes the changed rows, its tasks COPY (binary) them into a staging "
+            "table, one transaction applies them by the primary key",
+            "Spark evaluates every condition and SET expression itself; the source only deletes, updates and "
+            "inserts by the key, each change checked to touch exactly its rows",
+            [
+                _create_stage(table.schema, STAGING_SHOWN, names, given),
+                f"COPY {_table(table.schema, STAGING_SHOWN)} FROM STDIN (FORMAT binary) -- per Spark task",
+                "BEGIN",
+                *(f"{sql} AND s.{KEPT_SHOWN}" for _, sql in changes),
+                f"{_delta_insert(table, STAGING_SHOWN)} AND {KEPT_SHOWN}",
+                "COMMIT",
+                f"DROP TABLE IF EXISTS {_table(table.schema, STAGING_SHOWN)}",
+            ],
+        )
 
     def delete(self, table: TableSchema, where: str | None) -> int:
         """One transaction on a writing session with the reader's settings (UTC, standard strings,
@@ -299,6 +330,44 @@ def _column(table: TableSchema, name: str) -> Column:
     if found is None:
         raise SourceError(table.source, f"{table.qualified_name} has no column {name!r} (its primary key)")
     return found
+
+
+def _create_stage(schema: str, staging: str, names: list[str], given: list[Field]) -> str:
+    """The staging table: the rows' columns by position, typed from Spark's, and the task attempt."""
+    columns = ", ".join(f"{_quote(c)} {declared('postgres', f)}" for c, f in zip(names, given, strict=True))
+    return f"CREATE UNLOGGED TABLE {_table(schema, staging)} ({columns}, {_quote(attempts.COLUMN)} bigint)"
+
+
+def _truncate(table: TableSchema) -> str:
+    """An overwrite's first statement (transactional in PostgreSQL: readers see the new rows at the commit)."""
+    assert table.schema is not None
+    return f"TRUNCATE {_table(table.schema, table.name)}"
+
+
+def _delta_changes(table: TableSchema, keys: list[Column], staging: str) -> list[tuple[int, str]]:
+    """A delta's delete and update, each joined to the stage by the key (the kept attempts' condition follows)."""
+    assert table.schema is not None
+    target, stage = _table(table.schema, table.name), _table(table.schema, staging)
+    by_key = " AND ".join(
+        f"t.{_quote(c.name)} = CAST(s.{_quote(f'k{i}')} AS {c.remote_type})" for i, c in enumerate(keys)
+    )
+    assigned = ", ".join(
+        f"{_quote(c.name)} = " + (f"CAST(s.{_quote(v)} AS {c.remote_type})" if c.read_as_text else f"s.{_quote(v)}")
+        for v, c in zip(_staged(len(table.columns)), table.columns, strict=True)
+    )
+    return [
+        (delta.DELETE, f"DELETE FROM {target} AS t USING {stage} AS s WHERE {by_key} AND s.op = {delta.DELETE}"),
+        (
+            delta.UPDATE,
+            f"UPDATE {target} AS t SET {assigned} FROM {stage} AS s WHERE {by_key} AND s.op = {delta.UPDATE}",
+        ),
+    ]
+
+
+def _delta_insert(table: TableSchema, staging: str) -> str:
+    """A delta's inserts from the stage (the kept attempts' condition follows)."""
+    inserts = ", ".join(str(op) for op in delta.INSERTS)
+    return f"{_insert(table, staging, len(table.columns))} WHERE op IN ({inserts})"
 
 
 def _insert(table: TableSchema, staging: str, given: int) -> str:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.dialects.base import wall_clock
 from sluice.errors import ConfigError, SourceError
 from sluice.write import delta
-from sluice.write.target import KEPT, Mode, Target, replacing, statement
+from sluice.write.target import KEPT, Mode, Plan, Target, replacing, statement
 from sluice.write.typemap import SQLITE_DECIMAL_DIGITS, Field, column_list
 
 if TYPE_CHECKING:
@@ -110,19 +110,13 @@ class SqliteTarget(Target):
                 updates.append(row + key)
             else:
                 inserts.append(row)
-        target = f"main.{_quote(table.name)}"
-        by_key = " AND ".join(f"{_quote(k)} = ?" for k in row_id)
-        assigned = ", ".join(f"{_quote(c.name)} = ?" for c in table.columns)
-        columns = ", ".join(_quote(c.name) for c in table.columns)
+        delete, update = _by_key(table, row_id)
         with self._locked(f"{what}: nothing was changed") as connection:
-            for sql, rows in (
-                (f"DELETE FROM {target} WHERE {by_key}", deletes),
-                (f"UPDATE {target} SET {assigned} WHERE {by_key}", updates),
-            ):
+            for sql, rows in ((delete, deletes), (update, updates)):
                 done = connection.executemany(sql, rows).rowcount if rows else 0
                 if done != len(rows):
                     raise delta.Miscounted(f"{len(rows)} rows to change by key but {done} changed")
-            connection.executemany(f"INSERT INTO {target} ({columns}) VALUES ({', '.join('?' * count)})", inserts)
+            connection.executemany(_insert(table.name, [c.name for c in table.columns]), inserts)
         return int(data.num_rows)
 
     def write(self, frame: DataFrame, schema: str, name: str, mode: Mode) -> int:
@@ -133,7 +127,7 @@ class SqliteTarget(Target):
         rows = _rows(frame, given, names, what)
         with self._locked(f"{what}: nothing was written") as connection:
             if mode == "overwrite":
-                connection.execute(f"DELETE FROM main.{_quote(table.name)}")
+                connection.execute(_delete_all(table))
             connection.executemany(_insert(table.name, names), rows)
         return len(rows)
 
@@ -149,6 +143,35 @@ class SqliteTarget(Target):
             connection.execute(f"CREATE TABLE main.{_quote(name)} ({columns})")
             connection.executemany(_insert(name, names), rows)
         return len(rows)
+
+    def explain_write(self, table: TableSchema, mode: Mode) -> Plan:
+        return Plan(
+            "one SQLite transaction: the driver collects the rows (Arrow) and inserts them under the write lock",
+            "SQLite takes one writer per file, so Spark's tasks have nothing to do in parallel; BEGIN IMMEDIATE "
+            "to COMMIT makes the statement atomic (the rows must fit the driver's memory)",
+            [
+                "BEGIN IMMEDIATE",
+                *([_delete_all(table)] if mode == "overwrite" else []),
+                f"{_insert(table.name, [c.name for c in table.columns])} -- executemany, one row each",
+                "COMMIT",
+            ],
+        )
+
+    def explain_delta(self, table: TableSchema, row_id: list[str]) -> Plan:
+        delete, update = _by_key(table, row_id)
+        return Plan(
+            "row-level delta: Spark computes the changed rows, the driver collects them and applies them by the "
+            "primary key in one SQLite transaction",
+            "Spark evaluates every condition and SET expression itself; SQLite only deletes, updates and inserts "
+            "by the key, each change checked to touch exactly its rows",
+            [
+                "BEGIN IMMEDIATE",
+                f"{delete} -- executemany, per deleted row",
+                f"{update} -- executemany, per updated row",
+                f"{_insert(table.name, [c.name for c in table.columns])} -- executemany, per inserted row",
+                "COMMIT",
+            ],
+        )
 
     def delete(self, table: TableSchema, where: str | None) -> int:
         """Under the write lock (``BEGIN IMMEDIATE``), as a write: committed whole or rolled back."""
@@ -190,6 +213,22 @@ def _rows(frame: DataFrame, given: list[Field], names: list[str], what: str) -> 
         for i, convert in enumerate(_converter(f, n, what) for f, n in zip(given, names, strict=True))
     ]
     return list(zip(*columns, strict=True)) if columns else []
+
+
+def _target(table: TableSchema) -> str:
+    return f"main.{_quote(table.name)}"
+
+
+def _delete_all(table: TableSchema) -> str:
+    """An overwrite's first statement."""
+    return f"DELETE FROM {_target(table)}"
+
+
+def _by_key(table: TableSchema, row_id: list[str]) -> tuple[str, str]:
+    """A delta's delete and update of one row by its key (bound per row)."""
+    by_key = " AND ".join(f"{_quote(k)} = ?" for k in row_id)
+    assigned = ", ".join(f"{_quote(c.name)} = ?" for c in table.columns)
+    return f"DELETE FROM {_target(table)} WHERE {by_key}", f"UPDATE {_target(table)} SET {assigned} WHERE {by_key}"
 
 
 def _converter(field: Field, column: str, what: str) -> Callable[[Any], Any]:

@@ -13,6 +13,7 @@ table is left as it was.
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from sluice.errors import ConfigError, SourceError
@@ -42,6 +43,19 @@ KEPT = "the table was left as it was"
 
 #: the prefix of every staging table's name: a later statement drops the leftovers of a killed one
 STAGING_PREFIX = "sluice_stage_"
+#: how EXPLAIN names a statement's staging table (the hex is drawn when the statement runs)
+STAGING_SHOWN = STAGING_PREFIX + "<hex>"
+#: how EXPLAIN shows the condition selecting the rows of the task attempts Spark kept (known when the tasks end)
+KEPT_SHOWN = "<the kept task attempts>"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a write does on the source, for EXPLAIN: the path, why, and the statements in order."""
+
+    path: str
+    reason: str
+    statements: list[str]
 
 
 class Target(abc.ABC):
@@ -98,6 +112,18 @@ class Target(abc.ABC):
         """Drop the table (when it exists), create it with ``fields`` and land ``frame``'s rows, as
         one step readers see whole: the old table and rows, or the new ones, never no table; a
         failure leaves the old table as it was and no other table behind. The rows written."""
+
+    @abc.abstractmethod
+    def explain_write(self, table: TableSchema, mode: Mode) -> Plan:
+        """What :meth:`write` would run for ``table`` (EXPLAIN): reads nothing, writes nothing."""
+
+    @abc.abstractmethod
+    def explain_delta(self, table: TableSchema, row_id: list[str]) -> Plan:
+        """What :meth:`apply_delta` would run for ``table`` (EXPLAIN): reads nothing, writes nothing."""
+
+    def staged_fields(self, table: TableSchema) -> list[Field]:
+        """The table's columns as the Spark fields a write's query carries (Spark cast them to the table's types)."""
+        return [Field(c.name, c.type.name, c.nullable) for c in table.columns]
 
     @abc.abstractmethod
     def delete(self, table: TableSchema, where: str | None) -> int:

@@ -17,6 +17,7 @@ from fuzz import loaders as fuzz_loaders
 from fuzz import regressions
 from fuzz.campaign import Campaign
 from fuzz.runner import quiet
+from fuzz.writes import WriteRound, WriteSummary
 from tests.sources import selected
 
 pytestmark = pytest.mark.integration
@@ -71,3 +72,20 @@ def test_fuzz(spark, tmp_path, per_round: int, budget_s: float | None, min_cases
         assert tally.scans_pushed >= MIN_PUSHED * tally.scans, (
             f"{name}: too little pushed to prove anything\n{summary.render()}"
         )
+
+
+def test_fuzz_write_round(spark, tmp_path) -> None:
+    """One write round (fuzz/writes.py) on every selected writable SQL source: edge rows written by
+    Sluice read back equal by the source's driver and by Sluice; unstorable values refused, the
+    table unchanged. Seeded by today's date, as the read rounds; ``python -m fuzz`` runs more."""
+    from sluice import Federation
+
+    seed = int(f"{dt.date.today():%Y%m%d}")
+    names = [s.name for s in selected() if s.name in ("pg", "lite", "my", "duck")]
+    summary = WriteSummary()
+    WriteRound(Federation(spark=spark), names, str(tmp_path), seed, rows=12).run(0, summary)
+    print(summary.render())
+    assert not summary.found, f"replay: python -m fuzz --seed {seed} --sources {','.join(names)}\n" + "\n".join(
+        summary.found
+    )
+    assert summary.rows == 24 * len(names)

@@ -26,6 +26,7 @@ final class Protocol {
     static final String DESCRIBE = "describe";
     static final String DROP_TABLE = "drop_table";
     static final String DROP_TAG = "drop_tag";
+    static final String EXPLAIN_WRITE = "explain_write";
     static final String FETCH = "fetch";
     static final String FILTERS = "filters";
     static final String JOIN = "join";
@@ -53,6 +54,7 @@ final class Protocol {
     static final String CHANGED = "changed";
     static final String CHANGES = "changes";
     static final String COLUMNS = "columns";
+    static final String COMMAND = "command";
     static final String COMPLETE = "complete";
     static final String CONDITION = "condition";
     static final String CREATED = "created";
@@ -82,6 +84,7 @@ final class Protocol {
     static final String NAME = "name";
     static final String NAMESPACE = "namespace";
     static final String NAMESPACES = "namespaces";
+    static final String NOT_PUSHED = "not_pushed";
     static final String NOTE = "note";
     static final String OPTIONS = "options";
     static final String ORDER = "order";
@@ -89,6 +92,7 @@ final class Protocol {
     static final String PARTITION = "partition";
     static final String PARTITIONING = "partitioning";
     static final String PARTITIONS = "partitions";
+    static final String PATH = "path";
     static final String PREDICATES = "predicates";
     static final String PROPERTIES = "properties";
     static final String PUSHDOWN = "pushdown";
@@ -99,6 +103,7 @@ final class Protocol {
     static final String READER = "reader";
     static final String READER_REASON = "reader_reason";
     static final String REASON = "reason";
+    static final String REASONS = "reasons";
     static final String REMOTE_QUERY = "remote_query";
     static final String REMOVED_FILES = "removed_files";
     static final String REWRITTEN_FILES = "rewritten_files";
@@ -122,6 +127,7 @@ final class Protocol {
     static final String SNAPSHOT_ID = "snapshot_id";
     static final String SOURCE = "source";
     static final String SOURCE_URL = "source_url";
+    static final String STATEMENTS = "statements";
     static final String TABLE = "table";
     static final String TABLES = "tables";
     static final String TAG = "tag";
@@ -147,6 +153,7 @@ final class Protocol {
       Map.entry(Method.DESCRIBE, List.of(Key.NAME, Key.SCHEMA, Key.HANDLE, Key.PARTITIONING)),
       Map.entry(Method.DROP_TABLE, List.of(Key.DROPPED)),
       Map.entry(Method.DROP_TAG, List.of(Key.TABLE, Key.TAG, Key.SNAPSHOT_ID)),
+      Map.entry(Method.EXPLAIN_WRITE, List.of(Key.PATH, Key.STATEMENTS, Key.REASONS, Key.DESCRIPTION)),
       Map.entry(Method.FETCH, List.of()),
       Map.entry(Method.FILTERS, List.of(Key.VERDICTS, Key.SELECTIVE)),
       Map.entry(Method.JOIN, List.of(Key.PUSHED, Key.VERDICTS, Key.NOTE)),

@@ -9,14 +9,18 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.ProjectingInternalRow;
+import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTableWithFilters;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.WriteDelta;
 import org.apache.spark.sql.catalyst.util.WriteDeltaProjections;
 import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.write.RowLevelOperation;
 import org.apache.spark.sql.connector.write.V1Write;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.SparkStrategy;
 import org.apache.spark.sql.execution.datasources.v2.AppendDataExecV1;
+import org.apache.spark.sql.execution.datasources.v2.DeleteFromTableExec;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.sources.InsertableRelation;
@@ -34,6 +38,10 @@ import scala.runtime.BoxedUnit;
  * the fallback instead: the query reaches the planner as a DataFrame of {@code op, c0..cN-1,
  * k0..kM-1} (the projections' layout resolved here) in write mode {@code delta}, and the planner
  * applies it in one transaction of the source.
+ *
+ * <p>It also plans a {@code DELETE} Spark hands a Sluice table ({@code DeleteFromTableWithFilters})
+ * as Spark does, on an {@link ExplainedDelete} of the table, so that EXPLAIN shows the planner's
+ * decision for the conditions; the fallback's {@code toString} is the delta's ({@link WriteExplain}).
  */
 public final class RowLevelWrites extends SparkStrategy {
   private final SparkSession session;
@@ -65,8 +73,20 @@ public final class RowLevelWrites extends SparkStrategy {
         session.sharedState().cacheManager().recacheByPlan(session, relation);
         return BoxedUnit.UNIT;
       };
-      V1Write fallback = new Fallback(table, delta.projections());
+      V1Write fallback = new Fallback(table, delta.projections(), write.operation.command());
       SparkPlan exec = new AppendDataExecV1(table, delta.query(), refreshCache, fallback);
+      return CollectionConverters.asScala(List.of(exec)).toList();
+    }
+    if (plan instanceof DeleteFromTableWithFilters delete
+        && delete.table() instanceof DataSourceV2Relation relation
+        && relation.table() instanceof SluiceTable table) {
+      scala.Function0<BoxedUnit> refreshCache = () -> {
+        session.sharedState().cacheManager().recacheByPlan(session, relation);
+        return BoxedUnit.UNIT;
+      };
+      Predicate[] predicates = CollectionConverters.asJava(delete.condition()).toArray(new Predicate[0]);
+      SparkPlan exec = new DeleteFromTableExec(new ExplainedDelete(table, predicates), predicates, refreshCache,
+          delete.options(), DeleteFromTableExec.apply$default$5());
       return CollectionConverters.asScala(List.of(exec)).toList();
     }
     return CollectionConverters.asScala(List.<SparkPlan>of()).toList();
@@ -77,9 +97,20 @@ public final class RowLevelWrites extends SparkStrategy {
     private final SluiceRowLevelTable table;
     private final int[] row;
     private final int[] rowId;
+    private final WriteExplain explained;
 
-    Fallback(SluiceRowLevelTable table, WriteDeltaProjections projections) {
+    Fallback(SluiceRowLevelTable table, WriteDeltaProjections projections, RowLevelOperation.Command command) {
       this.table = table;
+      this.explained = new WriteExplain(() -> {
+        ObjectNode request = WriteExplain.request(table.source, table.ident, "delta");
+        request.put(Key.COMMAND, command.toString());
+        ArrayNode names = request.putArray(Key.ROW_ID);
+        for (String name : table.rowIdNames()) {
+          names.add(name);
+        }
+        request.put(Key.NOT_PUSHED, command == RowLevelOperation.Command.DELETE ? table.notPushed : "");
+        return request;
+      });
       if (projections.metadataProjection().isDefined()) {
         throw new SluiceException("the delta of " + table.name() + " carries metadata columns Sluice does not write");
       }
@@ -94,6 +125,12 @@ public final class RowLevelWrites extends SparkStrategy {
         out[i] = (Integer) found.get(i);
       }
       return out;
+    }
+
+    /** EXPLAIN's words for the delta: the planner's path, statements and reasons ({@link WriteExplain}). */
+    @Override
+    public String toString() {
+      return explained.toString();
     }
 
     @Override

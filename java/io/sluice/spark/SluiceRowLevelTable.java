@@ -46,8 +46,17 @@ final class SluiceRowLevelTable extends SluiceTable implements SupportsRowLevelO
     if (rowIdNames().length == 0) {
       return super.canDeleteWhere(predicates);
     }
-    return Bridge.callUnchecked(Protocol.Method.CAN_DELETE, deleteRequest(predicates)).path(Key.PUSHED).asBoolean();
+    JsonNode answer = Bridge.callUnchecked(Protocol.Method.CAN_DELETE, deleteRequest(predicates));
+    notPushed = answer.path(Key.REASON).asText("");
+    return answer.path(Key.PUSHED).asBoolean();
   }
+
+  /**
+   * Why the DELETE Spark last asked {@link #canDeleteWhere} about is not the source's own (empty:
+   * it is, or none was asked): EXPLAIN shows it beside Spark's row-level rewrite. Spark asks while
+   * it optimises the statement, on the table it then plans, which the catalog loads per statement.
+   */
+  volatile String notPushed = "";
 
   /**
    * UPDATE and MERGE: a delta by the row id, or, on a table without one, the planner's refusal

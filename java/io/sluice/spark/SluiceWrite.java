@@ -78,6 +78,23 @@ final class SluiceWrite implements WriteBuilder, SupportsOverwriteV2, SupportsDy
         + "Spark session: call sluice.spark.install(spark) (Federation does) before the statement");
   }
 
+  /** EXPLAIN's words for this write: the planner's path, statements and reasons ({@link WriteExplain}). */
+  private final WriteExplain explained = new WriteExplain(this::explainRequest);
+
+  private ObjectNode explainRequest() {
+    ObjectNode request = WriteExplain.request(source, ident, mode);
+    ArrayNode filter = request.putArray(Key.PREDICATES);
+    for (Predicate predicate : predicates) {
+      filter.add(Expressions.toJson(predicate));
+    }
+    return request;
+  }
+
+  @Override
+  public String toString() {
+    return explained.toString();
+  }
+
   @Override
   public InsertableRelation toInsertableRelation() {
     return (data, overwriteAll) -> {
