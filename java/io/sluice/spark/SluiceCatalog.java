@@ -14,10 +14,12 @@ import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
@@ -36,7 +38,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * attaching a source again under the same name takes effect although Spark keeps the
  * catalog object, and a detached one fails clearly. Listing, describing and every pushdown decision are the Python planner's.
  */
-public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
+public class SluiceCatalog implements TableCatalog, SupportsNamespaces, ProcedureCatalog {
   /** Session setting read when a table is looked up: "false" plans the reference path (nothing pushed). */
   public static final String PUSHDOWN_CONF = "spark.sluice.pushdown";
 
@@ -353,5 +355,24 @@ public class SluiceCatalog implements TableCatalog, SupportsNamespaces {
   @Override
   public boolean dropNamespace(String[] namespace, boolean cascade) {
     throw readOnly("DROP NAMESPACE");
+  }
+
+  /** {@code system.plan} ({@link PlanProcedure}): a query's Sluice scans for a client without py4j. */
+  @Override
+  public UnboundProcedure loadProcedure(Identifier ident) {
+    if (isSystem(ident.namespace()) && ident.name().equalsIgnoreCase(PlanProcedure.NAME)) {
+      return new PlanProcedure();
+    }
+    throw new SluiceException("[SLUICE] catalog " + name + " has no procedure " + ident
+        + " (it has " + PlanProcedure.IDENTIFIER + ")");
+  }
+
+  @Override
+  public Identifier[] listProcedures(String[] namespace) {
+    return isSystem(namespace) ? new Identifier[] {PlanProcedure.IDENTIFIER} : new Identifier[0];
+  }
+
+  private static boolean isSystem(String[] namespace) {
+    return namespace.length == 1 && namespace[0].equalsIgnoreCase("system");
   }
 }
