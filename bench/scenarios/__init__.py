@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-ORDER = ("sql", "lake", "flight", "planning", "catalog", "aggregates", "joins", "ingest")
+ORDER = ("sql", "lake", "flight", "planning", "catalog", "aggregates", "joins", "ingest", "connect")
 
 
 def load(keys: list[str] | None = None) -> list[ModuleType]:
