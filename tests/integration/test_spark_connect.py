@@ -489,6 +489,14 @@ def test_sluice_lake_commands_on_the_running_server_write_what_the_local_path_wr
         assert on_server == here, table
         assert len(on_server[0]) == (600 if table == "t" else 300)
     assert len(lake_state(lakes["server"], "t")[1]) == 3  # optimize left one file a partition
+    from sluice.lake.connect_session import default_size
+
+    wide = spark.sql(  # what the Connect path computes for maxRecordsPerFile, against the JVM's own
+        "SELECT 1L a, 1 b, 1S c, 1Y d, true e, 1D f, 1F g, 'x' h, X'00' i, DATE'2024-01-01' j, now() k, "
+        "TIMESTAMP_NTZ'2024-01-01 00:00:00' l, 1.5BD m, CAST(1 AS DECIMAL(30, 2)) n, array(1) o, "
+        "map('k', 1L) p, named_struct('x', 1, 'y', 'z') q, INTERVAL '1' DAY r, INTERVAL '1' YEAR s"
+    )
+    assert default_size(wide.schema) == wide._jdf.schema().defaultSize()
 
 
 @pytest.mark.slow
