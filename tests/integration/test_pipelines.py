@@ -186,7 +186,7 @@ def test_a_flow_into_a_sluice_catalog_fails_naming_what_blocks_it(
         "into-lake",
         {
             "to_lake.sql": "CREATE MATERIALIZED VIEW lake.rollup.by_country AS SELECT country, count(*) AS n "
-            "FROM crm.customers GROUP BY country"
+            "FROM crm.main.customers GROUP BY country"
         },
     )
     done = run_pipeline(state, spec, env)

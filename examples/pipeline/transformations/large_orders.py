@@ -8,4 +8,4 @@ spark: SparkSession  # set by spark-pipelines when it loads this file
 
 @dp.materialized_view
 def large_orders() -> DataFrame:
-    return spark.table("crm.orders").where("amount > 500").select("id", "customer_id", "status", "amount", "day")
+    return spark.table("crm.main.orders").where("amount > 500").select("id", "customer_id", "status", "amount", "day")
