@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import re
 import sys
 import time
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 
@@ -231,7 +230,7 @@ def _lake_ingest(args: argparse.Namespace, spark: SparkSession | None) -> int:
             "(N generated telemetry rows)"
         )
     summary = ingest(
-        _lake_session(spark, "sluice-lake-ingest", args),
+        _lake_session(spark, "sluice-lake-ingest"),
         args.lake,
         args.source_path,
         rows=args.demo_rows,
@@ -253,7 +252,7 @@ def _lake_create(args: argparse.Namespace, spark: SparkSession | None) -> int:
     if args.schema is not None and args.source_path is not None:
         raise ConfigError("--schema and --from both give the columns: give one")
     table = create_table(
-        _lake_session(spark, "sluice-lake-create", args),
+        _lake_session(spark, "sluice-lake-create"),
         args.lake,
         args.namespace,
         args.table,
@@ -273,7 +272,7 @@ def _lake_optimize(args: argparse.Namespace, spark: SparkSession | None) -> int:
     from sluice.lake.maintenance import optimize
 
     LakeLocation.from_url(args.lake)
-    summary = optimize(_lake_session(spark, "sluice-lake-optimize", args), args.lake, args.namespace, args.table)
+    summary = optimize(_lake_session(spark, "sluice-lake-optimize"), args.lake, args.namespace, args.table)
     print(
         summary
         if summary is not None
@@ -331,19 +330,9 @@ def _layout(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _lake_session(spark: SparkSession | None, app_name: str, args: argparse.Namespace) -> SparkSession:
-    """The session a lake command's Spark jobs run in: the caller's, a running server's (a Spark
-    Connect session: sluice/lake/connect_session.py; ``--from`` made absolute, as the server's
-    working directory is its own), else a new local one."""
+def _lake_session(spark: SparkSession | None, app_name: str) -> SparkSession:
     if spark is not None:
         return spark
-    url = _server(args, spark)
-    if url is not None:
-        from pyspark.sql.connect.session import SparkSession as ConnectSession
-
-        if getattr(args, "source_path", None) is not None and "://" not in args.source_path:
-            args.source_path = os.path.abspath(args.source_path)
-        return cast("SparkSession", ConnectSession.builder.remote(url).create())
     from sluice.cli_spark import quiet_session
 
     with Console(stderr=True).status("starting Spark..."):
@@ -685,8 +674,6 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         help="only files last modified before this instant (ISO, e.g. 2025-03-01T00:00:00Z; default: 3 days ago)",
     )
     lake_orphans.add_argument("--dry-run", action="store_true", help="list the orphan files, delete nothing")
-    for sub in (lake_ingest, lake_create, lake_optimize):
-        server_arguments(sub)
     for sub in (lake_optimize, lake_expire, lake_orphans):
         sub.add_argument(
             "lake",

@@ -55,7 +55,6 @@ from sluice.lake.layout import (
 from sluice.lake.overwrite import files_to_replace
 from sluice.lake.partitioning import PartitionColumn, partition_columns
 from sluice.lake.paths import filesystem_of
-from sluice.spark.session import is_connect
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -558,17 +557,15 @@ class _Undo:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, _traceback: object) -> None:
         from py4j.protocol import Py4JJavaError
         from pyspark.errors.exceptions.captured import CapturedException
-        from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
         if error is None:
             return
         self.run()
-        failed = (CapturedException, Py4JJavaError, SparkConnectGrpcException)  # Spark's job, classic or Connect
-        if isinstance(error, failed) and (gone := vanished_file(error)):
+        if isinstance(error, (CapturedException, Py4JJavaError)) and (gone := vanished_file(error)):
             raise ConfigError(
                 f"the ingest stopped: {gone} was removed while the job ran (by another process?); nothing was committed"
             ) from None
-        if isinstance(error, failed) and isinstance(self.source, (str, Path)):
+        if isinstance(error, (CapturedException, Py4JJavaError)) and isinstance(self.source, (str, Path)):
             path = str(self.source)
             raise ConfigError(
                 bad_input_message(
@@ -757,7 +754,7 @@ def _write(
     row_group_bytes = properties.get(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES, str(DEFAULT_ROW_GROUP_BYTES))
     codec = properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT)
     target = int(properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, DEFAULT_TARGET_FILE_BYTES))
-    row_bytes = max(1, _row_bytes(frame))
+    row_bytes = max(1, int(frame._jdf.schema().defaultSize()))
     if keys:
         distributed = partitioned.repartition(*keys)
     else:
@@ -775,29 +772,12 @@ def _write(
         )
 
 
-def _row_bytes(frame: DataFrame) -> int:
-    """Spark's estimate of a row's size (its schema's ``defaultSize``)."""
-    if is_connect(frame.sparkSession):
-        from sluice.lake.connect_session import default_size
-
-        return default_size(frame.schema)
-    return int(frame._jdf.schema().defaultSize())
-
-
 def _file_count(spark: SparkSession, frame: DataFrame, target: int) -> int:
     """Files for an unpartitioned write: Spark's estimate of the input's size over the target size,
     at most the session's shuffle partitions (an input of unknown size gets that many)."""
     most = max(1, int(spark.conf.get("spark.sql.shuffle.partitions", "200") or 200))
     try:
-        if is_connect(spark):
-            from sluice.lake.connect_session import size_estimate
-
-            found = size_estimate(frame)
-            if found is None:
-                return most
-            estimate = found
-        else:
-            estimate = int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+        estimate = int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
     except Exception:  # noqa: BLE001 - no estimate: the most files
         return most
     return max(1, min(most, -(-estimate // target)))
@@ -867,11 +847,7 @@ def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[Non
 
 @contextmanager
 def _watch_tasks(spark: SparkSession, report: Report) -> Iterator[None]:
-    """Report the running stages' finished/total tasks every :data:`PROGRESS_INTERVAL_S` seconds
-    (over Spark Connect nothing: the client sees no stages)."""
-    if is_connect(spark):
-        yield
-        return
+    """Report the running stages' finished/total tasks every :data:`PROGRESS_INTERVAL_S` seconds."""
     tracker, stop, started = spark.sparkContext.statusTracker(), threading.Event(), time.monotonic()
 
     def watch() -> None:

@@ -43,7 +43,7 @@ def read_live_rows(spark: SparkSession, lake_table: Table, files: list[tuple[str
         [pa.field(f.name, SparkType(t.simpleString()).arrow()) for f, t in zip(schema.fields, types, strict=True)]
     )
     tasks = [json.dumps({"path": path, "deletes": [d.to_dict() for d in deletes]}) for path, deletes in files]
-    slices = max(1, min(len(tasks), _parallelism(spark)))
+    slices = max(1, min(len(tasks), spark.sparkContext.defaultParallelism))
     frame = spark.createDataFrame([(task,) for task in tasks], "task string").repartition(slices)
     read = partial(_live_batches, columns, [f.field_id for f in schema.fields], name_mapping(lake_table, schema))
     return frame.mapInArrow(read, spark_schema)
@@ -67,14 +67,3 @@ def _live_batches(
             yield from stream_files(
                 [FileRead(found["path"], groups, 0, 0, False, deletes)], columns, field_ids, parsed, BATCH_ROWS
             )
-
-
-def _parallelism(spark: SparkSession) -> int:
-    """The session's default parallelism (over Spark Connect, a local server's: sluice/lake/connect_session.py)."""
-    from sluice.spark.session import is_connect
-
-    if is_connect(spark):
-        from sluice.lake.connect_session import default_parallelism
-
-        return default_parallelism()
-    return int(spark.sparkContext.defaultParallelism)

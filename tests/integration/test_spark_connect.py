@@ -441,64 +441,6 @@ def test_the_servers_planner_killed_mid_query_fails_that_query_and_the_next_one_
         assert [row[0] for row in other.sql(query).rows] == [0, 1, 2, 3, 4]
 
 
-def lake_state(url: str, table: str) -> tuple[list[tuple[Any, ...]], list[tuple[str, int]], str]:
-    """A lake table's rows, its data files' (partition, rows) and its schema, read with PyIceberg."""
-    from sluice.lake.catalog import LakeLocation, open_catalog
-
-    loaded = open_catalog(LakeLocation.from_url(url)).load_table(("n", table))
-    rows = sorted(tuple(row.values()) for row in loaded.scan().to_arrow().to_pylist())
-    files = sorted((repr(task.file.partition), task.file.record_count) for task in loaded.scan().plan_files())
-    return rows, files, str(loaded.schema())
-
-
-@pytest.mark.slow
-def test_sluice_lake_commands_on_the_running_server_write_what_the_local_path_writes(
-    running: server.ServerState, server_env: dict[str, str], spark: Any, tmp_path: Path
-) -> None:
-    """``lake ingest`` (a new partitioned table, an append, an unpartitioned table sized from
-    Spark's estimate) and ``lake optimize`` on the server, with a relative ``--from`` and a
-    Spark master that cannot start (no silent local fall-back), leave the tables the same
-    commands leave running Spark here: the same rows, files per partition and schema."""
-    (tmp_path / "in.csv").write_text(
-        "id,kind,v\n" + "".join(f"{i},{'abc'[i % 3]},{i / 7}\n" for i in range(300)), encoding="utf-8"
-    )
-    steps = [
-        ["ingest", "--from", "in.csv", "--table", "t", "--partition-by", "kind", "--sort-by", "id"],
-        ["ingest", "--from", "in.csv", "--table", "t"],
-        ["optimize", "--table", "t"],
-        ["ingest", "--from", "in.csv", "--table", "u", "--schema", "id bigint, kind string, v double"],
-    ]
-    lakes = {side: f"iceberg+sqlite:///{tmp_path}/{side}/catalog.db" for side in ("server", "local")}
-    env = {**server_env, "SLUICE_SPARK_MASTER": "no-such-master"}
-    for step in steps:
-        command = ["lake", step[0], lakes["server"], "--namespace", "n", *step[1:]]
-        remote = subprocess.run(  # the project's own command, in the CSV's folder
-            [sys.executable, "-m", "sluice.cli", *command],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=tmp_path,
-            timeout=600,
-        )
-        assert remote.returncode == 0, (step, remote.stderr[-3000:])
-        local = [step[0], lakes["local"], "--namespace", "n", *step[1:]]
-        local = [str(tmp_path / "in.csv") if part == "in.csv" else part for part in local]
-        assert main(["lake", *local, "--local"], spark=spark) == 0, step
-    for table in ("t", "u"):
-        on_server, here = lake_state(lakes["server"], table), lake_state(lakes["local"], table)
-        assert on_server == here, table
-        assert len(on_server[0]) == (600 if table == "t" else 300)
-    assert len(lake_state(lakes["server"], "t")[1]) == 3  # optimize left one file a partition
-    from sluice.lake.connect_session import default_size
-
-    wide = spark.sql(  # what the Connect path computes for maxRecordsPerFile, against the JVM's own
-        "SELECT 1L a, 1 b, 1S c, 1Y d, true e, 1D f, 1F g, 'x' h, X'00' i, DATE'2024-01-01' j, now() k, "
-        "TIMESTAMP_NTZ'2024-01-01 00:00:00' l, 1.5BD m, CAST(1 AS DECIMAL(30, 2)) n, array(1) o, "
-        "map('k', 1L) p, named_struct('x', 1, 'y', 'z') q, INTERVAL '1' DAY r, INTERVAL '1' YEAR s"
-    )
-    assert default_size(wide.schema) == wide._jdf.schema().defaultSize()
-
-
 @pytest.mark.slow
 def test_status_and_stop(running: server.ServerState, server_env: dict[str, str], connect: Any) -> None:
     status = cli("status", env=server_env)
