@@ -29,6 +29,7 @@ from sluice.cli_output import FORMATS, default_format, write_rows
 from sluice.cli_progress import progress
 from sluice.cli_server import server_option
 from sluice.errors import ConfigError, SluiceError, spark_reason
+from sluice.explain import pyramids_by_table, render_explain
 from sluice.masking import mask_text
 from sluice.serve.allowlist import AllowList
 from sluice.urls import UrlError, parse_url, url_secrets
@@ -192,16 +193,27 @@ def _explain(args: argparse.Namespace, spark: SparkSession | None) -> int:
     if args.plot and not args.plot.lower().endswith(".png"):
         raise ConfigError(f"--plot writes a PNG picture: give a file name ending in .png, not {args.plot!r}")
     query = _query(args)
-    fed = _federation(_sources(args), spark)
-    if args.json:
-        print(json.dumps(fed.plan(query).to_dict(trace=True), indent=2))
+    url = _server(args, spark)
+    if url is not None:
+        from sluice.cli_explain import explain_on_server
+
+        plan, metrics, pruning = explain_on_server(url, _sources(args), query, args.analyze)
     else:
-        with progress(fed.spark, sys.stderr):
-            print(fed.explain(query, verbose=args.verbose, analyze=args.analyze))
+        fed = _federation(_sources(args), spark)
+        if args.json:
+            plan, metrics = fed.plan(query), None
+        else:
+            with progress(fed.spark, sys.stderr):
+                plan, metrics = fed.explained(query, args.analyze)
+        pruning = fed.scan_pruning(plan) if not args.json or args.plot else {}
+    if args.json:
+        print(json.dumps(plan.to_dict(trace=True), indent=2))
+    else:
+        print(render_explain(plan, verbose=args.verbose, metrics=metrics, pruning=pruning))
     if args.plot:
         from sluice.lake.plot import write_pyramid_png
 
-        write_pyramid_png(fed.pruning(query), args.plot, title=query if len(query) < 100 else "")
+        write_pyramid_png(pyramids_by_table(plan, pruning), args.plot, title=query if len(query) < 100 else "")
         print(f"pruning pyramid written to {args.plot}", file=sys.stderr)
     return 0
 
@@ -468,6 +480,18 @@ def source_arguments(sub: argparse.ArgumentParser, verb: str) -> None:
 
 
 # ---------------------------------------------------------------- parser
+def server_arguments(sub: argparse.ArgumentParser) -> None:
+    """``--server sc://HOST:PORT`` or ``--local`` (what :func:`_server` reads)."""
+    on = sub.add_mutually_exclusive_group()
+    on.add_argument(
+        "--server",
+        metavar="sc://HOST:PORT",
+        type=server_option,
+        help="run on this Spark Connect server (default: the running `sluice server`, if any)",
+    )
+    on.add_argument("--local", action="store_true", help="start Spark here even when a `sluice server` runs")
+
+
 def server_commands(commands: argparse._SubParsersAction[Any], port: int, whose: str) -> None:
     """``start``, ``status`` and ``stop`` of ``sluice server`` and ``sluice thrift``."""
     start = commands.add_parser("start", help="start the server; returns once it answers")
@@ -507,14 +531,7 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
 
     sql = query_command("sql", _sql, "run a query and print its rows")
     sql.add_argument("--no-pushdown", action="store_true", help="read every table whole (the reference path)")
-    on = sql.add_mutually_exclusive_group()
-    on.add_argument(
-        "--server",
-        metavar="sc://HOST:PORT",
-        type=server_option,
-        help="run on this Spark Connect server (default: the running `sluice server`, if any)",
-    )
-    on.add_argument("--local", action="store_true", help="start Spark here even when a `sluice server` runs")
+    server_arguments(sql)
     sql.add_argument("--format", choices=FORMATS, help="table (default on a terminal), csv (default otherwise) or json")
     sql.add_argument(
         "--max-rows",
@@ -524,6 +541,7 @@ def _parser(secrets: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     )
 
     explain = query_command("explain", _explain, "show what each source evaluates, and why")
+    server_arguments(explain)
     explain.add_argument("--verbose", action="store_true", help="add the plan after every optimizer rule")
     explain.add_argument("--json", action="store_true", help="print the plan as JSON")
     explain.add_argument("--analyze", action="store_true", help="run the query and add rows/bytes transferred")

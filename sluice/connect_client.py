@@ -121,6 +121,15 @@ class ConnectClient:
             answer = self._stub.Config(request)
         return {pair.key: pair.value for pair in answer.pairs if pair.HasField("value")}
 
+    def get_prefixed(self, prefix: str) -> dict[str, str]:
+        """Every setting of this session whose key starts with ``prefix`` (``spark.conf.getAll``, filtered)."""
+        proto = self._proto
+        request = proto.ConfigRequest(**self._who())
+        request.operation.get_all.prefix = prefix
+        with _spark_errors():
+            answer = self._stub.Config(request)
+        return {pair.key: pair.value for pair in answer.pairs if pair.HasField("value")}
+
     def sql(self, query: str, limit: int | None = None) -> Result:
         """``spark.sql(query)`` (its first ``limit`` rows: ``DataFrame.take``), run on the server."""
         proto = self._proto

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from sluice.planner import runtime
@@ -9,6 +10,24 @@ from sluice.scan.plan import QueryPlan
 
 if TYPE_CHECKING:
     from sluice.lake.pyramid import Pyramid
+    from sluice.sources.base import Source
+
+
+def scan_pruning(plan: QueryPlan, sources: Mapping[str, Source]) -> dict[str, Pyramid]:
+    """The pruning pyramid of each of ``plan``'s scans that has one (lake scans), by scan id;
+    ``sources`` by name (a scan of a source not among them has none)."""
+    found = {}
+    for scan in plan.scans:
+        source = sources.get(scan.source)
+        pyramid = source.pruning(scan.spec) if source is not None else None
+        if pyramid is not None:
+            found[scan.scan_id] = pyramid
+    return found
+
+
+def pyramids_by_table(plan: QueryPlan, pruning: Mapping[str, Pyramid]) -> dict[str, Pyramid]:
+    """``pruning`` (by scan id) by table (``table#2`` for a second scan of it)."""
+    return {scan.alias: pyramid for scan in plan.scans if (pyramid := pruning.get(scan.scan_id))}
 
 
 def render_explain(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, cast
 from pyspark.sql import DataFrame, SparkSession
 
 from sluice.errors import BindError, ConfigError
-from sluice.explain import render_explain
+from sluice.explain import pyramids_by_table, render_explain, scan_pruning
 from sluice.masking import mask_url
 from sluice.scan.plan import QueryPlan
 from sluice.scan.spec import strip_password
@@ -213,9 +213,27 @@ class Federation:
             return reader.load()
 
     def plan(self, query: str) -> QueryPlan:
-        """What Spark and Sluice decided for ``query``, per scan (with each step's trace), without running it."""
-        self._classic_only()
+        """What Spark and Sluice decided for ``query``, per scan (with each step's trace), without running it.
+
+        Over Spark Connect the server's driver reads it, through a Sluice catalog's procedure
+        (:mod:`sluice.remote_plan`)."""
+        if is_connect(self.spark):
+            return self._remote_plan(query)
         return self._plan_of(query, self.sql(query))
+
+    def _remote_plan(self, query: str) -> QueryPlan:
+        from sluice.remote_plan import remote_plan, sluice_catalog
+
+        self.activate()
+        names = list(self._options)
+        conf = {} if names else {k: v for k, v in self.spark.conf.getAll.items() if k.startswith("spark.sql.catalog.")}
+
+        def first_row(sql: str) -> tuple[str, str]:
+            row = self.spark.sql(sql).collect()[0]
+            return str(row[0]), str(row[1])
+
+        with translated_errors():
+            return remote_plan(first_row, sluice_catalog(names, conf), query)
 
     def _plan_of(self, query: str, frame: DataFrame) -> QueryPlan:
         with translated_errors():
@@ -236,19 +254,17 @@ class Federation:
                     # time), run as one SQL execution: a small scan the driver read is then not read again
                     self.spark._jvm.io.sluice.spark.Plans.run(frame._jdf.queryExecution())  # type: ignore[union-attr]  # py4j
                 plan = self._plan_of(query, frame)
-            return plan, {scan.scan_id: _read_metrics(os.path.join(directory, scan.scan_id)) for scan in plan.scans}
+            return plan, {scan.scan_id: read_metrics(os.path.join(directory, scan.scan_id)) for scan in plan.scans}
         finally:
             shutil.rmtree(directory, ignore_errors=True)
 
     def _classic_only(self) -> None:
-        """``plan``, ``explain`` and ``transferred`` read Spark's plan through the session's JVM."""
+        """``transferred`` and ``explain(analyze=True)`` count what the readers wrote into a folder of this machine."""
         if is_connect(self.spark):
             raise ConfigError(
-                "fed.plan, fed.explain, fed.pruning and fed.transferred read the Sluice scans of Spark's optimised "
-                "plan (each scan's full plan, the planner's rules, transfer metrics) through the session's JVM, "
-                "which a Spark Connect client has no access to. Over Connect, "
-                "spark.sql('EXPLAIN FORMATTED <query>') shows each scan's pushed filters, RemoteQuery and "
-                "verdicts; for the rest use a classic session (`sluice explain` starts one)"
+                "fed.transferred and fed.explain(analyze=True) count the rows each scan's readers wrote into a "
+                "folder of the driver's machine, which a Spark Connect client does not share. Over Connect, "
+                "`sluice explain --analyze` on the server's machine gives them, or a classic session does"
             )
 
     def explain(self, query: str, verbose: bool = False, analyze: bool = False) -> str:
@@ -257,26 +273,21 @@ class Federation:
         ``verbose`` adds what each of the planner's rules decided; ``analyze`` runs the query
         and adds rows and bytes transferred per scan.
         """
-        if not analyze:
-            plan = self.plan(query)
-            return render_explain(plan, verbose=verbose, pruning=self._pruning(plan))
-        plan, metrics = self._measure(query, pushdown=True)
-        return render_explain(plan, verbose=verbose, metrics=metrics, pruning=self._pruning(plan))
+        plan, metrics = self.explained(query, analyze)
+        return render_explain(plan, verbose=verbose, metrics=metrics, pruning=self.scan_pruning(plan))
+
+    def explained(self, query: str, analyze: bool = False) -> tuple[QueryPlan, dict[str, dict[str, int]] | None]:
+        """What :meth:`explain` renders: the plan, and (``analyze``: after running it) the transfers by scan id."""
+        return self._measure(query, pushdown=True) if analyze else (self.plan(query), None)
 
     def pruning(self, query: str) -> dict[str, Pyramid]:
         """The pruning pyramid of every lake scan of ``query``, by table (``table#2`` for a second scan of it)."""
         plan = self.plan(query)
-        pruned = self._pruning(plan)
-        return {scan.alias: pyramid for scan in plan.scans if (pyramid := pruned.get(scan.scan_id))}
+        return pyramids_by_table(plan, self.scan_pruning(plan))
 
-    def _pruning(self, plan: QueryPlan) -> dict[str, Pyramid]:
-        found = {}
-        for scan in plan.scans:
-            source = self._sources.get(scan.source)
-            pyramid = source.pruning(scan.spec) if source is not None else None
-            if pyramid is not None:
-                found[scan.scan_id] = pyramid
-        return found
+    def scan_pruning(self, plan: QueryPlan) -> dict[str, Pyramid]:
+        """The pruning pyramids of ``plan``'s lake scans, by scan id."""
+        return scan_pruning(plan, self._sources)
 
     def transferred(self, query: str, pushdown: bool = True) -> dict[str, dict[str, int]]:
         """Run ``query``; rows and bytes each scan transferred, by table (``table#2`` for a second scan of it)."""
@@ -300,7 +311,7 @@ def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[Non
                 spark.conf.set(key, previous)
 
 
-def _read_metrics(directory: str) -> dict[str, int]:
+def read_metrics(directory: str) -> dict[str, int]:
     """Rows and bytes per scan. Spark may read a partition twice (a global sort samples it
     first), so each partition counts once; ``reads`` says how many reads there were."""
     per_partition: dict[int, dict[str, int]] = {}

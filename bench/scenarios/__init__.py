@@ -9,7 +9,19 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-ORDER = ("sql", "lake", "flight", "planning", "catalog", "aggregates", "joins", "ingest", "writes", "lake-dml")
+ORDER = (
+    "sql",
+    "lake",
+    "flight",
+    "planning",
+    "catalog",
+    "aggregates",
+    "joins",
+    "ingest",
+    "writes",
+    "lake-dml",
+    "connect",
+)
 
 
 def load(keys: list[str] | None = None) -> list[ModuleType]:

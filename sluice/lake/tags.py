@@ -3,7 +3,7 @@
 Spark's parser has no ``ALTER TABLE ... CREATE TAG`` (Iceberg adds that grammar with its own
 extensions), so the lake catalog offers Spark's stored procedures instead:
 ``CALL lake.system.create_tag('ns.t', 'name' [, snapshot_id])`` and
-``CALL lake.system.drop_tag('ns.t', 'name')`` (``LakeProcedures.java``). Each is one PyIceberg
+``CALL lake.system.drop_tag('ns.t', 'name')`` (``Procedures.java``). Each is one PyIceberg
 ``manage_snapshots`` commit. PyIceberg would silently move an existing tag and accept a
 snapshot id the table never had, so both are checked here first; a tag made by another
 process between the check and the commit fails PyIceberg's ref requirement and is reported

@@ -125,7 +125,7 @@ class CreateNamespaceAnswer:
 @dataclass(frozen=True, kw_only=True)
 class TagRequest(SourceRequest):
     """``CALL lake.system.create_tag(table, tag[, snapshot_id])`` / ``drop_tag(table, tag)``
-    (``LakeProcedures.java``): the arguments as the user wrote them; the planner parses ``table``."""
+    (``Procedures.java``): the arguments as the user wrote them; the planner parses ``table``."""
 
     #: ``namespace.table`` (or ``catalog.namespace.table``), as a string argument
     table: str

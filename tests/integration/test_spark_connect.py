@@ -22,21 +22,27 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from sluice import Federation, server
 from sluice.cli import main
+from sluice.connect_client import ConnectClient
 from sluice.errors import ConfigError
 from tests import edge_data
 from tests.conftest import SESSION_ZONE
+from tests.integration.test_spark_sql_shell import local_ports, planner_processes
 from tests.sources import PG_URL
 
 pytestmark = pytest.mark.integration
@@ -289,6 +295,152 @@ def test_a_federation_on_a_connect_session_attaches_through_spark_conf(
         connect.sql(query).collect()
 
 
+def same_ids(text: str) -> str:
+    """``text`` with the ids one session's plan gives and another's does not (expression ids
+    ``#12``, scan ids) replaced by one placeholder each."""
+    text = re.sub(r"#\d+L?", "#N", text)
+    return re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "SCAN", text)
+
+
+def lake_table(folder: Path) -> str:
+    """A lake with one partitioned table of 3 files (its URL): a scan of it has a pruning pyramid."""
+    import pyarrow as pa
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import LongType, NestedField
+
+    from sluice.lake.catalog import LakeLocation, open_catalog
+
+    location = LakeLocation.from_url(f"iceberg+sqlite:///{folder}/catalog.db")
+    catalog = open_catalog(location, create=True)
+    catalog.create_namespace_if_not_exists("ns")
+    table = catalog.create_table(
+        ("ns", "parts"),
+        schema=Schema(
+            NestedField(1, "id", LongType(), required=False), NestedField(2, "p", LongType(), required=False)
+        ),
+        partition_spec=PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "p")),
+    )
+    table.append(
+        pa.table({"id": pa.array(range(30), pa.int64()), "p": pa.array([i % 3 for i in range(30)], pa.int64())})
+    )
+    return location.url
+
+
+@pytest.mark.slow
+def test_sluice_explain_on_the_running_server_prints_what_the_local_path_prints(
+    running: server.ServerState,
+    server_env: dict[str, str],
+    spark: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``sluice explain`` finds the server as ``sluice sql`` does and prints what the command
+    prints running Spark itself: remote queries, verdicts and reasons, the rules (--verbose),
+    JSON, transfers (--analyze), a lake scan's pruning pyramid (a source the server lacks), ids
+    aside (each session numbers its expressions and scans). An impossible master catches a
+    silent local fall-back."""
+    lake = f"lk={lake_table(tmp_path)}"
+    cpg = f"cpg={PG_URL}"
+    cases = [
+        ([], "SELECT id, t FROM cpg.sluice_test.edge WHERE i > 5 AND t LIKE 'a%'"),
+        (["--source", cpg, "--verbose"], QUERIES[1]),
+        (["--source", cpg, "--json"], QUERIES[2]),
+        (["--source", cpg, "--analyze"], "SELECT id FROM cpg.sluice_test.edge WHERE i > 0"),
+        (["--source", lake], "SELECT id FROM lk.ns.parts WHERE p = 1"),
+        (["--source", lake, "--analyze"], "SELECT count(*) FROM lk.ns.parts WHERE p = 2 AND id > 3"),
+    ]
+    env = {**server_env, "SLUICE_SPARK_MASTER": "no-such-master"}
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "UTC")  # the server's (sluice.spark.session.local_conf)
+    try:
+        for extra, query in cases:
+            started = time.monotonic()
+            remote = sluice("explain", query, *extra, env=env)
+            took = time.monotonic() - started
+            assert remote.returncode == 0, remote.stderr[-3000:]
+            local_extra = extra if "--source" in extra else ["--source", cpg, *extra]
+            capsys.readouterr()
+            assert main(["explain", query, "--local", *local_extra], spark=spark) == 0
+            local = capsys.readouterr().out
+            assert same_ids(remote.stdout) == same_ids(local), (extra, query)
+            assert "remote query" in remote.stdout or '"remote_query"' in remote.stdout, remote.stdout
+            if "--analyze" in extra:
+                assert "transferred: 0 rows" not in remote.stdout, remote.stdout
+            if lake in extra:
+                assert "files" in remote.stdout.lower(), remote.stdout  # the pyramid
+            print(f"{took:.2f} s on the server: sluice explain {' '.join(extra)}")
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    refused = sluice("explain", "SELECT 1", "--server", running.url.replace("127.0.0.1", "localhost"), env=env)
+    assert refused.returncode == 0, refused.stderr  # a loopback name is this machine too
+
+
+@pytest.mark.slow
+def test_a_federation_on_a_connect_session_explains_as_a_classic_one(connect: Any, classic: Federation) -> None:
+    """``fed.plan`` and ``fed.explain`` over Connect read the server's plan (the catalog's
+    ``system.plan`` procedure): the same text as the classic session's, ids aside."""
+    fed = Federation(spark=connect)
+    for query in (QUERIES[0], QUERIES[1]):
+        assert same_ids(fed.explain(query)) == same_ids(classic.explain(query))
+        assert [scan.remote_query for scan in fed.plan(query).scans] == [
+            scan.remote_query for scan in classic.plan(query).scans
+        ]
+    with pytest.raises(ConfigError, match=r"fed.transferred and fed.explain\(analyze=True\)"):
+        fed.explain(QUERIES[0], analyze=True)
+
+
+def waiting_planner(server_pid: int, watch: psycopg.Connection[Any]) -> tuple[int, str]:
+    """The server's planner process whose own PostgreSQL session waits on a lock (matched by its
+    client port), and the query it waits in."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        waiting = watch.execute(
+            "SELECT client_port, query FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        ).fetchall()
+        for pid in planner_processes(server_pid) if waiting else []:
+            ports = local_ports(pid)
+            for port, query in waiting:
+                if port in ports:
+                    return pid, query
+        time.sleep(0.2)
+    raise AssertionError("the server's planner process never waited on the lock")
+
+
+@pytest.mark.slow
+def test_the_servers_planner_killed_mid_query_fails_that_query_and_the_next_one_answers(
+    running: server.ServerState, connect: Any
+) -> None:
+    """The server's planner process is killed while a Connect client's query waits in it (its
+    plan-time EXPLAIN blocked by a lock on the table): that client gets an error naming the dead
+    process; its next query, and another client's, plan in a new one."""
+    query = "SELECT id, t FROM cpg.sluice_test.edge WHERE id < 5 ORDER BY id"
+    with (
+        psycopg.connect(PG_URL) as lock,
+        psycopg.connect(PG_URL, autocommit=True) as watch,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        lock.execute("LOCK TABLE sluice_test.edge IN ACCESS EXCLUSIVE MODE")
+        answer = pool.submit(lambda: connect.sql(query).collect())
+        try:
+            killed, waited_in = waiting_planner(running.pid, watch)
+            os.kill(killed, signal.SIGKILL)
+        finally:
+            lock.rollback()  # the next query reads the table
+        with pytest.raises(Exception) as failure:  # whatever PySpark names it: the message is what is checked
+            answer.result(timeout=600)
+    assert waited_in.startswith("EXPLAIN (FORMAT JSON) SELECT"), waited_in  # only the planner runs it
+    said = str(failure.value)
+    assert f"the Sluice planner process ({sys.executable} -m sluice.spark.planner_process, pid {killed}) ended" in said
+    assert "(killed by signal 9): this query fails; the next query starts a new planner process" in said, said
+    assert [row.id for row in connect.sql(query).collect()] == [0, 1, 2, 3, 4]
+    assert killed not in planner_processes(running.pid)
+    with ConnectClient(running.url) as other:
+        assert [row[0] for row in other.sql(query).rows] == [0, 1, 2, 3, 4]
+
+
 @pytest.mark.slow
 def test_status_and_stop(running: server.ServerState, server_env: dict[str, str], connect: Any) -> None:
     status = cli("status", env=server_env)
@@ -327,9 +479,10 @@ def test_a_connect_federation_refuses_passwords_and_plans_without_a_server() -> 
             fed.attach("x", "postgresql://u:pw@127.0.0.1:1/x")
         with pytest.raises(ConfigError, match=r"source 'y' needs a password"):
             fed.attach("y", "postgresql://u@127.0.0.1:1/x", password="pw")
-        for call in (fed.plan, fed.explain, fed.pruning, fed.transferred):
-            with pytest.raises(ConfigError, match=r"through the session's JVM.*EXPLAIN FORMATTED"):
-                call("SELECT 1")
+        with pytest.raises(ConfigError, match=r"a folder of the driver's machine.*sluice explain --analyze"):
+            fed.transferred("SELECT 1")
+        with pytest.raises(ConfigError, match=r"a folder of the driver's machine"):
+            fed.explain("SELECT 1", analyze=True)
     finally:
         session.client.close()  # nothing listens: the client's exit hook would retry its cleanup call for minutes
 

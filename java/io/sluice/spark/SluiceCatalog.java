@@ -393,14 +393,14 @@ public class SluiceCatalog implements StagingTableCatalog, SupportsNamespaces, P
     throw readOnly("DROP NAMESPACE");
   }
 
-  /** {@code CALL <catalog>.system.create_tag(...)} / {@code drop_tag(...)}: {@link LakeProcedures}. */
+  /** {@code CALL <catalog>.system.<procedure>(...)}: {@link Procedures} (plan, create_tag, drop_tag). */
   @Override
   public UnboundProcedure loadProcedure(Identifier ident) {
-    return LakeProcedures.load(this, ident);
+    return Procedures.load(this, ident);
   }
 
   @Override
   public Identifier[] listProcedures(String[] namespace) {
-    return LakeProcedures.list(namespace);
+    return Procedures.list(namespace);
   }
 }

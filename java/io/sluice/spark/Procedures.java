@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.spark.Protocol.Key;
 import io.sluice.spark.Protocol.Method;
-import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -25,12 +24,13 @@ import org.apache.spark.unsafe.types.UTF8String;
  * the call (positional or {@code name => value} arguments, cast to the parameters' types); the
  * planner does the work ({@code sluice/planner/tags.py}) and refuses sources that are not lakes.
  *
- * <p>{@code create_tag(table, tag [, snapshot_id])} and {@code drop_tag(table, tag)} stand in for
+ * <p>{@code plan(query, run)} ({@link PlanProcedure}, every catalog): a query's Sluice scans for a
+ * client without py4j (Spark Connect). {@code create_tag(table, tag [, snapshot_id])} and {@code drop_tag(table, tag)} stand in for
  * Iceberg's {@code ALTER TABLE ... CREATE TAG}, which Spark's own parser lacks. Each returns one
  * row: the table, the tag and the snapshot it names (or named).
  */
-final class LakeProcedures {
-  private LakeProcedures() {}
+final class Procedures {
+  private Procedures() {}
 
   static final String NAMESPACE = "system";
 
@@ -39,21 +39,30 @@ final class LakeProcedures {
       .add("tag", DataTypes.StringType, false)
       .add("snapshot_id", DataTypes.LongType, false);
 
-  private static final List<String> NAMES = List.of("create_tag", "drop_tag");
+  private static final List<String> NAMES = List.of(PlanProcedure.NAME, "create_tag", "drop_tag");
 
   static Identifier[] list(String[] namespace) {
-    if (!Arrays.equals(namespace, new String[] {NAMESPACE})) {
+    if (!isSystem(namespace)) {
       return new Identifier[0];
     }
     return NAMES.stream().map(name -> Identifier.of(namespace, name)).toArray(Identifier[]::new);
   }
 
+  /** Spark hands the namespace as the user spelled it: {@code SYSTEM.plan} is {@code system.plan}. */
+  private static boolean isSystem(String[] namespace) {
+    return namespace.length == 1 && namespace[0].equalsIgnoreCase(NAMESPACE);
+  }
+
   static UnboundProcedure load(SluiceCatalog catalog, Identifier ident) {
-    if (Arrays.equals(ident.namespace(), new String[] {NAMESPACE})) {
-      if (ident.name().equals("create_tag")) {
+    if (isSystem(ident.namespace())) {
+      String name = ident.name().toLowerCase(java.util.Locale.ROOT);
+      if (name.equals(PlanProcedure.NAME)) {
+        return new PlanProcedure();
+      }
+      if (name.equals("create_tag")) {
         return new Tag(catalog, Method.CREATE_TAG, true);
       }
-      if (ident.name().equals("drop_tag")) {
+      if (name.equals("drop_tag")) {
         return new Tag(catalog, Method.DROP_TAG, false);
       }
     }
