@@ -51,8 +51,10 @@ final class Protocol {
     static final String CHANGED = "changed";
     static final String CHANGES = "changes";
     static final String COLUMNS = "columns";
+    static final String COMMAND = "command";
     static final String COMPLETE = "complete";
     static final String CONDITION = "condition";
+    static final String COPY_ON_WRITE = "copy_on_write";
     static final String CREATED = "created";
     static final String DATA_SOURCE = "data_source";
     static final String DESCRIPTION = "description";
