@@ -18,6 +18,9 @@ delete files, validated as Iceberg's ``OverwriteFiles`` is for a copy-on-write o
 were not read, and stay); a concurrent commit that removed a file of the group or added a
 delete file fails the statement with one line naming that commit, and nothing changes.
 
+A ``DELETE`` arrives here only when Spark cannot hand its condition to the source (a
+subquery): every other one is Spark's metadata-only ``deleteWhere`` (:mod:`sluice.lake.delete_rows`).
+
 Only copy-on-write is written: a table whose ``write.update.mode`` / ``write.merge.mode``
 says ``merge-on-read`` is refused, naming the property, before any row is read or written.
 """
@@ -38,16 +41,16 @@ if TYPE_CHECKING:
     from sluice.lake.ingest import IngestSummary, Report
 
 #: Iceberg's table properties naming each statement's write mode (TableProperties.UPDATE_MODE, MERGE_MODE)
-MODE_PROPERTY = {"UPDATE": "write.update.mode", "MERGE": "write.merge.mode"}
+MODE_PROPERTY = {"UPDATE": "write.update.mode", "MERGE": "write.merge.mode", "DELETE": "write.delete.mode"}
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
 #: how each command is named in messages
-STATEMENT = {"UPDATE": "UPDATE", "MERGE": "MERGE INTO"}
+STATEMENT = {"UPDATE": "UPDATE", "MERGE": "MERGE INTO", "DELETE": "DELETE FROM"}
 
 
 def statement(command: str, name: str) -> str:
     """The statement as messages name it (``UPDATE lake.ns.t``)."""
     if command not in STATEMENT:
-        raise ConfigError(f"lake table {name}: row-level command {command!r} is neither UPDATE nor MERGE")
+        raise ConfigError(f"lake table {name}: row-level command {command!r} is not UPDATE, MERGE or DELETE")
     return f"{STATEMENT[command]} {name}"
 
 

@@ -20,7 +20,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * filter, so each file read is read whole), Spark's query computes those files' new content with its
  * own semantics (conditions, SET expressions, the MERGE cardinality check), and {@link RowLevelWrites}
  * hands it to the planner, which replaces exactly that snapshot's files in one snapshot
- * (sluice/lake/row_level.py). {@code DELETE} keeps {@link SluiceTable#deleteWhere}.
+ * (sluice/lake/row_level.py). {@code DELETE} is rewritten the same way, and Spark's optimizer turns it
+ * back into {@link SluiceTable#deleteWhere} whenever it can translate the condition (always but for a
+ * subquery and the like): only those reach the copy-on-write write.
  */
 final class SluiceLakeTable extends SluiceTable implements SupportsRowLevelOperations {
   SluiceLakeTable(SourceRef source, JsonNode described, Identifier ident) {
@@ -46,13 +48,10 @@ final class SluiceLakeTable extends SluiceTable implements SupportsRowLevelOpera
   @Override
   public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
     RowLevelOperation.Command command = info.command();
-    if (command == RowLevelOperation.Command.DELETE) {  // Spark asks only when canDeleteWhere says no
-      throw new SluiceException("DELETE FROM " + name() + ": a lake table deletes through deleteWhere; nothing was changed");
-    }
     return () -> new CopyOnWrite(this, command);
   }
 
-  /** One UPDATE or MERGE: a whole-file read of the pinned snapshot, written as those files' replacement. */
+  /** One UPDATE, MERGE or DELETE: a whole-file read of the pinned snapshot, written as those files' replacement. */
   static final class CopyOnWrite implements RowLevelOperation {
     final SluiceLakeTable table;
     final RowLevelOperation.Command command;
