@@ -55,12 +55,19 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Rewrite:
     """What a compaction replaces: the data files it read at ``base`` and the delete files that,
-    once those are gone, apply to no live data file."""
+    once those are gone, apply to no live data file.
+
+    ``statement`` (``UPDATE lake.ns.t``, :mod:`sluice.lake.row_level`) makes it a copy-on-write
+    row change instead, as Iceberg's ``OverwriteFiles`` commits one: an ``overwrite`` snapshot
+    whose new files take its own sequence number (they hold changed rows, not the same rows),
+    and any delete file added since the base that may apply to a replaced file, equality
+    deletes too, is a conflict (the statement read rows that are no longer the table's)."""
 
     table: str
     base: Snapshot
     data_files: list[DataFile]
     delete_files: list[DataFile]
+    statement: str | None = None
 
 
 class RewriteConflict(ValidationException):
@@ -82,7 +89,8 @@ class RewriteFiles(_SnapshotProducer["RewriteFiles"]):
     """One ``replace`` snapshot: the rewrite's new data files added, the replaced files removed."""
 
     def __init__(self, transaction: Transaction, io: FileIO, rewrite: Rewrite, properties: dict[str, str]) -> None:
-        super().__init__(Operation.REPLACE, transaction, io, snapshot_properties=properties)
+        self._kind = Operation.REPLACE if rewrite.statement is None else Operation.OVERWRITE
+        super().__init__(self._kind, transaction, io, snapshot_properties=properties)
         self._rewrite = rewrite
         self._starting_snapshot_id = rewrite.base.snapshot_id
         self._deleted_data_files = {*rewrite.data_files, *rewrite.delete_files}  # the summary counts them by content
@@ -94,8 +102,8 @@ class RewriteFiles(_SnapshotProducer["RewriteFiles"]):
         try:
             summary = super()._summary(snapshot_properties)
         finally:
-            self._operation = Operation.REPLACE
-        return Summary(Operation.REPLACE, **summary.additional_properties)
+            self._operation = self._kind
+        return Summary(self._kind, **summary.additional_properties)
 
     def _validate_concurrency(self) -> None:
         """Checked in :meth:`_manifests`, against the head each attempt commits on."""
@@ -133,7 +141,8 @@ class RewriteFiles(_SnapshotProducer["RewriteFiles"]):
     def _added_manifests(self, format_version: int) -> list[ManifestFile]:
         if not self._added_data_files:
             return []
-        sequence = self._rewrite.base.sequence_number if format_version >= 2 else None
+        compaction = self._rewrite.statement is None
+        sequence = self._rewrite.base.sequence_number if format_version >= 2 and compaction else None
         with self.new_manifest_writer(spec=self._transaction.table_metadata.spec()) as writer:
             for data_file in self._added_data_files:
                 writer.add_entry(
@@ -182,16 +191,36 @@ class RewriteFiles(_SnapshotProducer["RewriteFiles"]):
                     path = entry.data_file.file_path
                     if entry.status == ManifestEntryStatus.DELETED and path in replaced:
                         raise self._conflict(f"{path}, one of the files it replaces", snapshot, "removed")
-                    if entry.status == ManifestEntryStatus.ADDED and entry.data_file.content == (
-                        DataFileContent.POSITION_DELETES
-                    ):
-                        named = next((d for d in data_files if _may_name(entry.data_file, d)), None)
+                    if entry.status == ManifestEntryStatus.ADDED and self._conflicting_delete(entry.data_file):
+                        named = next((d for d in data_files if self._may_apply(entry.data_file, d)), None)
                         if named is not None:
+                            kind = (
+                                "position"
+                                if entry.data_file.content == DataFileContent.POSITION_DELETES
+                                else "equality"
+                            )
                             raise self._conflict(
-                                f"position delete file {path}, which may delete rows of {named.file_path}",
+                                f"{kind} delete file {path}, which may delete rows of {named.file_path}",
                                 snapshot,
                                 "added",
                             )
+
+    def _conflicting_delete(self, added: DataFile) -> bool:
+        """Whether a delete file added since the base may conflict: a position delete always; an
+        equality delete only for a row change (a compaction's files keep the base's sequence
+        number, so the delete applies to them as to the files they replace)."""
+        if added.content == DataFileContent.POSITION_DELETES:
+            return True
+        return added.content == DataFileContent.EQUALITY_DELETES and self._rewrite.statement is not None
+
+    def _may_apply(self, delete: DataFile, data: DataFile) -> bool:
+        """A delete file may delete rows of ``data``; an equality delete of an unpartitioned spec
+        is global (it applies to every partition)."""
+        if delete.content == DataFileContent.EQUALITY_DELETES:
+            spec = self._transaction.table_metadata.specs().get(delete.spec_id or 0)
+            if spec is None or spec.is_unpartitioned():
+                return True
+        return _may_name(delete, data)
 
     def _conflict(self, what: str, snapshot: Snapshot | None = None, verb: str = "") -> RewriteConflict:
         by = ""
@@ -200,9 +229,15 @@ class RewriteFiles(_SnapshotProducer["RewriteFiles"]):
             operation = summary.operation.value if summary is not None else "unknown operation"
             job = summary.additional_properties.get("sluice.ingest-job") if summary is not None else None
             by = f"snapshot {snapshot.snapshot_id} ({operation}{f', job {job}' if job else ''}) {verb} "
+        base = self._rewrite.base.snapshot_id
+        if self._rewrite.statement is not None:
+            return RewriteConflict(
+                f"{self._rewrite.statement} conflicts with a concurrent commit: {by}{what}; the statement read "
+                f"snapshot {base}, nothing was committed and no row changed; run it again"
+            )
         return RewriteConflict(
             f"optimize {self._rewrite.table} conflicts with a concurrent commit: {by}{what}; the rewrite of "
-            f"snapshot {self._rewrite.base.snapshot_id} was not committed and no row changed; run optimize again"
+            f"snapshot {base} was not committed and no row changed; run optimize again"
         )
 
 

@@ -218,6 +218,9 @@ class CatalogPlanner:
         refused = ""
         if request.catalog is not None:  # a table looked up by name: UPDATE and MERGE by its key, or why not
             row_id, refused = writes.row_identity(source, request, namespace, table.name)
+        cow, snapshot_id = (
+            writes.copy_on_write(source, namespace, table) if request.catalog is not None else (False, None)
+        )
         return DescribeAnswer(
             name=table.qualified_name,
             schema=_struct([(c.name, c.type) for c in table.columns], not_null=row_id),
@@ -226,6 +229,8 @@ class CatalogPlanner:
             partitioning=writes.identity_partitions(source, namespace, name) if request.catalog is not None else [],
             row_id=row_id,
             row_level_refused=refused,
+            copy_on_write=cow,
+            snapshot_id=snapshot_id,
         )
 
     def _describe_query(self, request: DescribeRequest, sql: str) -> DescribeAnswer:

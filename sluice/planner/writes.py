@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         CreateNamespaceRequest,
         WriteRequest,
     )
+    from sluice.types import TableSchema
 
 _log = logging.getLogger(__name__)
 
@@ -231,6 +232,8 @@ def write(spark: SparkSession, source: Source, request: WriteRequest, frame: Dat
         return _replace(spark, source, request, frame)
     if _sql(source):
         return sql_write(source, request, frame)
+    if request.mode == "replace-data":
+        return _replace_data(spark, source, request, frame)
     location = lake(source, "INSERT")
     mode = request.mode
     where = overwrite_filter(source, request) if mode == "overwrite-filter" else []
@@ -266,13 +269,41 @@ def _replace(spark: SparkSession, source: Source, request: WriteRequest, frame: 
         raise
 
 
+def _replace_data(spark: SparkSession, source: Source, request: WriteRequest, frame: DataFrame) -> WriteAnswer:
+    """``UPDATE`` / ``MERGE INTO`` a lake table: Spark's new content of the files its scan read,
+    committed as one snapshot replacing them (:mod:`sluice.lake.row_level`)."""
+    from sluice.lake.row_level import replace_data, statement
+
+    location = lake(source, request.command or "UPDATE")
+    namespace = _namespace(request, statement(request.command, request.name))
+    summary = replace_data(
+        spark, location.url, namespace, request.name, request.command, request.snapshot_id, frame, _log.info
+    )
+    return WriteAnswer(snapshot_id=summary.snapshot_id, files=summary.files, rows=summary.rows)
+
+
+def copy_on_write(source: Source, namespace: list[str], table: TableSchema) -> tuple[bool, int | None]:
+    """Whether a catalog's table takes UPDATE and MERGE as a lake copy-on-write, and the snapshot
+    its operation reads (the current one; None: the table has none yet). A SQL table, a time
+    travel (pinned) description and a metadata table (``t.snapshots``) do not."""
+    from sluice.lake import metadata_tables
+
+    location = source.lake
+    if location is None or table.snapshot is not None or len(namespace) != 1:
+        return False, None
+    if metadata_tables.split(table.name) is not None:
+        return False, None
+    current = read_table(location, namespace[0], table.name, source.name).current_snapshot()
+    return True, current.snapshot_id if current is not None else None
+
+
 def row_identity(source: Source, request: SourceRequest, namespace: list[str], name: str) -> tuple[list[str], str]:
     """The row id (primary key) Spark's UPDATE and MERGE take for a table, or none and why:
-    a SQL table's is :mod:`sluice.write`'s; a lake table is not row-level (no reason: the
-    catalog layer hands it to Spark as a plain table, which keeps its DELETE path)."""
+    a SQL table's is :mod:`sluice.write`'s; a lake table has none (no reason: the
+    catalog layer hands it to Spark as a copy-on-write table, :func:`copy_on_write`)."""
     if _sql(source):
         return sql_row_identity(source, request, namespace, name)
-    return [], ""  # a lake table is not row-level: Spark refuses UPDATE and MERGE on it
+    return [], ""  # a lake table rewrites files instead (copy_on_write)
 
 
 def overwrite_filter(source: Source, request: WriteRequest) -> list[str]:

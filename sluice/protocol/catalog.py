@@ -64,6 +64,12 @@ class DescribeAnswer:
     #: why UPDATE and MERGE are refused on a SQL table when ``row_id`` is empty ("": a lake table or a
     #: DataFrame reader's, which are not row-level)
     row_level_refused: str = ""
+    #: a catalog's lake table: UPDATE and MERGE rewrite the data files they read (copy-on-write,
+    #: sluice/lake/row_level.py)
+    copy_on_write: bool = False
+    #: ``copy_on_write`` only: the table's current snapshot as described (None: it has none yet);
+    #: the operation reads it and its write replaces files of it
+    snapshot_id: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,11 +154,16 @@ class WriteRequest(NamedRequest):
     """``INSERT`` / ``INSERT OVERWRITE`` / CTAS into a lake table; Spark's query travels beside the JSON."""
 
     #: ``append``, ``overwrite``, ``overwrite-filter`` or ``overwrite-partitions`` (sluice/planner/writes.py),
-    #: ``replace`` (the table dropped and created anew with the rows), or ``delta`` (UPDATE / MERGE on a
-    #: SQL table, sluice/write/delta.py)
+    #: ``replace`` (the table dropped and created anew with the rows), ``delta`` (UPDATE / MERGE on a
+    #: SQL table, sluice/write/delta.py) or ``replace-data`` (UPDATE / MERGE on a lake table: the rows
+    #: of the files read, changed, sluice/lake/row_level.py)
     mode: str = "append"
     #: ``delta`` only: the row id (primary key) columns, whose old values end each delta row
     row_id: list[str] = field(default_factory=list)
+    #: ``replace-data`` (UPDATE / MERGE on a lake table, sluice/lake/row_level.py): the statement
+    #: (``UPDATE`` or ``MERGE``) and the snapshot its rows were read at (None: the table had none)
+    command: str = ""
+    snapshot_id: int | None = None
     #: Spark's overwrite filter (V2 predicates, conjuncts) for ``overwrite-filter``
     predicates: list[JsonObject] = field(default_factory=list)
     #: ``replace`` only (REPLACE TABLE [AS SELECT], createOrReplace): the new table as a

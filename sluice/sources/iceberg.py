@@ -55,6 +55,7 @@ from sluice.types import AsOf, Column, SparkType, TableSchema
 
 if TYPE_CHECKING:
     import duckdb
+    from pyiceberg.schema import Schema
     from pyiceberg.table import Table
     from pyiceberg.table.name_mapping import NameMapping
     from pyiceberg.table.snapshots import Snapshot
@@ -247,7 +248,7 @@ class IcebergSource(Source):
 
         iceberg = self._table(spec.table.schema, spec.table.name)
         pyramid = self._pyramid(spec, _needed_columns(spec), iceberg)
-        fields = snapshot_schema(iceberg, spec.table.snapshot)
+        fields = _read_schema(iceberg, spec.table)
         mapping = name_mapping(iceberg, fields)
         try:
             layouts = {read.path: file_layout(read.path, fields, mapping) for read in pyramid.reads}
@@ -279,7 +280,7 @@ class IcebergSource(Source):
         count = 1 if spec.limit is not None or spec.aggregate is not None else max(1, spec.partitions)
         groups = _balanced(list(pyramid.reads), count)
         schema = spec.arrow_schema()
-        fields = snapshot_schema(iceberg, spec.table.snapshot)
+        fields = _read_schema(iceberg, spec.table)
         # each column with its field id: older files hold it under another name, or not at all
         if not needed:  # COUNT(*) alone: rows without columns have no count, so one column is read
             needed = (spec.table.columns[0].name,)
@@ -604,6 +605,16 @@ def _needed_columns(spec: ScanSpec) -> tuple[str, ...]:
         if name is not None and name not in needed:
             needed.append(name)
     return tuple(needed)
+
+
+def _read_schema(iceberg: Table, table: TableSchema) -> Schema:
+    """The schema a scan finds its columns' field ids in: the pinned snapshot's for a time travel
+    (whose description has that schema's columns), the current one when the description has
+    columns that schema lacks: a row-level operation (UPDATE, MERGE) pins the current snapshot
+    with the current columns, and a column added or renamed since that snapshot is only there."""
+    pinned = snapshot_schema(iceberg, table.snapshot)
+    names = {field.name for field in pinned.fields}
+    return pinned if all(column.name in names for column in table.columns) else iceberg.schema()
 
 
 def _described(

@@ -57,6 +57,7 @@ final class Protocol {
     static final String COMMAND = "command";
     static final String COMPLETE = "complete";
     static final String CONDITION = "condition";
+    static final String COPY_ON_WRITE = "copy_on_write";
     static final String CREATED = "created";
     static final String DATA_SOURCE = "data_source";
     static final String DESCRIPTION = "description";

@@ -11,7 +11,9 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.ProjectingInternalRow;
 import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTableWithFilters;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.ReplaceData;
 import org.apache.spark.sql.catalyst.plans.logical.WriteDelta;
+import org.apache.spark.sql.catalyst.util.ReplaceDataProjections;
 import org.apache.spark.sql.catalyst.util.WriteDeltaProjections;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
@@ -29,7 +31,8 @@ import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.BoxedUnit;
 
 /**
- * Plans {@code UPDATE} and {@code MERGE INTO} of a Sluice SQL table on Spark's V1 write fallback.
+ * Plans {@code UPDATE} and {@code MERGE INTO} of a Sluice SQL table, and of a lake table, on Spark's
+ * V1 write fallback.
  *
  * <p>Spark rewrites both, on a {@link SluiceRowLevelTable}, into a {@code WriteDelta} whose query
  * computes the delta rows (operation, new row, old row id) with Spark's own semantics, and plans
@@ -37,7 +40,9 @@ import scala.runtime.BoxedUnit;
  * among the session's extra strategies (as {@link OverwritePartitions}), plans it as an append on
  * the fallback instead: the query reaches the planner as a DataFrame of {@code op, c0..cN-1,
  * k0..kM-1} (the projections' layout resolved here) in write mode {@code delta}, and the planner
- * applies it in one transaction of the source.
+ * applies it in one transaction of the source. On a lake table ({@link SluiceLakeTable}) Spark
+ * rewrites them into a {@code ReplaceData} instead, planned the same way: its query (the new
+ * content of the files read) reaches the planner in write mode {@code replace-data}.
  *
  * <p>It also plans a {@code DELETE} Spark hands a Sluice table ({@code DeleteFromTableWithFilters})
  * as Spark does, on an {@link ExplainedDelete} of the table, so that EXPLAIN shows the planner's
@@ -77,6 +82,19 @@ public final class RowLevelWrites extends SparkStrategy {
       SparkPlan exec = new AppendDataExecV1(table, delta.query(), refreshCache, fallback);
       return CollectionConverters.asScala(List.of(exec)).toList();
     }
+    if (plan instanceof ReplaceData replace
+        && replace.write().isDefined()
+        && replace.write().get() instanceof SluiceLakeTable.Write write
+        && replace.originalTable() instanceof DataSourceV2Relation relation) {
+      SluiceLakeTable table = write.operation.table;
+      scala.Function0<BoxedUnit> refreshCache = () -> {
+        session.sharedState().cacheManager().recacheByPlan(session, relation);
+        return BoxedUnit.UNIT;
+      };
+      V1Write fallback = new Replacement(write.operation, replace.projections());
+      SparkPlan exec = new AppendDataExecV1(table, replace.query(), refreshCache, fallback);
+      return CollectionConverters.asScala(List.of(exec)).toList();
+    }
     if (plan instanceof DeleteFromTableWithFilters delete
         && delete.table() instanceof DataSourceV2Relation relation
         && relation.table() instanceof SluiceTable table) {
@@ -90,6 +108,69 @@ public final class RowLevelWrites extends SparkStrategy {
       return CollectionConverters.asScala(List.of(exec)).toList();
     }
     return CollectionConverters.asScala(List.<SparkPlan>of()).toList();
+  }
+
+  private static int[] ordinals(ProjectingInternalRow projection) {
+    List<Object> found = CollectionConverters.asJava(projection.colOrdinals());
+    int[] out = new int[found.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = (Integer) found.get(i);
+    }
+    return out;
+  }
+
+  /** Spark's query with its columns renamed by position ({@code sluice_0..}): its own names may repeat. */
+  private static Dataset<Row> numbered(Dataset<Row> data) {
+    String[] positional = new String[data.columns().length];
+    for (int i = 0; i < positional.length; i++) {
+      positional[i] = "sluice_" + i;
+    }
+    return data.toDF(positional);
+  }
+
+  /**
+   * A lake UPDATE or MERGE handed to the planner: the new content of the files the operation read,
+   * in the table's columns (the row projection's ordinals), in write mode {@code replace-data} with
+   * the command and the snapshot read.
+   */
+  private static final class Replacement implements V1Write {
+    private final SluiceLakeTable.CopyOnWrite operation;
+    private final int[] row;
+
+    Replacement(SluiceLakeTable.CopyOnWrite operation, ReplaceDataProjections projections) {
+      this.operation = operation;
+      if (projections.metadataProjection().isDefined()) {
+        throw new SluiceException("the rewrite of " + operation.table.name() + " carries metadata columns Sluice does not write");
+      }
+      this.row = ordinals(projections.rowProjection());
+    }
+
+    @Override
+    public InsertableRelation toInsertableRelation() {
+      return (data, overwrite) -> {
+        SluiceLakeTable table = operation.table;
+        Dataset<Row> numbered = numbered(data);
+        String[] positional = numbered.columns();
+        org.apache.spark.sql.types.StructField[] fields = table.schema().fields();
+        if (fields.length != row.length) {
+          throw new SluiceException("the rewrite of " + table.name() + " has " + row.length + " columns, the table "
+              + fields.length);
+        }
+        List<Column> picked = new ArrayList<>();
+        for (int i = 0; i < row.length; i++) {
+          picked.add(functions.col(positional[row[i]]).as(fields[i].name()));
+        }
+        ObjectNode request = table.source.request();
+        SluiceCatalog.identify(request, table.ident);
+        request.put(Key.MODE, "replace-data");
+        request.put(Key.COMMAND, operation.command.name());
+        Long snapshot = table.snapshotId();
+        if (snapshot != null) {
+          request.put(Key.SNAPSHOT_ID, snapshot.longValue());
+        }
+        Bridge.write(request, numbered.select(picked.toArray(new Column[0])));
+      };
+    }
   }
 
   /** The delta handed to the planner: Spark's query, its columns picked by the projections' ordinals. */
@@ -118,15 +199,6 @@ public final class RowLevelWrites extends SparkStrategy {
       this.rowId = ordinals(projections.rowIdProjection());
     }
 
-    private static int[] ordinals(ProjectingInternalRow projection) {
-      List<Object> found = CollectionConverters.asJava(projection.colOrdinals());
-      int[] out = new int[found.size()];
-      for (int i = 0; i < out.length; i++) {
-        out[i] = (Integer) found.get(i);
-      }
-      return out;
-    }
-
     /** EXPLAIN's words for the delta: the planner's path, statements and reasons ({@link WriteExplain}). */
     @Override
     public String toString() {
@@ -136,11 +208,8 @@ public final class RowLevelWrites extends SparkStrategy {
     @Override
     public InsertableRelation toInsertableRelation() {
       return (data, overwrite) -> {
-        String[] positional = new String[data.columns().length];
-        for (int i = 0; i < positional.length; i++) {
-          positional[i] = "sluice_" + i;
-        }
-        Dataset<Row> numbered = data.toDF(positional);
+        Dataset<Row> numbered = numbered(data);
+        String[] positional = numbered.columns();
         List<Column> picked = new ArrayList<>();
         picked.add(functions.col(positional[0]).as("op"));  // every delta output leads with the operation
         if (row.length > 0) {

@@ -22,7 +22,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * on it into a {@code WriteDelta} whose query (Spark's own: conditions, SET expressions, the
  * MERGE cardinality check) computes the delta rows, identified by the key ({@link SupportsDelta#rowId}).
  * {@link RowLevelWrites} plans that node on the V1 fallback, and the planner applies the delta in
- * one transaction of the source (sluice/write/delta.py). Lake tables are never row-level here.
+ * one transaction of the source (sluice/write/delta.py). Lake tables are {@link SluiceLakeTable}.
  */
 final class SluiceRowLevelTable extends SluiceTable implements SupportsRowLevelOperations {
   SluiceRowLevelTable(SourceRef source, JsonNode described, Identifier ident) {

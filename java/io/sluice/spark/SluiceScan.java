@@ -67,11 +67,15 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
   /** The batch made last: its plan is the one runtime filters left (see SluiceBatch#createReaderFactory). */
   private volatile SluiceBatch latest;
 
-  SluiceScan(SluiceTable table, StructType schema, ObjectNode request, JsonNode plan) {
+  /** A copy-on-write operation's scan: it reads whole files, so it takes no runtime filter. */
+  private final boolean wholeFiles;
+
+  SluiceScan(SluiceTable table, StructType schema, ObjectNode request, JsonNode plan, boolean wholeFiles) {
     this.table = table;
     this.schema = schema;
     this.request = request;
     this.plan = plan;
+    this.wholeFiles = wholeFiles;
   }
 
   /** The planner's answer this scan was built from (what Federation.plan reads back). */
@@ -81,6 +85,9 @@ final class SluiceScan implements Scan, SupportsReportStatistics, SupportsRuntim
 
   @Override
   public NamedReference[] filterAttributes() {
+    if (wholeFiles) {
+      return new NamedReference[0];
+    }
     JsonNode columns = plan.path(Key.RUNTIME_COLUMNS);
     NamedReference[] references = new NamedReference[columns.size()];
     for (int i = 0; i < references.length; i++) {

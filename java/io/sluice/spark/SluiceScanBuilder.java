@@ -64,9 +64,20 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
   private JsonNode pushedJoin;
   private JsonNode refusedJoin;
 
+  /**
+   * A copy-on-write operation's scan ({@link SluiceLakeTable}): every row of every file read, so no
+   * filter is pushed (Spark's offers prune nothing and come back whole) and no runtime filter is taken.
+   */
+  private final boolean wholeFiles;
+
   SluiceScanBuilder(SluiceTable table) {
+    this(table, false);
+  }
+
+  SluiceScanBuilder(SluiceTable table, boolean wholeFiles) {
     this.table = table;
     this.required = table.schema();
+    this.wholeFiles = wholeFiles;
   }
 
   private ObjectNode request() {
@@ -129,7 +140,7 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
 
   @Override
   public Predicate[] pushPredicates(Predicate[] predicates) {
-    if (!table.source.pushdown || predicates.length == 0 || pushedJoin != null) {
+    if (wholeFiles || !table.source.pushdown || predicates.length == 0 || pushedJoin != null) {
       return predicates;
     }
     ObjectNode request = request();
@@ -284,6 +295,6 @@ final class SluiceScanBuilder implements ScanBuilder, SupportsPushDownV2Filters,
     // what the planner reads: the columns Spark asked for (one when it asked for none: count(*)),
     // or the grouping keys and aggregates when they were pushed
     StructType read = (StructType) DataType.fromJson(plan.path(Key.READ_SCHEMA).toString());
-    return new SluiceScan(table, read, request, plan);
+    return new SluiceScan(table, read, request, plan, wholeFiles);
   }
 }

@@ -41,11 +41,16 @@ class SluiceTable implements SupportsRead, SupportsWrite, SupportsDeleteV2 {
   /**
    * The table as the catalog hands it to Spark: a SQL table looked up by name is row-level
    * ({@link SluiceRowLevelTable}: UPDATE and MERGE by the row id the planner names, a writable
-   * table's primary key, or refused with the planner's reason); a lake table is plain.
+   * table's primary key, or refused with the planner's reason); a lake table's data is
+   * {@link SluiceLakeTable} (UPDATE and MERGE copy-on-write); anything else is plain.
    */
   static SluiceTable of(SourceRef source, JsonNode described, Identifier ident) {
     boolean sql = described.path(Key.ROW_ID).size() > 0 || !described.path(Key.ROW_LEVEL_REFUSED).asText("").isEmpty();
-    return sql ? new SluiceRowLevelTable(source, described, ident) : new SluiceTable(source, described, ident);
+    if (sql) {
+      return new SluiceRowLevelTable(source, described, ident);
+    }
+    boolean lake = ident != null && described.path(Key.COPY_ON_WRITE).asBoolean();
+    return lake ? new SluiceLakeTable(source, described, ident) : new SluiceTable(source, described, ident);
   }
 
 
