@@ -14,6 +14,7 @@ import platform
 import sqlite3
 import subprocess
 import sys
+from dataclasses import dataclass
 from importlib import metadata
 
 import psycopg
@@ -126,8 +127,21 @@ def facts(pg_url: str, mysql_url: str, jars: dict[str, str]) -> dict[str, object
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _processes() -> dict[int, tuple[int, str, float]]:
-    """Every process: pid -> (parent, command name, CPU-seconds with its reaped children)."""
+@dataclass(frozen=True)
+class Process:
+    """One live process as ``/proc/<pid>/stat`` and ``cmdline`` tell it."""
+
+    parent: int
+    name: str
+    command: bytes
+    #: CPU-seconds of the process itself (user + system)
+    own_cpu: float
+    #: the same with its reaped children's
+    cpu: float
+
+
+def processes() -> dict[int, Process]:
+    """Every live process by pid."""
     found = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -135,34 +149,44 @@ def _processes() -> dict[int, tuple[int, str, float]]:
         try:
             with open(f"/proc/{name}/stat") as stat:
                 text = stat.read()
+            with open(f"/proc/{name}/cmdline", "rb") as cmdline:
+                command = cmdline.read()
         except OSError:
             continue
-        command = text[text.index("(") + 1 : text.rindex(")")]
         fields = text[text.rindex(")") + 2 :].split()
-        found[int(name)] = (int(fields[1]), command, sum(int(f) for f in fields[11:15]) / TICKS)
+        ticks = [int(f) for f in fields[11:15]]
+        found[int(name)] = Process(
+            int(fields[1]),
+            text[text.index("(") + 1 : text.rindex(")")],
+            command,
+            sum(ticks[:2]) / TICKS,
+            sum(ticks) / TICKS,
+        )
     return found
 
 
 def process_cpu(pid: int) -> float:
     """CPU-seconds so far of process ``pid`` (0.0 once it is gone)."""
-    return _processes().get(pid, (0, "", 0.0))[2]
+    found = processes().get(pid)
+    return found.cpu if found is not None else 0.0
 
 
 def cpu_snapshot() -> dict[int, tuple[str, float]]:
     """This driver and its descendants: pid -> (class: driver, jvm or workers; CPU-seconds so far,
     with its reaped children)."""
-    processes = _processes()
+    live = processes()
     me = os.getpid()
     found = {}
-    for pid, (_, command, seconds) in processes.items():
+    for pid, process in live.items():
         chain, parent = [], pid
-        while parent in processes and parent != me and parent > 1:
-            chain.append(processes[parent][1])
-            parent = processes[parent][0]
+        while parent in live and parent != me and parent > 1:
+            chain.append(live[parent].name)
+            parent = live[parent].parent
         if pid == me:
-            found[pid] = ("driver", seconds)
+            found[pid] = ("driver", process.cpu)
         elif parent == me:
-            found[pid] = ("jvm" if command == "java" else ("workers" if "java" in chain[1:] else "driver"), seconds)
+            kind = "jvm" if process.name == "java" else ("workers" if "java" in chain[1:] else "driver")
+            found[pid] = (kind, process.cpu)
     return found
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from bench.cases import Case
 from bench.context import BenchContext, log, scenario_result
+from bench.machine import processes
 from bench.scenarios.planning import QUERY, ensure_sources
 from bench.timing import summary, warmed_rounds
 from sluice.spark.bridge import CALLBACK
@@ -50,48 +51,24 @@ CLI_GOAL_S = 1.0
 RUNS, QUICK_RUNS = 15, 5
 EMPTY = "SELECT 1 AS one"
 TEN_ROWS = "SELECT * FROM plan_lite.customers WHERE id <= 10"
-TICKS = os.sysconf("SC_CLK_TCK")
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _processes() -> dict[int, tuple[int, str, bytes, float]]:
-    """Every live process: pid -> (parent, name, command line, its own CPU-seconds, children not counted)."""
-    found = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as stat:
-                text = stat.read()
-            with open(f"/proc/{name}/cmdline", "rb") as cmdline:
-                command = cmdline.read()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2 :].split()
-        found[int(name)] = (
-            int(fields[1]),
-            text[text.index("(") + 1 : text.rindex(")")],
-            command,
-            (int(fields[11]) + int(fields[12])) / TICKS,
-        )
-    return found
 
 
 def cpu_by_class(server_pid: int) -> dict[str, float]:
     """CPU-seconds so far: this process, its JVM (and that JVM's Python workers), the server's
     JVM, planner process and workers, and this process's reaped children (the CLI runs)."""
-    processes = _processes()
+    live = processes()
     me = os.getpid()
     classes: dict[str, float] = defaultdict(float)
     own = resource.getrusage(resource.RUSAGE_SELF)
     classes["bench"] = own.ru_utime + own.ru_stime
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     classes["cli"] = children.ru_utime + children.ru_stime
-    for pid, (_, name, command, seconds) in processes.items():
-        chain, parent = [], pid
-        while parent in processes and parent not in (me, server_pid) and parent > 1:
-            parent = processes[parent][0]
-            chain.append(parent)
+    for pid, process in live.items():
+        name, command, seconds = process.name, process.command, process.own_cpu
+        parent = pid
+        while parent in live and parent not in (me, server_pid) and parent > 1:
+            parent = live[parent].parent
         if parent == me and pid != me:
             classes["local jvm" if name == "java" else "local workers"] += seconds
         elif parent == server_pid or pid == server_pid:
