@@ -129,7 +129,7 @@ def test_a_tag_by_snapshot_id_moved_and_dropped(spark, tagged) -> None:
         ("CALL tlake.system.drop_tag('ns.t', 'nope')", r"lake table tlake.ns.t has no tag 'nope' \(refs: branch main"),
         (
             "CALL tlake.system.rollback('ns.t')",
-            r"catalog tlake has no procedure system.rollback \(it has system.create_tag",
+            r"catalog tlake has no procedure system.rollback \(it has system.plan, system.create_tag, system.drop_tag",
         ),
     ],
 )
