@@ -452,9 +452,7 @@ class MysqlTarget(Target):
 
     def explain_delta(self, table: TableSchema, row_id: list[str]) -> Plan:
         assert table.schema is not None
-        keys = [table.find(k) for k in row_id]
-        given = [Field("op", "int", False), *self.staged_fields(table)]
-        given += [Field(f"k{i}", c.type.name, False) for i, c in enumerate(keys) if c is not None]
+        given = self.delta_fields(table, row_id)
         moves = _delta_moves(table, row_id, STAGING_SHOWN)
         load = Stager.statement(table.schema, STAGING_SHOWN, len(given), "<the task attempt>")
         only = f"s.{KEPT_SHOWN}"

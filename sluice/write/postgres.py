@@ -287,8 +287,7 @@ class PostgresTarget(Target):
 
     def explain_delta(self, table: TableSchema, row_id: list[str]) -> Plan:
         assert table.schema is not None
-        given = [Field("op", "int", False), *self.staged_fields(table)]
-        given += [Field(f"k{i}", _column(table, k).type.name, False) for i, k in enumerate(row_id)]
+        given = self.delta_fields(table, row_id)
         names = ["op", *_staged(len(table.columns)), *(f"k{i}" for i in range(len(row_id)))]
         changes = _delta_changes(table, [_column(table, k) for k in row_id], STAGING_SHOWN)
         return Plan(

@@ -125,6 +125,13 @@ class Target(abc.ABC):
         """The table's columns as the Spark fields a write's query carries (Spark cast them to the table's types)."""
         return [Field(c.name, c.type.name, c.nullable) for c in table.columns]
 
+    def delta_fields(self, table: TableSchema, row_id: list[str]) -> list[Field]:
+        """The fields of a delta's rows (:mod:`sluice.write.delta`): the operation, the table's columns,
+        then the old value of each row-id column (``k0..``), as EXPLAIN shows the delta's stage."""
+        keys = [table.find(k) for k in row_id]
+        olds = [Field(f"k{i}", c.type.name, False) for i, c in enumerate(keys) if c is not None]
+        return [Field("op", "int", False), *self.staged_fields(table), *olds]
+
     @abc.abstractmethod
     def delete(self, table: TableSchema, where: str | None) -> int:
         """``DELETE FROM table WHERE where`` (None: every row) in one transaction of the source,

@@ -1,6 +1,5 @@
 package io.sluice.spark;
 
-import java.util.Collections;
 import java.util.Iterator;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
@@ -10,7 +9,6 @@ import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.procedures.BoundProcedure;
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
 import org.apache.spark.sql.connector.catalog.procedures.SimpleProcedure;
-import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.execution.QueryExecution;
 import org.apache.spark.sql.types.DataTypes;
@@ -75,17 +73,6 @@ final class PlanProcedure implements SimpleProcedure {
     InternalRow row = new GenericInternalRow(new Object[] {
       UTF8String.fromString(execution.optimizedPlan().treeString()), UTF8String.fromString(scans)
     });
-    LocalScan result = new LocalScan() {
-      @Override
-      public InternalRow[] rows() {
-        return new InternalRow[] {row};
-      }
-
-      @Override
-      public StructType readSchema() {
-        return RESULT;
-      }
-    };
-    return Collections.<Scan>singletonList(result).iterator();
+    return Procedures.oneRow(RESULT, row);
   }
 }

@@ -48,6 +48,22 @@ final class Procedures {
     return NAMES.stream().map(name -> Identifier.of(namespace, name)).toArray(Identifier[]::new);
   }
 
+  /** A procedure's answer: one row of {@code schema}, as the local scan Spark reads a call's result from. */
+  static Iterator<Scan> oneRow(StructType schema, InternalRow row) {
+    Scan result = new LocalScan() {
+      @Override
+      public InternalRow[] rows() {
+        return new InternalRow[] {row};
+      }
+
+      @Override
+      public StructType readSchema() {
+        return schema;
+      }
+    };
+    return List.<Scan>of(result).iterator();
+  }
+
   /** Spark hands the namespace as the user spelled it: {@code SYSTEM.plan} is {@code system.plan}. */
   private static boolean isSystem(String[] namespace) {
     return namespace.length == 1 && namespace[0].equalsIgnoreCase(NAMESPACE);
@@ -124,18 +140,7 @@ final class Procedures {
           UTF8String.fromString(answer.path(Key.TABLE).asText()),
           UTF8String.fromString(answer.path(Key.TAG).asText()),
           answer.path(Key.SNAPSHOT_ID).asLong()});
-      Scan result = new LocalScan() {
-        @Override
-        public InternalRow[] rows() {
-          return new InternalRow[] {row};
-        }
-
-        @Override
-        public StructType readSchema() {
-          return RESULT;
-        }
-      };
-      return List.of(result).iterator();
+      return oneRow(RESULT, row);
     }
 
     private String argument(InternalRow input, int position, String parameter) {

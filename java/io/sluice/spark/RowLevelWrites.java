@@ -74,10 +74,7 @@ public final class RowLevelWrites extends SparkStrategy {
         && delta.write().get() instanceof SluiceRowLevelTable.Write write
         && delta.originalTable() instanceof DataSourceV2Relation relation) {
       SluiceRowLevelTable table = write.operation.table;
-      scala.Function0<BoxedUnit> refreshCache = () -> {
-        session.sharedState().cacheManager().recacheByPlan(session, relation);
-        return BoxedUnit.UNIT;
-      };
+      scala.Function0<BoxedUnit> refreshCache = refresh(relation);
       V1Write fallback = new Fallback(table, delta.projections(), write.operation.command());
       SparkPlan exec = new AppendDataExecV1(table, delta.query(), refreshCache, fallback);
       return CollectionConverters.asScala(List.of(exec)).toList();
@@ -87,10 +84,7 @@ public final class RowLevelWrites extends SparkStrategy {
         && replace.write().get() instanceof SluiceLakeTable.Write write
         && replace.originalTable() instanceof DataSourceV2Relation relation) {
       SluiceLakeTable table = write.operation.table;
-      scala.Function0<BoxedUnit> refreshCache = () -> {
-        session.sharedState().cacheManager().recacheByPlan(session, relation);
-        return BoxedUnit.UNIT;
-      };
+      scala.Function0<BoxedUnit> refreshCache = refresh(relation);
       V1Write fallback = new Replacement(write.operation, replace.projections());
       SparkPlan exec = new AppendDataExecV1(table, replace.query(), refreshCache, fallback);
       return CollectionConverters.asScala(List.of(exec)).toList();
@@ -98,16 +92,21 @@ public final class RowLevelWrites extends SparkStrategy {
     if (plan instanceof DeleteFromTableWithFilters delete
         && delete.table() instanceof DataSourceV2Relation relation
         && relation.table() instanceof SluiceTable table) {
-      scala.Function0<BoxedUnit> refreshCache = () -> {
-        session.sharedState().cacheManager().recacheByPlan(session, relation);
-        return BoxedUnit.UNIT;
-      };
+      scala.Function0<BoxedUnit> refreshCache = refresh(relation);
       Predicate[] predicates = CollectionConverters.asJava(delete.condition()).toArray(new Predicate[0]);
       SparkPlan exec = new DeleteFromTableExec(new ExplainedDelete(table, predicates), predicates, refreshCache,
           delete.options(), DeleteFromTableExec.apply$default$5());
       return CollectionConverters.asScala(List.of(exec)).toList();
     }
     return CollectionConverters.asScala(List.<SparkPlan>of()).toList();
+  }
+
+  /** What Spark's own write execs run after a write: the cached plans over the table recomputed. */
+  private scala.Function0<BoxedUnit> refresh(DataSourceV2Relation relation) {
+    return () -> {
+      session.sharedState().cacheManager().recacheByPlan(session, relation);
+      return BoxedUnit.UNIT;
+    };
   }
 
   private static int[] ordinals(ProjectingInternalRow projection) {
